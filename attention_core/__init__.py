@@ -1,0 +1,68 @@
+"""attention_core: scaled dot-product and multi-head attention in plain NumPy, for teaching.
+
+Vocabulary used in every docstring and shape comment of this package:
+
+- ``n_q``: number of query tokens; ``n_k``: number of key (and value) tokens.
+- ``d_model``: width of a token embedding (columns of ``X``).
+- ``d_k``: width of a query/key vector; ``d_v``: width of a value vector.
+- ``d_head``: width of one head's projections when all heads share it; ``h``: number of heads.
+
+Row-vector convention, as in the seed notebooks: one token per row, ``Q = X @ W_q + b_q``.
+Masks: ``True`` means "this query may attend this key" (see :mod:`attention_core.masks`).
+
+Reproduce a lecture in three lines::
+
+    import attention_core as ac
+    result = ac.run_scenario(ac.load_scenario("emma-friend"))
+    print(result.heads[0].weights.round(2))
+"""
+
+from attention_core.attention import AttentionResult, scaled_dot_product_attention
+from attention_core.errors import AttentionInputError
+from attention_core.masks import additive_mask, causal_mask
+from attention_core.multihead import (
+    Head,
+    MultiHeadResult,
+    identity_head,
+    multi_head_attention,
+    selection_head,
+    split_heads,
+)
+from attention_core.scenarios import (
+    SCENARIO_DEFAULT,
+    Scenario,
+    list_scenarios,
+    load_scenario,
+    run_scenario,
+)
+from attention_core.similarity import (
+    activation_norms,
+    angle_degrees,
+    cosine_similarity,
+    pairwise_cosine,
+)
+from attention_core.softmax import softmax
+
+__all__ = [
+    "SCENARIO_DEFAULT",
+    "AttentionInputError",
+    "AttentionResult",
+    "Head",
+    "MultiHeadResult",
+    "Scenario",
+    "activation_norms",
+    "additive_mask",
+    "angle_degrees",
+    "causal_mask",
+    "cosine_similarity",
+    "identity_head",
+    "list_scenarios",
+    "load_scenario",
+    "multi_head_attention",
+    "pairwise_cosine",
+    "run_scenario",
+    "scaled_dot_product_attention",
+    "selection_head",
+    "softmax",
+    "split_heads",
+]

@@ -1,0 +1,111 @@
+r"""Scaled dot-product attention, keeping every intermediate stage.
+
+.. math::
+    \mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{s}{\tau}\, Q K^\top + M\right) V,
+    \qquad s = \tfrac{1}{\sqrt{d_k}} \text{ by default}
+
+Queries "ask questions", keys "advertise what a token offers", values carry what is passed on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_core.errors import AttentionInputError, as_matrix, check_number, check_positive
+from attention_core.masks import as_additive_mask
+from attention_core.softmax import softmax
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every stage of one attention computation, so each can be shown.
+
+    Shapes: ``Q (n_q, d_k)``, ``K (n_k, d_k)``, ``V (n_k, d_v)``; ``scores``, ``scaled``,
+    ``masked``, ``weights`` and ``mask`` are ``(n_q, n_k)``; ``output (n_q, d_v)``.
+    """
+
+    Q: np.ndarray
+    K: np.ndarray
+    V: np.ndarray
+    scores: np.ndarray  # Q @ K.T
+    scaled: np.ndarray  # scores * scale / temperature
+    additive_mask: np.ndarray  # 0 where allowed, -inf where masked (all zeros without a mask)
+    masked: np.ndarray  # scaled + additive_mask
+    weights: np.ndarray  # softmax(masked) along keys
+    output: np.ndarray  # weights @ V
+    scale: float
+    temperature: float
+
+    @property
+    def mask(self) -> np.ndarray:
+        """Boolean (n_q, n_k): True where the query may attend the key."""
+        return ~np.isneginf(self.additive_mask)
+
+
+def check_qkv(Q: object, K: object, V: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v) and return them as float arrays."""
+    Q, K, V = as_matrix(Q, "Q"), as_matrix(K, "K"), as_matrix(V, "V")
+    if Q.shape[1] != K.shape[1]:
+        raise AttentionInputError(
+            f"Q has {Q.shape[1]} columns but K has {K.shape[1]}: queries and keys must have the same width d_k"
+        )
+    if K.shape[0] != V.shape[0]:
+        raise AttentionInputError(
+            f"K has {K.shape[0]} rows but V has {V.shape[0]}: every key token needs exactly one value row"
+        )
+    return Q, K, V
+
+
+def resolve_scale(scale: object, d_k: int) -> float:
+    """None means 1/sqrt(d_k); otherwise the given finite number."""
+    return 1.0 / math.sqrt(d_k) if scale is None else check_number(scale, "scale")
+
+
+def scaled_dot_product_attention(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    *,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+    temperature: float = 1.0,
+) -> AttentionResult:
+    """softmax(scale * Q @ K.T / temperature + mask) @ V, with every stage kept.
+
+    ``Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v) -> output (n_q, d_v)``. ``mask`` is None, a bool
+    ``(n_q, n_k)`` array (True = may attend) or an additive float array (0 / -inf). ``scale=None``
+    means ``1/sqrt(d_k)``; ``1.0`` leaves the scores unscaled. ``temperature > 0`` divides them.
+    """
+    Q, K, V = check_qkv(Q, K, V)
+    add = as_additive_mask(mask, Q.shape[0], K.shape[0])
+    s = resolve_scale(scale, Q.shape[1])
+    return attend(Q, K, V, add, s, check_positive(temperature, "temperature"))
+
+
+def attend(
+    Q: np.ndarray, K: np.ndarray, V: np.ndarray, add: np.ndarray | None, scale: float, temperature: float
+) -> AttentionResult:
+    """The arithmetic, on inputs that are already validated (additive mask or None)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        scores = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+        scaled = scores * (scale / temperature)  # (n_q, n_k)
+    _check_scores(scores, "Q @ K.T")
+    _check_scores(scaled, "the scaled scores")
+    add = np.zeros_like(scores) if add is None else add
+    masked = scaled + add  # (n_q, n_k)
+    weights = softmax(masked, axis=-1)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
+    output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
+    return AttentionResult(Q, K, V, scores, scaled, add, masked, weights, output, scale, temperature)
+
+
+def _check_scores(scores: np.ndarray, what: str) -> None:
+    bad = np.argwhere(~np.isfinite(scores))
+    if bad.size:
+        i, j = bad[0]
+        raise AttentionInputError(
+            f"{what} overflowed at query row {i}, key column {j}: the numbers are too large to multiply; "
+            "use smaller entries or a larger temperature"
+        )

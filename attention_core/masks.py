@@ -1,0 +1,52 @@
+"""Attention masks.
+
+The convention, stated once for the whole package: a boolean mask is ``True`` where query ``i``
+MAY attend key ``j`` and ``False`` where it may not. Its additive form (what the seed notebooks
+build) is ``0`` where attending is allowed and ``-inf`` where it is not, added to the scores before
+the softmax.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_core.errors import AttentionInputError
+
+
+def causal_mask(n_queries: int, n_keys: int | None = None) -> np.ndarray:
+    """Boolean (n_q, n_k) mask, True where key j <= query i (no peeking at later tokens)."""
+    n_keys = n_queries if n_keys is None else n_keys
+    for value, name in ((n_queries, "n_queries"), (n_keys, "n_keys")):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise AttentionInputError(f"{name} must be a whole number of at least 1, but it is {value!r}")
+    return np.tri(n_queries, n_keys, dtype=bool)  # (n_q, n_k)
+
+
+def additive_mask(mask: np.ndarray) -> np.ndarray:
+    """0 where a boolean mask allows attention, -inf where it forbids it."""
+    return np.where(np.asarray(mask, dtype=bool), 0.0, -np.inf)
+
+
+def as_additive_mask(mask: object, n_q: int, n_k: int) -> np.ndarray | None:
+    """Validate a bool or additive float mask for (n_q, n_k) scores and return its additive form."""
+    if mask is None:
+        return None
+    arr = np.asarray(mask)
+    if arr.shape != (n_q, n_k):
+        raise AttentionInputError(
+            f"mask has shape {arr.shape} but the scores have shape ({n_q}, {n_k}): "
+            "it needs one row per query and one column per key"
+        )
+    if arr.dtype == bool:
+        return additive_mask(arr)
+    try:
+        arr = arr.astype(np.float64)
+    except (TypeError, ValueError):
+        raise AttentionInputError("mask must be booleans (True = may attend) or numbers (0 / -inf)") from None
+    bad = np.argwhere(np.isnan(arr) | np.isposinf(arr))
+    if bad.size:
+        i, j = bad[0]
+        raise AttentionInputError(
+            f"mask row {i}, column {j} is {arr[i, j]}; an additive mask holds 0 (attend) or -inf (blocked)"
+        )
+    return arr

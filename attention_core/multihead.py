@@ -1,0 +1,195 @@
+r"""Heads and multi-head attention.
+
+.. math::
+    \mathrm{head}_i = \mathrm{Attention}(X_q W^Q_i + b^Q_i,\; X_{kv} W^K_i + b^K_i,\; X_{kv} W^V_i + b^V_i)
+    \qquad
+    \mathrm{MultiHead} = \mathrm{Concat}(\mathrm{head}_1, \ldots, \mathrm{head}_h)\, W^O + b^O
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from attention_core.attention import AttentionResult, attend, resolve_scale
+from attention_core.errors import AttentionInputError, as_matrix, check_bias, check_positive
+from attention_core.masks import as_additive_mask
+
+
+@dataclass(frozen=True)
+class Head:
+    """One head's projections: ``W_q, W_k (d_model, d_k)``, ``W_v (d_model, d_v)``, optional biases."""
+
+    W_q: np.ndarray
+    W_k: np.ndarray
+    W_v: np.ndarray
+    b_q: np.ndarray | None = None
+    b_k: np.ndarray | None = None
+    b_v: np.ndarray | None = None
+    name: str = ""
+
+    @property
+    def d_k(self) -> int:
+        return np.shape(self.W_q)[1]
+
+    @property
+    def d_v(self) -> int:
+        return np.shape(self.W_v)[1]
+
+
+@dataclass(frozen=True)
+class MultiHeadResult:
+    """``heads``: one AttentionResult per head; ``concat (n_q, sum of d_v)``; ``output (n_q, d_out)``."""
+
+    heads: tuple[AttentionResult, ...]
+    names: tuple[str, ...]
+    concat: np.ndarray
+    output: np.ndarray
+
+
+def split_heads(
+    W_q: np.ndarray,
+    W_k: np.ndarray,
+    W_v: np.ndarray,
+    n_heads: int,
+    b_q: np.ndarray | None = None,
+    b_k: np.ndarray | None = None,
+    b_v: np.ndarray | None = None,
+) -> list[Head]:
+    """Cut full (d_model, h * d_head) projections into h heads of contiguous column blocks.
+
+    Head ``i`` takes columns ``[i * d_head, (i + 1) * d_head)``, the PyTorch / BERT layout.
+    """
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise AttentionInputError(f"n_heads must be a whole number of at least 1, but it is {n_heads!r}")
+    mats = {name: as_matrix(W, name) for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
+    biases = {}
+    for (name, W), (b_name, b) in zip(mats.items(), (("b_q", b_q), ("b_k", b_k), ("b_v", b_v))):
+        if W.shape[1] % n_heads:
+            raise AttentionInputError(
+                f"{name} has {W.shape[1]} columns, which do not split evenly into {n_heads} heads; "
+                f"choose a head count that divides {W.shape[1]}"
+            )
+        biases[b_name] = check_bias(b, W.shape[1], b_name)
+    _check_same_rows(mats)
+    blocks = {name: np.split(W, n_heads, axis=1) for name, W in mats.items()}  # h x (d_model, d_head)
+    bias_blocks = {n: None if b is None else np.split(b, n_heads) for n, b in biases.items()}
+    return [
+        Head(
+            blocks["W_q"][i], blocks["W_k"][i], blocks["W_v"][i],
+            *(None if bias_blocks[n] is None else bias_blocks[n][i] for n in ("b_q", "b_k", "b_v")),
+            name=f"Head {i + 1}",
+        )
+        for i in range(n_heads)
+    ]
+
+
+def selection_head(dims: Sequence[int], d_model: int, name: str = "") -> Head:
+    """A head whose W_q = W_k = W_v pick the listed input dimensions (one output column each)."""
+    if isinstance(d_model, bool) or not isinstance(d_model, (int, np.integer)) or d_model < 1:
+        raise AttentionInputError(f"d_model must be a whole number of at least 1, but it is {d_model!r}")
+    dims = list(dims)
+    if not dims:
+        raise AttentionInputError(f"head {name!r} selects no dimensions; list at least one")
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or not 0 <= d < d_model:
+            raise AttentionInputError(
+                f"head {name!r} selects dimension {d!r}, but the embeddings have dimensions 0 to {d_model - 1}"
+            )
+    W = np.zeros((d_model, len(dims)))  # (d_model, d_head)
+    W[dims, np.arange(len(dims))] = 1.0
+    return Head(W, W.copy(), W.copy(), name=name)
+
+
+def identity_head(d_model: int, name: str = "Identity head") -> Head:
+    """The teaching head W_q = W_k = W_v = I: attention on the raw embeddings."""
+    return selection_head(range(d_model), d_model, name)
+
+
+def multi_head_attention(
+    X_q: np.ndarray,
+    X_kv: np.ndarray | None = None,
+    *,
+    heads: Sequence[Head],
+    W_o: np.ndarray | None = None,
+    b_o: np.ndarray | None = None,
+    mask: np.ndarray | None = None,
+    scale: float | None = None,
+    temperature: float = 1.0,
+) -> MultiHeadResult:
+    """Run every head on ``X_q (n_q, d_model)`` against ``X_kv (n_k, d_model)`` and mix the heads.
+
+    ``X_kv=None`` is self-attention. ``concat (n_q, sum of d_v)``; ``output = concat @ W_o + b_o``
+    ``(n_q, d_out)``, or ``concat`` when ``W_o`` is None. ``scale=None`` gives each head its own
+    ``1/sqrt(d_k)``.
+    """
+    X_q = as_matrix(X_q, "X_q")
+    X_kv = X_q if X_kv is None else as_matrix(X_kv, "X_kv")
+    if X_kv.shape[1] != X_q.shape[1]:
+        raise AttentionInputError(f"X_q has {X_q.shape[1]} columns but X_kv has {X_kv.shape[1]}; both need d_model")
+    heads = _check_heads(heads, X_q.shape[1])
+    add = as_additive_mask(mask, X_q.shape[0], X_kv.shape[0])
+    temperature = check_positive(temperature, "temperature")
+    width = sum(h.d_v for h in heads)
+    W_o, b_o = _check_output_projection(W_o, b_o, width)
+    results = tuple(
+        attend(*_project(X_q, X_kv, h), add, resolve_scale(scale, h.d_k), temperature) for h in heads
+    )
+    concat = np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
+    output = concat if W_o is None else concat @ W_o + (0.0 if b_o is None else b_o)  # (n_q, d_out)
+    return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
+
+
+def _project(X_q: np.ndarray, X_kv: np.ndarray, h: Head) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    Q = X_q @ h.W_q  # (n_q, d_model) @ (d_model, d_k) -> (n_q, d_k)
+    K = X_kv @ h.W_k  # (n_k, d_k)
+    V = X_kv @ h.W_v  # (n_k, d_v)
+    Q, K, V = (M if b is None else M + b for M, b in ((Q, h.b_q), (K, h.b_k), (V, h.b_v)))
+    return Q, K, V
+
+
+def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:
+    heads = list(heads)
+    if not heads:
+        raise AttentionInputError("heads is empty; give at least one Head")
+    checked = []
+    for i, h in enumerate(heads):
+        label = f"head {i} ({h.name})" if h.name else f"head {i}"
+        mats = {n: as_matrix(getattr(h, n), f"{label} {n}") for n in ("W_q", "W_k", "W_v")}
+        _check_same_rows(mats, d_model)
+        if mats["W_q"].shape[1] != mats["W_k"].shape[1]:
+            raise AttentionInputError(
+                f"{label}: W_q has {mats['W_q'].shape[1]} columns but W_k has {mats['W_k'].shape[1]}; "
+                "queries and keys must have the same width d_k"
+            )
+        biases = [check_bias(getattr(h, b), mats[w].shape[1], f"{label} {b}")
+                  for w, b in (("W_q", "b_q"), ("W_k", "b_k"), ("W_v", "b_v"))]
+        checked.append(Head(mats["W_q"], mats["W_k"], mats["W_v"], *biases, name=h.name))
+    return checked
+
+
+def _check_same_rows(mats: dict[str, np.ndarray], d_model: int | None = None) -> None:
+    for name, W in mats.items():
+        expected = d_model if d_model is not None else next(iter(mats.values())).shape[0]
+        if W.shape[0] != expected:
+            where = "the embeddings have" if d_model is not None else f"{next(iter(mats))} has"
+            raise AttentionInputError(
+                f"{name} has {W.shape[0]} rows but {where} {expected} {'columns' if d_model else 'rows'}; "
+                f"a projection needs one row per embedding dimension"
+            )
+
+
+def _check_output_projection(W_o: object, b_o: object, width: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    if W_o is None:
+        if b_o is not None:
+            raise AttentionInputError("b_o was given without W_o; give W_o too, or leave both out")
+        return None, None
+    W_o = as_matrix(W_o, "W_o")
+    if W_o.shape[0] != width:
+        raise AttentionInputError(
+            f"W_o has {W_o.shape[0]} rows but the concatenated heads have {width} columns; "
+            "W_o needs one row per concatenated column"
+        )
+    return W_o, check_bias(b_o, W_o.shape[1], "b_o")

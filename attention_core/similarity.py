@@ -1,0 +1,46 @@
+r"""Similarity of vectors and the seeds' "activation strength".
+
+.. math:: \cos\theta = \frac{a \cdot b}{\lVert a \rVert\, \lVert b \rVert}
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attention_core.errors import AttentionInputError, as_matrix, as_vector
+
+
+def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """a.b / (|a| |b|) for two vectors of the same length (neither may be all zeros)."""
+    a, b = as_vector(a, "a"), as_vector(b, "b")
+    if a.shape != b.shape:
+        raise AttentionInputError(f"a has {a.size} entries but b has {b.size}; compare vectors of the same length")
+    for name, v in (("a", a), ("b", b)):
+        if not np.any(v):
+            raise AttentionInputError(f"{name} is all zeros, so it has no direction and no cosine")
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def angle_degrees(a: np.ndarray, b: np.ndarray) -> float:
+    """The angle between two vectors in degrees, arccos of their cosine similarity."""
+    return float(np.degrees(np.arccos(np.clip(cosine_similarity(a, b), -1.0, 1.0))))
+
+
+def pairwise_cosine(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Cosine similarity of every row of A (n_a, d) with every row of B (n_b, d) -> (n_a, n_b).
+
+    A row that is all zeros has no direction: its cosines are 0.
+    """
+    A, B = as_matrix(A, "A"), as_matrix(B, "B")
+    if A.shape[1] != B.shape[1]:
+        raise AttentionInputError(f"A has {A.shape[1]} columns but B has {B.shape[1]}; rows must have the same length")
+    norm_a = np.linalg.norm(A, axis=1, keepdims=True)  # (n_a, 1)
+    norm_b = np.linalg.norm(B, axis=1, keepdims=True)  # (n_b, 1)
+    unit_a = np.divide(A, norm_a, out=np.zeros_like(A), where=norm_a > 0)
+    unit_b = np.divide(B, norm_b, out=np.zeros_like(B), where=norm_b > 0)
+    return unit_a @ unit_b.T  # (n_a, d) @ (d, n_b) -> (n_a, n_b)
+
+
+def activation_norms(Y: np.ndarray) -> np.ndarray:
+    """L2 norm of each row of Y (n, d) -> (n,): the seeds' "activation strength" per token."""
+    return np.linalg.norm(as_matrix(Y, "Y"), axis=1)
