@@ -1,0 +1,172 @@
+"""Editor helpers: token/matrix tables (pandas DataFrames) <-> NumPy arrays, with validation.
+
+A table is a DataFrame. Token tables (X, Q, K) carry their row labels in a ``token`` column; value
+tables (V) and projection tables (W_q, W_k, W_v, W_o) carry them in the index. Cells hold raw
+editor values (numbers, ``None`` for an empty cell, or text typed into a cell), so a bad entry is
+kept exactly as typed until the user fixes it; :func:`table_to_matrix` turns a table into numbers
+or raises :class:`TableError` naming the table, the row and the column.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+TOKEN = "token"
+
+
+class TableError(ValueError):
+    """A cell or the shape of an edited table is unusable; the message says where and how to fix it."""
+
+    def __init__(self, table: str, message: str):
+        super().__init__(message)
+        self.table = table
+
+
+def matrix_table(M: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *, tokens: bool) -> pd.DataFrame:
+    """A table for matrix ``M (rows, cols)``: a ``token`` column when ``tokens``, else labels in the index."""
+    frame = pd.DataFrame(np.asarray(M, dtype=float), columns=list(col_labels), dtype=object)
+    if tokens:
+        frame.insert(0, TOKEN, list(row_labels))
+    else:
+        frame.index = list(row_labels)
+    return frame
+
+
+def value_columns(frame: pd.DataFrame) -> list[str]:
+    """The numeric columns of a table (all but ``token``)."""
+    return [c for c in frame.columns if c != TOKEN]
+
+
+def display_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """What the editor shows: numeric columns as floats (a bad or empty entry shows as an empty cell)."""
+    shown = frame.copy()
+    for col in value_columns(shown):
+        shown[col] = pd.to_numeric(shown[col].map(_number_or_none), errors="coerce").astype(float)
+    if TOKEN in shown.columns:
+        shown[TOKEN] = shown[TOKEN].map(lambda t: "" if t is None or t is pd.NA else str(t)).astype(str)
+    return shown
+
+
+def _number_or_none(value: object) -> float | None:
+    try:
+        return parse_number(value)
+    except ValueError:
+        return None
+
+
+def parse_number(value: object) -> float:
+    """A finite float from an editor cell, or ValueError with the reason (empty, text, NaN, inf)."""
+    if value is None or value is pd.NA or (isinstance(value, str) and not value.strip()):
+        raise ValueError("is empty")
+    if isinstance(value, bool):
+        raise ValueError(f"is {value!r}, not a number")
+    if isinstance(value, str):
+        try:
+            number = float(value.strip().replace("−", "-"))
+        except ValueError:
+            raise ValueError(f"is {value.strip()[:40]!r}, not a number") from None
+    elif isinstance(value, numbers.Real):
+        number = float(value)
+    else:
+        raise ValueError(f"is {value!r}, not a number")
+    if math.isnan(number):
+        raise ValueError("is empty (NaN)")
+    if math.isinf(number):
+        raise ValueError(f"is {'+' if number > 0 else '-'}infinity")
+    return number
+
+
+def table_to_matrix(frame: pd.DataFrame, table: str) -> tuple[list[str], np.ndarray]:
+    """Row labels and the float matrix ``(rows, cols)`` of a table, or TableError naming row and column."""
+    cols = value_columns(frame)
+    if frame.shape[0] == 0:
+        raise TableError(table, f"{table} has no rows; add at least one row")
+    if not cols:
+        raise TableError(table, f"{table} has no number columns; add at least one dimension")
+    labels = row_labels(frame)
+    M = np.empty((frame.shape[0], len(cols)))  # (rows, cols)
+    for j, col in enumerate(cols):
+        for i, value in enumerate(frame[col].tolist()):
+            try:
+                M[i, j] = parse_number(value)
+            except ValueError as err:
+                raise TableError(
+                    table, f"{table} row {i + 1} ({labels[i]!r}), column {col!r} {err}; type a finite number there"
+                ) from None
+    return labels, M
+
+
+def row_labels(frame: pd.DataFrame) -> list[str]:
+    """The row labels of a table: its ``token`` column, else its index."""
+    raw = frame[TOKEN].tolist() if TOKEN in frame.columns else list(frame.index)
+    return ["" if label is None or label is pd.NA else str(label) for label in raw]
+
+
+@dataclass(frozen=True)
+class Delta:
+    """The change an ``st.data_editor`` reports: cells edited, rows added, row positions deleted."""
+
+    edited_rows: Mapping[int, Mapping[str, object]]
+    added_rows: Sequence[Mapping[str, object]]
+    deleted_rows: Sequence[int]
+
+    @classmethod
+    def from_state(cls, state: object) -> Delta | None:
+        """Read the editor's session-state value (a dict, or None before the first edit)."""
+        if not isinstance(state, Mapping):
+            return None
+        edited = {int(r): dict(cells) for r, cells in (state.get("edited_rows") or {}).items()}
+        return cls(edited, list(state.get("added_rows") or []), [int(r) for r in state.get("deleted_rows") or []])
+
+    @property
+    def reshapes(self) -> bool:
+        """True when rows were added or deleted (the editor must then be re-created)."""
+        return bool(self.added_rows or self.deleted_rows)
+
+
+def apply_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
+    """A new table with the editor's delta applied: edits by position, then deletions, then additions.
+
+    Edits for columns the table does not have are ignored. Added rows keep ``None`` where the
+    editor left a cell blank, so the empty cell is reported rather than silently filled.
+    """
+    out = frame.copy()
+    n = out.shape[0]
+    for i, cells in delta.edited_rows.items():
+        if not 0 <= i < n:
+            continue
+        for col, value in cells.items():
+            if col in out.columns:
+                out.iat[i, out.columns.get_loc(col)] = value
+    keep = [i for i in range(n) if i not in set(delta.deleted_rows)]
+    out = out.iloc[keep]
+    if delta.added_rows:
+        new = pd.DataFrame([{c: row.get(c) for c in out.columns} for row in delta.added_rows], dtype=object)
+        if TOKEN not in out.columns:
+            new.index = [f"row {len(keep) + k + 1}" for k in range(len(delta.added_rows))]
+        out = pd.concat([out, new], ignore_index=TOKEN in out.columns)
+    if TOKEN in out.columns:
+        out = out.reset_index(drop=True)
+    return out
+
+
+def resize_columns(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """The table with exactly these value columns: kept where they exist, new ones filled with 0."""
+    out = frame[[TOKEN]].copy() if TOKEN in frame.columns else pd.DataFrame(index=frame.index)
+    for k, label in enumerate(labels):
+        old = value_columns(frame)
+        out[label] = frame[old[k]] if k < len(old) else 0.0
+    return out.astype({c: object for c in labels})
+
+
+def resize_rows(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
+    """A label-indexed table with exactly ``len(labels)`` rows (kept by position, new rows 0)."""
+    cols = value_columns(frame)
+    rows = [frame.iloc[k].tolist() if k < frame.shape[0] else [0.0] * len(cols) for k in range(len(labels))]
+    return pd.DataFrame(rows, index=list(labels), columns=cols, dtype=object)

@@ -1,0 +1,206 @@
+"""The lab state: one editable "current scenario" per browser session, shared by every page.
+
+The state is a plain dict kept in ``st.session_state["lab"]`` (see widgets.py); this module never
+imports Streamlit, so it is tested as ordinary code. Tables hold raw editor values; turning them
+into arrays validates them (editors.py) and the core validates shapes (AttentionInputError).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+import attention_core as ac
+from attention_core.scenarios import scenario_mask
+from attention_views.editors import (
+    TableError,
+    matrix_table,
+    resize_columns,
+    resize_rows,
+    row_labels,
+    table_to_matrix,
+)
+
+SCALE_MODES = ("sqrt", "none", "custom")  # 1/sqrt(d_k), 1 (unscaled), a number typed by the user
+STAGES = ("scores", "scaled", "masked", "weights")
+HEAD_MODES = ("selection", "split")
+DIRECT_TABLES = ("Q", "K", "V")
+EMBED_TABLES = ("X", "W_q", "W_k", "W_v")
+DEFAULT_SCENARIO = "emma-friend"
+MAX_TOKENS = 64
+MAX_DIMS = 64
+MAX_HEADS = 16
+
+
+def dim_labels(n: int, given: tuple[str, ...] | None = None, prefix: str = "d") -> list[str]:
+    """Column labels for ``n`` dimensions: the scenario's names when it has them, else d0, d1, ..."""
+    return list(given) if given is not None and len(given) == n else [f"{prefix}{j}" for j in range(n)]
+
+
+def scenario_tables(sc: ac.Scenario) -> dict[str, pd.DataFrame]:
+    """The editable tables of a scenario: Q, K, V when it gives them directly, else X and one head's W's."""
+    if sc.direct:
+        dims = dim_labels(sc.Q.shape[1], sc.dim_labels)
+        values = sc.value_row_labels or sc.key_tokens
+        return {
+            "Q": matrix_table(sc.Q, sc.query_tokens, dims, tokens=True),
+            "K": matrix_table(sc.K, sc.key_tokens, dims, tokens=True),
+            "V": matrix_table(sc.V, values, dim_labels(sc.V.shape[1], prefix="v"), tokens=True),
+        }
+    head = sc.single_head or sc.heads[0]
+    dims = dim_labels(sc.X.shape[1], sc.dim_labels)
+    tables = {"X": matrix_table(sc.X, sc.query_tokens, dims, tokens=True)}
+    for name, W, prefix in (("W_q", head.W_q, "q"), ("W_k", head.W_k, "k"), ("W_v", head.W_v, "v")):
+        tables[name] = matrix_table(W, dims, dim_labels(W.shape[1], prefix=prefix), tokens=False)
+    return tables
+
+
+def heads_table(sc: ac.Scenario) -> pd.DataFrame:
+    """The dimension-selection heads as a table (name, dims); the apple/orange notebook's four heads."""
+    if sc.id == "apple-orange":
+        rows = [(name, ", ".join(map(str, dims))) for name, dims in ac.scenarios.APPLE_ORANGE_HEADS]
+    else:
+        width = sc.Q.shape[1] if sc.direct else sc.X.shape[1]
+        rows = [("Head 1", ", ".join(str(d) for d in range(width)))]
+    return pd.DataFrame(rows, columns=["head", "dims"], dtype=object)
+
+
+def new_lab(scenario_id: str) -> dict:
+    """A fresh lab state holding the pristine scenario ``scenario_id``."""
+    sc = ac.load_scenario(scenario_id)
+    return {
+        "scenario": scenario_id,
+        "rev": 0,
+        "tables": scenario_tables(sc),
+        "mask": sc.default_mask,
+        "scale_mode": "none" if sc.default_scale == 1.0 else "sqrt",
+        "scale_custom": 1.0,
+        "temperature": 1.0,
+        "stage": "weights",
+        "heads_mode": "selection" if not sc.direct else "split",
+        "heads": heads_table(sc),
+        "n_heads": len(sc.heads) if sc.id == "apple-orange" else 1,
+        "use_W_o": False,
+        "selected": default_cell(sc),
+        "last": {},
+    }
+
+
+def default_cell(sc: ac.Scenario) -> tuple[int, int]:
+    """The (query, key) cell the step-by-step page opens on: friend -> Emma for emma-friend."""
+    if sc.id == "emma-friend":
+        return sc.query_tokens.index("friend"), sc.key_tokens.index("Emma")
+    return 0, 0
+
+
+def scale_value(lab: dict, d_k: int) -> float:
+    """The number the scores are multiplied by under the lab's scale mode."""
+    if lab["scale_mode"] == "none":
+        return 1.0
+    if lab["scale_mode"] == "custom":
+        return float(lab["scale_custom"])
+    return 1.0 / math.sqrt(d_k)
+
+
+@dataclass(frozen=True)
+class SingleHead:
+    """What a single-head page draws: the inputs and every stage of the attention."""
+
+    query_tokens: list[str]
+    key_tokens: list[str]
+    dim_labels: list[str]
+    value_labels: list[str]
+    result: ac.AttentionResult
+    X: np.ndarray | None = None
+
+
+def table_errors(lab: dict) -> dict[str, str]:
+    """The message for every table that does not parse, by table name."""
+    errors = {}
+    for name, frame in lab["tables"].items():
+        try:
+            table_to_matrix(frame, name)
+        except TableError as err:
+            errors[name] = str(err)
+    return errors
+
+
+def run_single_head(lab: dict) -> SingleHead:
+    """Parse the lab's tables and run one head; raises TableError or AttentionInputError."""
+    mats = {name: table_to_matrix(frame, name) for name, frame in lab["tables"].items()}
+    if "Q" in mats:
+        (q_tokens, Q), (k_tokens, K), (v_labels, V) = mats["Q"], mats["K"], mats["V"]
+        dims, X = list(lab["tables"]["Q"].columns[1:]), None
+    else:
+        (q_tokens, X), W_q, W_k, W_v = mats["X"], mats["W_q"][1], mats["W_k"][1], mats["W_v"][1]
+        _check_projections(X, {"W_q": W_q, "W_k": W_k, "W_v": W_v})
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab["tables"]["W_q"].columns)
+    _check_token_count(q_tokens, k_tokens)
+    mask = scenario_mask(lab["mask"], len(q_tokens), len(k_tokens))
+    result = ac.scaled_dot_product_attention(
+        Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab["temperature"]
+    )
+    return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
+
+
+def _check_projections(X: np.ndarray, Ws: dict[str, np.ndarray]) -> None:
+    for name, W in Ws.items():
+        if W.shape[0] != X.shape[1]:
+            raise ac.AttentionInputError(
+                f"{name} has {W.shape[0]} rows but the embeddings X have {X.shape[1]} columns; "
+                f"give {name} one row per embedding dimension"
+            )
+
+
+def _check_token_count(q_tokens: list[str], k_tokens: list[str]) -> None:
+    if len(q_tokens) > MAX_TOKENS or len(k_tokens) > MAX_TOKENS:
+        raise ac.AttentionInputError(f"at most {MAX_TOKENS} tokens stay interactive; remove some rows")
+
+
+def table_labels(lab: dict, name: str) -> list[str]:
+    """The row labels of one of the lab's tables."""
+    return row_labels(lab["tables"][name])
+
+
+PRESETS = ("identity", "random", "zeros")
+
+
+def preset_matrix(kind: str, rows: int, cols: int, seed: int) -> np.ndarray:
+    """A (rows, cols) projection: identity (ones on the diagonal), seeded normal/sqrt(rows), or zeros."""
+    if kind == "identity":
+        return np.eye(rows, cols)
+    if kind == "random":
+        return np.random.default_rng(seed).normal(size=(rows, cols)) / math.sqrt(rows)
+    if kind == "zeros":
+        return np.zeros((rows, cols))
+    raise ValueError(f"unknown preset {kind!r}; choose one of {', '.join(PRESETS)}")
+
+
+def apply_preset(lab: dict, kind: str, seed: int, names: tuple[str, ...] = ("W_q", "W_k", "W_v")) -> None:
+    """Fill the projections ``names`` with a preset, keeping their shapes (seed + k for the k-th)."""
+    for k, name in enumerate(names):
+        frame = lab["tables"][name]
+        M = preset_matrix(kind, frame.shape[0], frame.shape[1], seed + k)
+        lab["tables"][name] = matrix_table(M, list(frame.index), list(frame.columns), tokens=False)
+
+
+def resize_model_dims(lab: dict, n: int) -> None:
+    """Give X ``n`` embedding columns and every W ``n`` rows (new entries 0, dropped ones removed)."""
+    x = lab["tables"]["X"]
+    labels = [*list(x.columns[1 : n + 1]), *(f"d{j}" for j in range(x.shape[1] - 1, n))][:n]
+    lab["tables"]["X"] = resize_columns(x, labels)
+    for name in ("W_q", "W_k", "W_v"):
+        lab["tables"][name] = resize_rows(lab["tables"][name], labels)
+
+
+def resize_head_width(lab: dict, names: tuple[str, ...], n: int, prefix: str) -> None:
+    """Give the tables ``names`` exactly ``n`` value columns labelled prefix0, prefix1, ..."""
+    for name in names:
+        frame = lab["tables"][name]
+        old = [c for c in frame.columns if c != "token"]
+        labels = [old[j] if j < len(old) else f"{prefix}{j}" for j in range(n)]
+        lab["tables"][name] = resize_columns(frame, labels)

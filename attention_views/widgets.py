@@ -1,0 +1,227 @@
+"""Streamlit widget helpers shared by the pages: the lab state, the sidebar, bound controls, editors.
+
+This is the only module of the view package that imports Streamlit. Every widget has an explicit
+key prefixed by its page; the canonical values live in ``st.session_state["lab"]`` (state.py) so
+that an edit made on one page is there on every other page, and nothing is shared between browser
+sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+import attention_core as ac
+from attention_views.editors import TOKEN, Delta, apply_delta, display_table, value_columns
+from attention_views.state import (
+    DEFAULT_SCENARIO,
+    MAX_DIMS,
+    PRESETS,
+    SCALE_MODES,
+    apply_preset,
+    new_lab,
+    resize_head_width,
+    resize_model_dims,
+    table_errors,
+)
+
+LAB = "lab"
+PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_")
+
+
+@st.cache_data
+def scenario_cards() -> dict[str, tuple[str, str, str]]:
+    """id -> (title, seed file, story) for every scenario; immutable, so cached across sessions."""
+    out = {}
+    for sid in ac.list_scenarios():
+        sc = ac.load_scenario(sid)
+        out[sid] = (sc.title, sc.seed, sc.story)
+    return out
+
+
+def lab() -> dict:
+    """This session's lab state, created on first use (from ``?scenario=`` when the link names one)."""
+    ss = st.session_state
+    requested = st.query_params.get("scenario")
+    valid = requested in scenario_cards()
+    if requested is not None and not valid:
+        st.warning(f"The link asks for scenario {requested!r}, which does not exist; showing the current one.")
+    if LAB not in ss:
+        ss[LAB] = new_lab(requested if valid else DEFAULT_SCENARIO)
+    elif valid and requested != ss[LAB]["scenario"]:
+        load_scenario(requested)
+    if st.query_params.get("scenario") != ss[LAB]["scenario"]:
+        st.query_params["scenario"] = ss[LAB]["scenario"]
+    sidebar()
+    return ss[LAB]
+
+
+def load_scenario(scenario_id: str) -> None:
+    """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh."""
+    ss = st.session_state
+    rev = ss[LAB]["rev"] + 1 if LAB in ss else 0
+    ss[LAB] = new_lab(scenario_id)
+    ss[LAB]["rev"] = rev
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(PAGE_PREFIXES)]:
+        del ss[key]
+    st.query_params["scenario"] = scenario_id
+
+
+def _on_pick() -> None:
+    load_scenario(st.session_state["sidebar_scenario"])
+
+
+def _on_reset() -> None:
+    load_scenario(st.session_state[LAB]["scenario"])
+
+
+def sidebar() -> None:
+    """Scenario picker and Reset, on every page."""
+    ss, cards = st.session_state, scenario_cards()
+    if ss.get("sidebar_scenario") != ss[LAB]["scenario"]:
+        ss["sidebar_scenario"] = ss[LAB]["scenario"]
+    with st.sidebar:
+        st.selectbox(
+            "Scenario", list(cards), format_func=lambda sid: cards[sid][0], key="sidebar_scenario", on_change=_on_pick
+        )
+        title, seed, story = cards[ss[LAB]["scenario"]]
+        st.caption(f"{story}  \nSeed notebook: `{seed}`")
+        st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
+
+
+def bound(widget: Callable, label: str, key: str, field: str, **kwargs: object) -> object:
+    """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it)."""
+    ss = st.session_state
+    if key not in ss:
+        ss[key] = ss[LAB][field]
+    value = widget(label, key=key, **kwargs)
+    ss[LAB][field] = value
+    return value
+
+
+def bump_rev(lab: dict) -> None:
+    """Re-create every editor from the canonical tables (after a change of shape or a preset)."""
+    lab["rev"] += 1
+
+
+def editor_key(lab: dict, prefix: str, name: str) -> str:
+    return f"{prefix}_editor_{name}_{lab['rev']}"
+
+
+def apply_pending_edits(lab: dict, prefix: str, name: str) -> None:
+    """Fold the editor's reported edits into the canonical table (never writing its output back in)."""
+    delta = Delta.from_state(st.session_state.get(editor_key(lab, prefix, name)))
+    if delta is None:
+        return
+    lab["tables"][name] = apply_delta(lab["tables"][name], delta)
+    if delta.reshapes:  # row positions changed: the editor must restart from the canonical table
+        bump_rev(lab)
+
+
+def matrix_editor(lab: dict, prefix: str, name: str, *, dynamic_rows: bool = False, help: str = "") -> None:
+    """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
+    apply_pending_edits(lab, prefix, name)
+    frame = lab["tables"][name]
+    config = {col: st.column_config.NumberColumn(col, help=help or None) for col in value_columns(frame)}
+    if TOKEN in frame.columns:
+        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
+    st.data_editor(
+        display_table(frame),
+        key=editor_key(lab, prefix, name),
+        num_rows="dynamic" if dynamic_rows else "fixed",
+        hide_index=TOKEN in frame.columns,
+        column_config=config,
+        width="stretch",
+    )
+    error = table_errors({"tables": {name: frame}}).get(name)
+    if error:
+        st.error(error, icon="⚠️")
+
+
+def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:
+    """A read-only table of numbers for st.dataframe (labels may repeat, so they go in a column)."""
+    frame = pd.DataFrame(M, columns=cols)
+    frame.insert(0, TOKEN, rows)
+    return frame
+
+
+NATURAL_PAGE = {  # the page each seed notebook's lecture opens on
+    "mammal-query": "playground",
+    "random-causal": "playground",
+    "apple-orange": "multi_head",
+    "emma-friend": "step_by_step",
+    "random-seed42": "playground",
+}
+
+
+MASK_LABELS = {"none": "none", "causal": "causal"}
+SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
+STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
+PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
+
+
+def attention_controls(lab: dict, prefix: str) -> None:
+    """Mask, scaling and temperature, shared by every page through the lab state."""
+    mask_col, scale_col, temp_col = st.columns([2, 3, 3])
+    with mask_col:
+        bound(st.radio, "Mask", f"{prefix}_mask", "mask", options=ac.scenarios.MASK_KINDS,
+              format_func=MASK_LABELS.get, horizontal=True, help="causal: a token sees only itself and earlier tokens")
+    with scale_col:
+        bound(st.radio, "Scaling", f"{prefix}_scale_mode", "scale_mode", options=SCALE_MODES,
+              format_func=SCALE_LABELS.get, horizontal=True, help="What the raw scores QKᵀ are multiplied by")
+        if lab["scale_mode"] == "custom":
+            bound(st.number_input, "Scale factor", f"{prefix}_scale_custom", "scale_custom",
+                  min_value=-100.0, max_value=100.0, step=0.1, format="%.4f")
+    with temp_col:
+        bound(st.slider, "Temperature", f"{prefix}_temperature", "temperature", min_value=0.1, max_value=5.0,
+              step=0.1, help="Divides the scaled scores: < 1 sharpens the softmax, > 1 flattens it")
+
+
+def editors_panel(lab: dict, prefix: str) -> None:
+    """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets."""
+    tables = lab["tables"]
+    if "Q" in tables:
+        tabs = st.tabs(["Q (queries)", "K (keys)", "V (values)", "Sizes"])
+        for tab, name in zip(tabs, ("Q", "K", "V"), strict=False):
+            with tab:
+                matrix_editor(lab, prefix, name, dynamic_rows=True)
+        with tabs[3]:
+            _size_input(lab, prefix, "d_k", "Width d_k of Q and K", ("Q", "K"), "d")
+            _size_input(lab, prefix, "d_v", "Width d_v of V", ("V",), "v")
+        return
+    tabs = st.tabs(["X (embeddings)", "W_Q", "W_K", "W_V", "Presets and sizes"])
+    for tab, name in zip(tabs, ("X", "W_q", "W_k", "W_v"), strict=False):
+        with tab:
+            matrix_editor(lab, prefix, name, dynamic_rows=name == "X")
+    with tabs[4]:
+        _presets(lab, prefix)
+        n = st.number_input("Embedding dims d_model", 1, MAX_DIMS, tables["X"].shape[1] - 1,
+                            key=f"{prefix}_d_model_{lab['rev']}")
+        if n != tables["X"].shape[1] - 1:
+            resize_model_dims(lab, n)
+            bump_rev(lab)
+            st.rerun()
+        _size_input(lab, prefix, "d_k", "Head width d_k (columns of W_Q, W_K)", ("W_q", "W_k"), "k")
+        _size_input(lab, prefix, "d_v", "Value width d_v (columns of W_V)", ("W_v",), "v")
+
+
+def _size_input(lab: dict, prefix: str, what: str, label: str, names: tuple[str, ...], col_prefix: str) -> None:
+    current = len(value_columns(lab["tables"][names[0]]))
+    n = st.number_input(label, 1, MAX_DIMS, current, key=f"{prefix}_{what}_{lab['rev']}")
+    if n != current:
+        resize_head_width(lab, names, n, col_prefix)
+        bump_rev(lab)
+        st.rerun()
+
+
+def _presets(lab: dict, prefix: str) -> None:
+    kind_col, seed_col = st.columns(2)
+    kind = kind_col.selectbox("Preset for W_Q, W_K, W_V", PRESETS, format_func=PRESET_LABELS.get,
+                              key=f"{prefix}_preset")
+    seed = seed_col.number_input("Random seed", 0, 2**31 - 1, 0, key=f"{prefix}_preset_seed")
+    if st.button("Apply preset", key=f"{prefix}_preset_apply"):
+        apply_preset(lab, kind, int(seed))
+        bump_rev(lab)
+        st.rerun()

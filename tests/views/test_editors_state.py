@@ -1,0 +1,135 @@
+"""Editor tables <-> arrays, delta application, and the lab state (no Streamlit needed)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import attention_core as ac
+from attention_views.editors import (
+    TOKEN,
+    Delta,
+    TableError,
+    apply_delta,
+    display_table,
+    matrix_table,
+    parse_number,
+    table_to_matrix,
+)
+from attention_views.state import (
+    apply_preset,
+    new_lab,
+    preset_matrix,
+    resize_head_width,
+    resize_model_dims,
+    run_single_head,
+    table_errors,
+)
+
+
+def _table():
+    return matrix_table(np.array([[1.0, 2.0], [3.0, 4.0]]), ["a", "b"], ["d0", "d1"], tokens=True)
+
+
+def test_table_round_trip_keeps_labels_and_numbers():
+    labels, M = table_to_matrix(_table(), "X")
+    assert labels == ["a", "b"]
+    np.testing.assert_array_equal(M, [[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [(None, "is empty"), ("", "is empty"), ("abc", "'abc', not a number"), (float("nan"), "NaN"),
+     (float("inf"), "+infinity"), ("-inf", "-infinity"), (True, "not a number")],
+)
+def test_bad_cell_names_table_row_and_column(value, reason):
+    frame = _table()
+    frame.iat[1, 2] = value
+    with pytest.raises(TableError) as err:
+        table_to_matrix(frame, "X")
+    message = str(err.value)
+    assert "X row 2 ('b'), column 'd1'" in message
+    assert reason in message
+    assert err.value.table == "X"
+
+
+def test_parse_number_accepts_text_numbers_and_unicode_minus():
+    assert parse_number(" 2.5 ") == 2.5
+    assert parse_number("−1") == -1.0
+    assert parse_number(np.float32(0.5)) == 0.5
+
+
+def test_display_table_shows_bad_entries_as_empty_numeric_cells():
+    frame = _table()
+    frame.iat[0, 1] = "oops"
+    shown = display_table(frame)
+    assert shown["d0"].dtype == float
+    assert np.isnan(shown["d0"].iloc[0]) and shown["d0"].iloc[1] == 3.0
+
+
+def test_five_edits_in_a_row_all_stick():
+    frame = _table()
+    cumulative = {}
+    for k, (i, col, value) in enumerate([(0, "d0", 9.0), (1, "d1", 8.0), (0, "d1", 7.0), (1, "d0", 6.0),
+                                         (0, "d0", 5.0)]):
+        cumulative.setdefault(i, {})[col] = value  # the editor reports every edit since it was created
+        frame = apply_delta(frame, Delta.from_state({"edited_rows": cumulative, "added_rows": [],
+                                                     "deleted_rows": []}))
+        assert frame.iat[i, frame.columns.get_loc(col)] == value, f"edit {k + 1} lost"
+    np.testing.assert_array_equal(table_to_matrix(frame, "X")[1], [[5.0, 7.0], [6.0, 8.0]])
+
+
+def test_added_and_deleted_rows():
+    delta = Delta.from_state({"edited_rows": {"0": {TOKEN: "z"}}, "added_rows": [{TOKEN: "c", "d0": 5.0}],
+                              "deleted_rows": [1]})
+    assert delta.reshapes
+    out = apply_delta(_table(), delta)
+    assert list(out[TOKEN]) == ["z", "c"]
+    with pytest.raises(TableError, match=r"X row 2 \('c'\), column 'd1' is empty"):
+        table_to_matrix(out, "X")
+
+
+def test_new_lab_reproduces_every_scenario():
+    for sid in ac.list_scenarios():
+        lab = new_lab(sid)
+        assert table_errors(lab) == {}
+        head = run_single_head(lab)
+        sc = ac.load_scenario(sid)
+        expected = ac.run_scenario(sc) if sid != "apple-orange" else ac.multi_head_attention(
+            sc.X, heads=[sc.single_head])
+        np.testing.assert_allclose(head.result.weights, expected.heads[0].weights, rtol=0, atol=1e-12)
+        assert head.query_tokens == list(sc.query_tokens)
+
+
+def test_emma_lab_defaults_to_unscaled_and_opens_on_friend_to_emma():
+    lab = new_lab("emma-friend")
+    assert lab["scale_mode"] == "none"
+    assert lab["selected"] == (8, 0)
+    assert round(run_single_head(lab).result.weights[8, 0], 2) == 0.58
+
+
+def test_causal_mask_zeroes_upper_triangle():
+    lab = new_lab("random-seed42")
+    lab["mask"] = "causal"
+    w = run_single_head(lab).result.weights
+    assert np.all(w[np.triu_indices(3, 1)] == 0)
+
+
+def test_projection_with_wrong_rows_names_matrix():
+    lab = new_lab("random-seed42")
+    lab["tables"]["W_k"] = lab["tables"]["W_k"].iloc[:3]
+    with pytest.raises(ac.AttentionInputError, match="W_k has 3 rows but the embeddings X have 4 columns"):
+        run_single_head(lab)
+
+
+def test_presets_and_resizing():
+    np.testing.assert_array_equal(preset_matrix("identity", 3, 2, 0), np.eye(3, 2))
+    np.testing.assert_array_equal(preset_matrix("random", 3, 2, 7), preset_matrix("random", 3, 2, 7))
+    lab = new_lab("random-seed42")
+    apply_preset(lab, "zeros", 0)
+    assert not table_to_matrix(lab["tables"]["W_q"], "W_q")[1].any()
+    resize_model_dims(lab, 6)
+    assert table_to_matrix(lab["tables"]["X"], "X")[1].shape == (3, 6)
+    assert table_to_matrix(lab["tables"]["W_v"], "W_v")[1].shape == (6, 4)
+    resize_head_width(lab, ("W_q", "W_k"), 2, "k")
+    assert run_single_head(lab).result.Q.shape == (3, 2)
+    assert isinstance(lab["tables"]["X"], pd.DataFrame)
