@@ -33,13 +33,15 @@ def as_matrix(x: object, name: str) -> np.ndarray:
             lengths = {len(r) for r in x}
             if len(lengths) > 1:
                 raise AttentionInputError(
-                    f"{name} has rows of different lengths {sorted(lengths)}; every row needs the same number of columns"
+                    f"{name} has rows of different lengths {sorted(lengths)}; "
+                    "every row needs the same number of columns"
                 ) from None
             raise AttentionInputError(_first_bad_entry(list(x), name)) from None
         raise AttentionInputError(f"{name} must contain only numbers") from None
     if arr.ndim != 2:
         raise AttentionInputError(
-            f"{name} must be a 2-D matrix (one row per token), but it has {arr.ndim} dimension(s) with shape {arr.shape}"
+            f"{name} must be a 2-D matrix (one row per token), "
+            f"but it has {arr.ndim} dimension(s) with shape {arr.shape}"
         )
     if arr.size == 0:
         raise AttentionInputError(f"{name} is empty (shape {arr.shape}); it needs at least one row and one column")

@@ -66,7 +66,7 @@ def split_heads(
         raise AttentionInputError(f"n_heads must be a whole number of at least 1, but it is {n_heads!r}")
     mats = {name: as_matrix(W, name) for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))}
     biases = {}
-    for (name, W), (b_name, b) in zip(mats.items(), (("b_q", b_q), ("b_k", b_k), ("b_v", b_v))):
+    for (name, W), (b_name, b) in zip(mats.items(), (("b_q", b_q), ("b_k", b_k), ("b_v", b_v)), strict=True):
         if W.shape[1] % n_heads:
             raise AttentionInputError(
                 f"{name} has {W.shape[1]} columns, which do not split evenly into {n_heads} heads; "
