@@ -1,0 +1,190 @@
+"""Shareable state: the lab as a short, versioned, URL-safe token, and back.
+
+A token is ``"1." + urlsafe_b64(zlib(json))`` of the scenario id plus only what differs from that
+scenario's pristine state. Decoding never evaluates anything: it is JSON, bounded in size before
+and after decompression, and checked field by field against the app's limits; anything unexpected
+raises :class:`ShareError` with a message for the user.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import numbers
+import zlib
+
+import pandas as pd
+
+import attention_core as ac
+from attention_views.editors import TOKEN
+from attention_views.state import HEAD_MODES, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, STAGES, new_lab
+
+VERSION = "1"
+MAX_TOKEN_CHARS = 16_000  # refuse longer links before decoding anything
+MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing (no zip bombs)
+LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
+MAX_LABEL_CHARS = 100
+SCALARS = {  # lab field -> short payload key
+    "mask": "m", "scale_mode": "sm", "scale_custom": "sc", "temperature": "T", "stage": "st",
+    "heads_mode": "hm", "n_heads": "n", "use_W_o": "o", "selected": "c",
+}
+
+
+class ShareError(ValueError):
+    """A link or file that cannot be opened; the message says why."""
+
+
+def table_payload(frame: pd.DataFrame) -> dict:
+    """A table as plain JSON: row labels, column labels, raw cells."""
+    tokens = TOKEN in frame.columns
+    cols = [c for c in frame.columns if c != TOKEN]
+    rows = frame[TOKEN].tolist() if tokens else list(frame.index)
+    return {"tok": tokens, "rows": [str(r) for r in rows], "cols": [str(c) for c in cols],
+            "data": [[_cell(v) for v in row] for row in frame[cols].itertuples(index=False)]}
+
+
+def _cell(value: object) -> object:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)
+        return value if value == value and abs(value) != float("inf") else str(value)
+    return None if value is None or value is pd.NA else str(value)[:MAX_LABEL_CHARS]
+
+
+def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
+    """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all)."""
+    pristine = new_lab(lab["scenario"])
+    out = {"v": VERSION, "s": lab["scenario"]}
+    if page:
+        out["p"] = page
+    for field, short in SCALARS.items():
+        value = list(lab[field]) if field == "selected" else lab[field]
+        if full or value != (list(pristine[field]) if field == "selected" else pristine[field]):
+            out[short] = value
+    tables = {name: table_payload(f) for name, f in lab["tables"].items()
+              if full or name not in pristine["tables"] or not f.equals(pristine["tables"][name])}
+    if tables:
+        out["t"] = tables
+    if full or not lab["heads"].equals(pristine["heads"]):
+        out["h"] = lab["heads"].astype(str).values.tolist()
+    return out
+
+
+def encode(lab: dict, page: str = "") -> str:
+    """The lab as a compact link token."""
+    raw = json.dumps(lab_payload(lab, page), separators=(",", ":"), allow_nan=False).encode()
+    return VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def decode(token: str) -> tuple[dict, str]:
+    """(lab, page) from a link token; ShareError if it is damaged, tampered with or too large."""
+    if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
+        raise ShareError(f"the link's state is longer than {MAX_TOKEN_CHARS} characters, the app's limit")
+    version, _, body = token.partition(".")
+    if version != VERSION:
+        raise ShareError(f"the link was made by another version of the app (state version {version[:10]!r})")
+    try:
+        packed = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(packed, MAX_JSON_BYTES)
+        if inflater.unconsumed_tail:
+            raise ShareError(f"the link's state unpacks to more than {MAX_JSON_BYTES} bytes, the app's limit")
+        payload = json.loads(raw)
+    except (binascii.Error, zlib.error, ValueError, UnicodeDecodeError) as err:
+        if isinstance(err, ShareError):
+            raise
+        raise ShareError("the link's state is damaged or cut off; check that the whole link was copied") from None
+    return payload_to_lab(payload), _page(payload)
+
+
+def _page(payload: dict) -> str:
+    page = payload.get("p", "")
+    return page if isinstance(page, str) and page.isidentifier() else ""
+
+
+def payload_to_lab(payload: object) -> dict:
+    """Rebuild a lab from payload data (from a link or a JSON file), validating every field."""
+    if not isinstance(payload, dict) or payload.get("v") != VERSION:
+        raise ShareError("this is not an Attention Lab state (version 1)")
+    if payload.get("s") not in ac.list_scenarios():
+        raise ShareError(f"unknown scenario {str(payload.get('s'))[:40]!r}")
+    lab = new_lab(payload["s"])
+    for field, short in SCALARS.items():
+        if short in payload:
+            lab[field] = _scalar(field, payload[short])
+    for name, table in (payload.get("t") or {}).items():
+        if name not in lab["tables"] and name != "W_o":
+            raise ShareError(f"the state has a table {str(name)[:20]!r} that scenario {payload['s']!r} does not use")
+        lab["tables"][name] = _table(name, table)
+    if "h" in payload:
+        lab["heads"] = _heads(payload["h"])
+    return lab
+
+
+def _scalar(field: str, value: object) -> object:
+    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and abs(value) < 1e6
+    checks = {
+        "mask": value in ac.scenarios.MASK_KINDS,
+        "scale_mode": value in SCALE_MODES,
+        "scale_custom": number,
+        "temperature": number and 0.1 <= value <= 5.0,
+        "stage": value in STAGES,
+        "heads_mode": value in HEAD_MODES,
+        "n_heads": isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_HEADS,
+        "use_W_o": isinstance(value, bool),
+        "selected": isinstance(value, list) and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_TOKENS for v in value),
+    }
+    if not checks[field]:
+        raise ShareError(f"the state's {field} ({str(value)[:40]}) is not allowed")
+    return tuple(value) if field == "selected" else value
+
+
+def _table(name: str, table: object) -> pd.DataFrame:
+    try:
+        rows, cols, data, tokens = table["rows"], table["cols"], table["data"], table["tok"]
+    except (TypeError, KeyError):
+        raise ShareError(f"table {name} in the state is missing rows, cols, data or tok") from None
+    if not (isinstance(rows, list) and isinstance(cols, list) and isinstance(data, list)):
+        raise ShareError(f"table {name} in the state is malformed")
+    if len(rows) > MAX_TOKENS or len(cols) > MAX_DIMS:
+        raise ShareError(f"table {name} is {len(rows)} x {len(cols)}; the app allows at most {MAX_TOKENS} x {MAX_DIMS}")
+    if len(data) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in data):
+        raise ShareError(f"table {name} in the state has rows of the wrong length")
+    for cell in (c for row in data for c in row):
+        if not (cell is None or isinstance(cell, (int, float, str))) or isinstance(cell, bool):
+            raise ShareError(f"table {name} in the state holds a cell that is not a number or text")
+    labels = [str(r)[:MAX_LABEL_CHARS] for r in rows]
+    col_labels = [str(c)[:MAX_LABEL_CHARS] for c in cols]
+    if len(set(col_labels)) != len(col_labels) or TOKEN in col_labels:
+        raise ShareError(f"table {name} in the state has repeated column names")
+    frame = pd.DataFrame(data, columns=col_labels, dtype=object)
+    if tokens:
+        frame.insert(0, TOKEN, labels)
+    else:
+        frame.index = labels
+    return frame
+
+
+def _heads(rows: object) -> pd.DataFrame:
+    if not isinstance(rows, list) or len(rows) > MAX_HEADS or any(
+        not isinstance(r, list) or len(r) != 2 or not all(isinstance(c, str) for c in r) for r in rows
+    ):
+        raise ShareError(f"the state's heads table is malformed (at most {MAX_HEADS} rows of name and dims)")
+    return pd.DataFrame([[c[:MAX_LABEL_CHARS] for c in r] for r in rows], columns=["head", "dims"], dtype=object)
+
+
+def to_json(lab: dict, page: str = "") -> str:
+    """Everything needed to reopen the lab, as a JSON document (for download)."""
+    return json.dumps(lab_payload(lab, page, full=True), indent=1, allow_nan=False)
+
+
+def from_json(text: str | bytes) -> tuple[dict, str]:
+    """(lab, page) from a JSON document made by :func:`to_json`; ShareError on anything else."""
+    if len(text) > MAX_JSON_BYTES:
+        raise ShareError(f"the file is larger than {MAX_JSON_BYTES // 1000} kB, the app's limit")
+    try:
+        payload = json.loads(text)
+    except (ValueError, UnicodeDecodeError):
+        raise ShareError("the file is not valid JSON; download a state from the app and upload that") from None
+    return payload_to_lab(payload), _page(payload)
