@@ -19,6 +19,7 @@ Reproduce a lecture in three lines::
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
 from attention_core.errors import AttentionInputError
+from attention_core.explain import CellExplanation, explain_cell
 from attention_core.masks import additive_mask, causal_mask
 from attention_core.multihead import (
     Head,
@@ -47,6 +48,7 @@ __all__ = [
     "SCENARIO_DEFAULT",
     "AttentionInputError",
     "AttentionResult",
+    "CellExplanation",
     "Head",
     "MultiHeadResult",
     "Scenario",
@@ -55,6 +57,7 @@ __all__ = [
     "angle_degrees",
     "causal_mask",
     "cosine_similarity",
+    "explain_cell",
     "identity_head",
     "list_scenarios",
     "load_scenario",
