@@ -1,0 +1,74 @@
+"""One look for every figure: colour scales, font sizes, cell gaps, and the projector variant.
+
+- Attention weights (0..1) always use :data:`WEIGHTS_COLORSCALE` (sequential, colour-blind safe);
+  in projector mode :data:`PROJECTOR_WEIGHTS_COLORSCALE`, a higher-contrast colour-blind-safe one.
+- Signed matrices (Q, K, V, raw scores, deltas) use :data:`DIVERGING_COLORSCALE` with 0 in the
+  middle: blue below 0, white at 0, red above.
+- Masked (``-inf``) cells are drawn in :data:`MASKED_COLOR` with the text "−inf".
+- Projector mode (a lecture hall at 1280x720): base font 18 px, cell values 16 px, thicker gaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TEMPLATE = "plotly_white"
+WEIGHTS_COLORSCALE = "Viridis"
+PROJECTOR_WEIGHTS_COLORSCALE = "Cividis"
+DIVERGING_COLORSCALE = "RdBu_r"
+MASKED_COLOR = "#bdbdbd"
+ALLOWED_COLOR = "#cfe2f3"
+SELECTED_OUTLINE = ("black", "white")  # outer, inner line: one of them shows on every colour
+SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")  # Okabe-Ito
+MINUS_INF = "−inf"  # U+2212, as typeset
+
+CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
+
+FONT_SIZE = 14
+TITLE_FONT_SIZE = 18
+CELL_FONT_SIZE = 12
+CELL_GAP = 1
+PROJECTOR_FONT_SIZE = 18
+PROJECTOR_TITLE_FONT_SIZE = 24
+PROJECTOR_CELL_FONT_SIZE = 16
+PROJECTOR_CELL_GAP = 3
+
+
+@dataclass(frozen=True)
+class Style:
+    """Sizes and scales for one figure; ``style(projector)`` picks the normal or projector set."""
+
+    font: int
+    title_font: int
+    cell_font: int
+    gap: int
+    weights_colorscale: str
+    row_px: int  # height of one heatmap row in an attention heatmap
+    small_row_px: int  # height of one row in a compact matrix heatmap or a small multiple
+
+
+NORMAL = Style(FONT_SIZE, TITLE_FONT_SIZE, CELL_FONT_SIZE, CELL_GAP, WEIGHTS_COLORSCALE, 36, 26)
+PROJECTOR = Style(
+    PROJECTOR_FONT_SIZE,
+    PROJECTOR_TITLE_FONT_SIZE,
+    PROJECTOR_CELL_FONT_SIZE,
+    PROJECTOR_CELL_GAP,
+    PROJECTOR_WEIGHTS_COLORSCALE,
+    46,
+    34,
+)
+
+
+def style(projector: bool = False) -> Style:
+    """The projector style when ``projector`` is true, else the normal one."""
+    return PROJECTOR if projector else NORMAL
+
+
+def series_color(index: int) -> str:
+    """The colour of the ``index``-th line or bar series (Okabe-Ito, colour-blind safe), cycling."""
+    return SERIES_COLORS[index % len(SERIES_COLORS)]
+
+
+def png_export_config(filename: str) -> dict:
+    """``config=`` for ``st.plotly_chart``: the toolbar's camera saves a PNG at slide resolution (scale 3)."""
+    return {"toImageButtonOptions": {"format": "png", "scale": 3, "filename": filename}, "displaylogo": False}
