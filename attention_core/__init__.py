@@ -43,6 +43,17 @@ from attention_core.similarity import (
     pairwise_cosine,
 )
 from attention_core.softmax import softmax
+from attention_core.stats import (
+    Saturation,
+    ScoreRow,
+    ScoreVariance,
+    dot_product_variance,
+    effective_tokens,
+    entropy_bits,
+    sample_score_row,
+    score_variance,
+    softmax_saturation,
+)
 
 __all__ = [
     "SCENARIO_DEFAULT",
@@ -51,12 +62,18 @@ __all__ = [
     "CellExplanation",
     "Head",
     "MultiHeadResult",
+    "Saturation",
     "Scenario",
+    "ScoreRow",
+    "ScoreVariance",
     "activation_norms",
     "additive_mask",
     "angle_degrees",
     "causal_mask",
     "cosine_similarity",
+    "dot_product_variance",
+    "effective_tokens",
+    "entropy_bits",
     "explain_cell",
     "identity_head",
     "list_scenarios",
@@ -64,8 +81,11 @@ __all__ = [
     "multi_head_attention",
     "pairwise_cosine",
     "run_scenario",
+    "sample_score_row",
     "scaled_dot_product_attention",
+    "score_variance",
     "selection_head",
     "softmax",
+    "softmax_saturation",
     "split_heads",
 ]
