@@ -130,7 +130,8 @@ def table_errors(lab: dict) -> dict[str, str]:
 
 def run_single_head(lab: dict) -> SingleHead:
     """Parse the lab's tables and run one head; raises TableError or AttentionInputError."""
-    mats = {name: table_to_matrix(frame, name) for name, frame in lab["tables"].items()}
+    mats = {name: table_to_matrix(frame, name) for name, frame in lab["tables"].items()
+            if name in DIRECT_TABLES + EMBED_TABLES}  # not W_o: the multi-head page's, and only there
     if "Q" in mats:
         (q_tokens, Q), (k_tokens, K), (v_labels, V) = mats["Q"], mats["K"], mats["V"]
         dims, X = list(lab["tables"]["Q"].columns[1:]), None
