@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
+from attention_views import share
 from attention_views.editors import TOKEN, Delta, apply_delta, display_table, value_columns
 from attention_views.state import (
     DEFAULT_SCENARIO,
@@ -28,6 +29,16 @@ from attention_views.state import (
 )
 
 LAB = "lab"
+SHARE_SLOT = "_share_slot"  # this run's share-panel container (a per-session placeholder, re-made every run)
+PAGE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 2rem; }
+h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 2rem; }
+.stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
+h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
+</style>"""
 PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_")
 
 
@@ -41,32 +52,94 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def lab() -> dict:
-    """This session's lab state, created on first use (from ``?scenario=`` when the link names one)."""
+def lab(page: str = "") -> dict:
+    """This session's lab state for ``page``, created on first use from the link when it carries one.
+
+    A link may carry ``?state=`` (a full shared view) or just ``?scenario=``; a damaged one is
+    refused with a warning and the scenario's defaults are shown. Call :func:`finish` at the end of
+    the page so the link in the address bar and the sidebar follows every edit.
+    """
     ss = st.session_state
+    ss["page"] = page
     requested = st.query_params.get("scenario")
     valid = requested in scenario_cards()
     if requested is not None and not valid:
         st.warning(f"The link asks for scenario {requested!r}, which does not exist; showing the current one.")
     if LAB not in ss:
-        ss[LAB] = new_lab(requested if valid else DEFAULT_SCENARIO)
+        ss[LAB] = _lab_from_link(requested if valid else DEFAULT_SCENARIO)
     elif valid and requested != ss[LAB]["scenario"]:
         load_scenario(requested)
-    if st.query_params.get("scenario") != ss[LAB]["scenario"]:
-        st.query_params["scenario"] = ss[LAB]["scenario"]
     sidebar()
     return ss[LAB]
 
 
+def _lab_from_link(scenario_id: str) -> dict:
+    token = st.query_params.get("state")
+    if token:
+        try:
+            return share.decode(token)[0]
+        except share.ShareError as err:
+            st.warning(f"This link's saved view could not be opened: {err}. Showing the scenario's defaults.")
+    return new_lab(scenario_id)
+
+
+def finish() -> None:
+    """Keep the address bar and the sidebar's share panel equal to the current view."""
+    ss = st.session_state
+    params = {"scenario": ss[LAB]["scenario"]}
+    if share.lab_payload(ss[LAB]).keys() - {"v", "s"}:
+        params["state"] = share.encode(ss[LAB], ss.get("page", ""))
+    if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
+        st.query_params.from_dict(params)
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    with ss[SHARE_SLOT]:
+        if len(query) > share.LINK_LIMIT:
+            st.warning(f"This view is too large for a link ({len(query)} characters; the limit is "
+                       f"{share.LINK_LIMIT}). Download it as a JSON file instead.")
+        else:
+            st.caption("Link to this view (copy it with the icon):")
+            st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
+        st.download_button("Download this view (JSON)", share.to_json(ss[LAB], ss.get("page", "")),
+                           file_name=f"attention-lab-{ss[LAB]['scenario']}.json", mime="application/json",
+                           key="sidebar_download", width="stretch")
+        st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
+        if ss.get("sidebar_upload_error"):
+            st.error(ss["sidebar_upload_error"], icon="⚠️")
+
+
+def _on_upload() -> None:
+    ss = st.session_state
+    ss["sidebar_upload_error"] = ""
+    upload = ss.get("sidebar_upload")
+    if upload is None:
+        return
+    try:
+        if upload.size > share.MAX_JSON_BYTES:
+            raise share.ShareError(f"the file is larger than {share.MAX_JSON_BYTES // 1000} kB, the app's limit")
+        restored, _ = share.from_json(upload.getvalue())
+    except share.ShareError as err:
+        ss["sidebar_upload_error"] = f"That file was not opened: {err}. Nothing was changed."
+        return
+    _replace_lab(restored)
+
+
+def projector() -> bool:
+    """True when the lecturer switched on projector mode (larger text everywhere)."""
+    return bool(st.session_state.get("sidebar_projector", False))
+
+
 def load_scenario(scenario_id: str) -> None:
     """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh."""
+    _replace_lab(new_lab(scenario_id))
+    st.query_params["scenario"] = scenario_id
+
+
+def _replace_lab(new: dict) -> None:
     ss = st.session_state
-    rev = ss[LAB]["rev"] + 1 if LAB in ss else 0
-    ss[LAB] = new_lab(scenario_id)
-    ss[LAB]["rev"] = rev
+    new["rev"] = ss[LAB]["rev"] + 1 if LAB in ss else 0
+    ss[LAB] = new
     for key in [k for k in ss if isinstance(k, str) and k.startswith(PAGE_PREFIXES)]:
         del ss[key]
-    st.query_params["scenario"] = scenario_id
 
 
 def _on_pick() -> None:
@@ -78,7 +151,7 @@ def _on_reset() -> None:
 
 
 def sidebar() -> None:
-    """Scenario picker and Reset, on every page."""
+    """Scenario picker, Reset, projector mode and the share panel (filled by :func:`finish`)."""
     ss, cards = st.session_state, scenario_cards()
     if ss.get("sidebar_scenario") != ss[LAB]["scenario"]:
         ss["sidebar_scenario"] = ss[LAB]["scenario"]
@@ -89,6 +162,9 @@ def sidebar() -> None:
         title, seed, story = cards[ss[LAB]["scenario"]]
         st.caption(f"{story}  \nSeed notebook: `{seed}`")
         st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
+        st.toggle("Projector mode", key="sidebar_projector", help="Larger text and high contrast for a lecture hall")
+        ss[SHARE_SLOT] = st.expander("Share and save", icon=":material/share:").container()
+    st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
 
 
 def bound(widget: Callable, label: str, key: str, field: str, **kwargs: object) -> object:
@@ -124,9 +200,9 @@ def matrix_editor(lab: dict, prefix: str, name: str, *, dynamic_rows: bool = Fal
     """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
     apply_pending_edits(lab, prefix, name)
     frame = lab["tables"][name]
-    config = {col: st.column_config.NumberColumn(col, help=help or None) for col in value_columns(frame)}
+    config = {col: st.column_config.NumberColumn(col, help=help or None, width="small") for col in value_columns(frame)}
     if TOKEN in frame.columns:
-        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
+        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes", width="small")
     st.data_editor(
         display_table(frame),
         key=editor_key(lab, prefix, name),

@@ -1,0 +1,17 @@
+"""Attention Lab: `streamlit run app.py`. Page setup and navigation only."""
+
+import streamlit as st
+
+st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
+
+# url_path equals each file's name: a mismatch shows a false "Page not found" (Streamlit #8860, #9992)
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/playground.py", title="Playground", icon=":material/grid_on:", url_path="playground"),
+    st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi_head"),
+    st.Page("pages/step_by_step.py", title="Step by step", icon=":material/calculate:", url_path="step_by_step"),
+    st.Page("pages/scaling.py", title="Scaling", icon=":material/show_chart:", url_path="scaling"),
+    st.Page("pages/similarity.py", title="Similarity", icon=":material/explore:", url_path="similarity"),
+]
+
+st.navigation(PAGES).run()

@@ -1,0 +1,67 @@
+"""Playground: one head, every table editable, every stage of the attention visible."""
+
+import streamlit as st
+
+import attention_core as ac
+from attention_views import figures
+from attention_views.editors import TableError
+from attention_views.state import STAGES, run_single_head
+from attention_views.widgets import (
+    STAGE_LABELS,
+    attention_controls,
+    bound,
+    editors_panel,
+    finish,
+    lab,
+    numbers_frame,
+    projector,
+)
+
+lab = lab("playground")
+big = projector()
+st.title("Playground")
+st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
+attention_controls(lab, "playground")
+
+left, right = st.columns([5, 6], gap="medium")
+with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
+    editors_panel(lab, "playground")
+try:
+    head = lab["last"]["single"] = run_single_head(lab)
+    stale = False
+except (TableError, ac.AttentionInputError) as err:
+    if not isinstance(err, TableError):  # a table's own error is already shown under its editor
+        left.error(str(err), icon="⚠️")
+    head, stale = lab["last"].get("single"), True
+
+with right:
+    stage = bound(st.segmented_control, "Stage", "playground_stage", "stage", options=STAGES,
+                  format_func=STAGE_LABELS.get, required=True)
+    if stale:
+        st.warning("Showing the last valid result until the input is fixed.", icon="⏸️")
+    if head is not None:
+        r = head.result
+        kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
+        st.plotly_chart(figures.attention_heatmap(getattr(r, stage), head.query_tokens, head.key_tokens,
+                                                  title=STAGE_LABELS[stage], projector=big, **kind),
+                        key="playground_heatmap")
+        st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
+        if stage == "masked":
+            st.plotly_chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
+                            key="playground_mask_fig")
+
+if head is not None:
+    st.subheader("Queries, keys and values")
+    triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
+    for column, (name, M, rows) in zip(st.columns(3), triples, strict=True):
+        cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
+        column.plotly_chart(figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5,
+                                                   projector=big),
+                            key=f"playground_{name}_fig")
+    out_col, bar_col = st.columns(2)
+    out_col.markdown("**Output** = weights · V, one row per query")
+    out_col.dataframe(numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])]),
+                      hide_index=True, key="playground_output")
+    bar_col.plotly_chart(figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
+                         key="playground_activation")
+finish()

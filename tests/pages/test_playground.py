@@ -1,0 +1,150 @@
+"""The playground page, headless: every scenario, every control, edits that stick or explain."""
+
+import numpy as np
+import pytest
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
+
+import attention_core as ac
+from attention_views.state import new_lab, run_single_head
+
+PREFIX = "playground"
+
+
+def weights_shown(at) -> np.ndarray:
+    return heatmap_z(plotly_figures(at)[0])
+
+
+def test_every_scenario_shows_its_weights(scenario):
+    at = open_page("playground", scenario)
+    assert_clean(at)
+    expected = run_single_head(new_lab(scenario)).result.weights
+    np.testing.assert_allclose(weights_shown(at), expected, atol=1e-12)
+    assert len(plotly_figures(at)) >= 5  # heatmap, Q, K, V, activation bars
+    assert at.dataframe, "the output table is missing"
+
+
+def test_causal_mask_zeroes_upper_triangle_of_displayed_weights():
+    at = open_page("playground", "random-seed42")
+    assert np.any(weights_shown(at)[np.triu_indices(3, 1)] > 0)
+    at.radio(key="playground_mask").set_value("causal").run()
+    assert_clean(at)
+    w = weights_shown(at)
+    assert np.all(w[np.triu_indices(3, 1)] == 0)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+
+
+def test_mask_choice_follows_the_user_to_a_fresh_run_of_the_state():
+    at = open_page("playground", "emma-friend")
+    at.radio(key="playground_mask").set_value("causal").run()
+    assert at.session_state["lab"]["mask"] == "causal"
+
+
+def test_scale_modes_change_the_weights():
+    at = open_page("playground", "random-causal")
+    sqrt_w = weights_shown(at)
+    at.radio(key="playground_scale_mode").set_value("none").run()
+    none_w = weights_shown(at)
+    assert not np.allclose(sqrt_w, none_w)
+    at.radio(key="playground_scale_mode").set_value("custom").run()
+    at.number_input(key="playground_scale_custom").set_value(0.0).run()
+    w = weights_shown(at)  # scale 0 makes every visible key equally likely
+    np.testing.assert_allclose(w[3], 0.25)
+
+
+def test_temperature_flattens_the_weights():
+    at = open_page("playground", "mammal-query")
+    before = weights_shown(at)[0].max()
+    at.slider(key="playground_temperature").set_value(5.0).run()
+    assert weights_shown(at)[0].max() < before
+
+
+@pytest.mark.parametrize("stage", ["scores", "scaled", "masked"])
+def test_stage_selector_shows_that_stage(stage):
+    at = open_page("playground", "random-causal")
+    at.button_group(key="playground_stage").set_value(stage).run()
+    assert_clean(at)
+    expected = getattr(run_single_head(new_lab("random-causal")).result, stage)
+    shown = weights_shown(at)
+    finite = np.isfinite(expected)
+    np.testing.assert_allclose(shown[finite], expected[finite], atol=1e-12)
+    assert np.all(np.isnan(shown[~finite]))  # -inf is drawn as a blank, masked cell
+    if stage == "masked":
+        assert len(plotly_figures(at)) >= 6  # the additive 0/-inf mask is drawn too
+
+
+def test_five_edits_in_a_row_all_stick():
+    at = open_page("playground", "random-seed42")
+    key = editor_key(at, PREFIX, "X")
+    edits = {}
+    for k, (row, col) in enumerate([(0, "d0"), (1, "d1"), (2, "d2"), (0, "d3"), (1, "d0")]):
+        edits.setdefault(row, {})[col] = float(k + 2)
+        edit_cells(at, key, edits)
+        assert_clean(at)
+    X = at.session_state["lab"]["tables"]["X"]
+    assert [X.at[0, "d0"], X.at[1, "d1"], X.at[2, "d2"], X.at[0, "d3"], X.at[1, "d0"]] == [2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_an_edit_changes_the_heatmap():
+    at = open_page("playground", "emma-friend")
+    before = weights_shown(at)
+    edit_cells(at, editor_key(at, PREFIX, "K"), {0: {"Pers": 5.0}})
+    after = weights_shown(at)
+    assert after[8, 0] > before[8, 0]
+
+
+@pytest.mark.parametrize("value", ["abc", None, float("nan"), "inf"])
+def test_bad_cell_shows_message_and_keeps_last_valid_figure(value):
+    at = open_page("playground", "emma-friend")
+    key = editor_key(at, PREFIX, "Q")
+    edit_cells(at, key, {0: {"Anim": 9.0}})  # a good edit first: it must survive the bad one
+    good = weights_shown(at)
+    edit_cells(at, key, {0: {"Anim": 9.0}, 2: {"Noun": value}})
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("Q row 3 ('games'), column 'Noun'" in e for e in errors), errors
+    np.testing.assert_allclose(weights_shown(at), good)
+    assert any("last valid" in w.value for w in at.warning)
+    assert at.session_state["lab"]["tables"]["Q"].at[0, "Anim"] == 9.0
+
+
+def test_shape_mismatch_is_explained_not_raised():
+    at = open_page("playground", "mammal-query")
+    key = editor_key(at, PREFIX, "K")
+    edit_cells(at, key, {}, added=[{"token": "shark", "d0": 1.0, "d1": 1.0, "d2": 1.0}])
+    assert_clean(at)
+    assert any("K has 6 rows but V has 5" in e.value for e in at.error)
+    assert weights_shown(at).shape == (2, 5)  # the last valid result stays
+
+
+def test_reset_restores_the_pristine_scenario():
+    at = open_page("playground", "emma-friend")
+    edit_cells(at, editor_key(at, PREFIX, "K"), {0: {"Pers": 5.0}})
+    at.button(key="sidebar_reset").click().run()
+    np.testing.assert_allclose(weights_shown(at), run_single_head(new_lab("emma-friend")).result.weights)
+
+
+def test_preset_and_size_changes():
+    at = open_page("playground", "random-seed42")
+    at.selectbox(key="playground_preset").set_value("identity")
+    at.button(key="playground_preset_apply").click().run()
+    assert_clean(at)
+    lab = at.session_state["lab"]
+    np.testing.assert_array_equal(lab["tables"]["W_q"].to_numpy(dtype=float), np.eye(4))
+    at.number_input(key=f"playground_d_model_{lab['rev']}").set_value(6).run()
+    assert_clean(at)
+    assert at.session_state["lab"]["tables"]["X"].shape == (3, 7)
+
+
+def test_picking_a_scenario_in_the_sidebar_loads_it():
+    at = open_page("playground", "emma-friend")
+    at.selectbox(key="sidebar_scenario").set_value("mammal-query").run()
+    assert_clean(at)
+    assert weights_shown(at).shape == (2, 5)
+    assert at.query_params["scenario"] == ["mammal-query"] or at.query_params["scenario"] == "mammal-query"
+
+
+def test_unknown_scenario_link_warns_and_falls_back():
+    at = open_page("playground", "no-such-thing")
+    assert_clean(at)
+    assert any("no-such-thing" in w.value for w in at.warning)
+    assert at.session_state["lab"]["scenario"] in ac.list_scenarios()
