@@ -203,6 +203,8 @@ def split_error(lab: dict) -> str | None:
 def split_names(widths: dict[str, int], n_heads: int) -> list[str]:
     """"Head 1 (cols 0-1)", ...: which columns of the full projections each head takes."""
     d_head = next(iter(widths.values())) // n_heads
+    if d_head == 1:
+        return [f"Head {i + 1} (col {i})" for i in range(n_heads)]
     return [f"Head {i + 1} (cols {i * d_head}-{(i + 1) * d_head - 1})" for i in range(n_heads)]
 
 
@@ -251,6 +253,13 @@ def mix(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
             "W_o needs one row per concatenated column"
         )
     return concat @ W_o  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
+
+
+def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:
+    """(columns of the head grid, cell text): 2 columns up to 4 heads, else 4; numbers only where they fit."""
+    if n_heads <= 4:
+        return 2, None  # None: the figure writes numbers while the matrix is small
+    return 4, None if max(n_q, n_k) <= 5 else False  # narrow panels: values on hover only
 
 
 # ---- running --------------------------------------------------------------------------------------

@@ -99,7 +99,8 @@ def test_split_mode_cuts_the_full_W_into_equal_column_blocks(n):
     X = ac.load_scenario("random-seed42").X
     W = {name: lab["tables"][name].to_numpy(dtype=float) for name in ("W_q", "W_k", "W_v")}
     d = W["W_q"].shape[1] // n
-    assert len(view.heads) == n and view.names[0] == f"Head 1 (cols 0-{d - 1})"
+    assert len(view.heads) == n
+    assert view.names[-1] == (f"Head {n} (col {n - 1})" if d == 1 else f"Head {n} (cols {(n - 1) * d}-{n * d - 1})")
     for i, head in enumerate(view.heads):
         cols = slice(i * d, (i + 1) * d)
         w, out = _softmax_attention(X @ W["W_q"][:, cols], X @ W["W_k"][:, cols], X @ W["W_v"][:, cols], 1 / np.sqrt(d))
@@ -243,3 +244,10 @@ def test_any_split_of_random_projections_gives_rows_that_sum_to_one(n, seed):
     assert len(view.heads) == n and view.concat.shape == (9, 4)
     for head in view.heads:
         np.testing.assert_allclose(head.weights.sum(axis=1), 1.0)
+
+
+def test_grid_shape_keeps_numbers_only_where_they_fit():
+    assert multi.grid_shape(4, 10, 10) == (2, None)
+    assert multi.grid_shape(8, 4, 4) == (4, None)
+    assert multi.grid_shape(8, 10, 10) == (4, False)
+    assert multi.split_names({"Q": 8}, 8)[2] == "Head 3 (col 2)"

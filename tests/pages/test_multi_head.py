@@ -1,0 +1,200 @@
+"""The multi-head page, headless: every scenario, the head count, the mask, and bad heads that explain.
+
+Gold numbers: the four apple/orange heads of seed 002_02560aa648078fb2.txt as attention_core's
+run_scenario reproduces them (tests/core checks those against the notebook).
+"""
+
+import numpy as np
+import pytest
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page
+from streamlit.testing.v1.element_tree import user_key_from_element_id
+
+import attention_core as ac
+from attention_views import multi
+from attention_views.state import new_lab
+
+PREFIX = "multi_head"
+APPLE_HEADS = [name for name, _ in ac.scenarios.APPLE_ORANGE_HEADS]
+
+
+def chart(at, key: str) -> dict:
+    """The plotly figure (as sent to the browser) of the chart with this widget key."""
+    import json
+
+    found = [el for el in at.get("plotly_chart") if user_key_from_element_id(el.proto.id) == key]
+    assert found, f"no chart with key {key!r}"
+    return json.loads(found[0].proto.spec)
+
+
+def grid_weights(at) -> list[np.ndarray]:
+    """Every head's weights as drawn in the head grid, in trace order."""
+    traces = [t for t in chart(at, "multi_head_grid")["data"] if t.get("type") == "heatmap"]
+    return [heatmap_z({"data": [t]}) for t in traces]
+
+
+def table(at, key: str):
+    """A read-only table by its page key: st.dataframe sends no key without selections, so by its order."""
+    shown = [df.value for df in at.dataframe if df.editing_mode == "read_only"]
+    order = ["multi_head_concat", "multi_head_output"]
+    assert len(shown) > order.index(key), f"no table {key!r} among {len(shown)} read-only tables"
+    return shown[order.index(key)]
+
+
+def errors(at) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def test_every_scenario_shows_the_head_grid(scenario):
+    at = open_page("multi_head", scenario)
+    assert_clean(at)
+    expected = multi.run_multi(new_lab(scenario))
+    shown = grid_weights(at)
+    assert len(shown) == len(expected.heads) >= 1
+    for ours, theirs in zip(shown, expected.weights, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    assert table(at, "multi_head_concat").shape == (len(expected.query_tokens), expected.concat.shape[1] + 1)
+    bars = [t for t in chart(at, "multi_head_activation")["data"] if t.get("type") == "bar"]
+    assert len(bars) == 2  # single head vs multi-head
+    assert not errors(at)
+
+
+def test_apple_orange_shows_the_notebooks_four_heads_and_an_8_wide_concat():
+    at = open_page("multi_head", "apple-orange")
+    gold = ac.run_scenario(ac.load_scenario("apple-orange"))
+    shown = grid_weights(at)
+    assert len(shown) == 4
+    for ours, theirs in zip(shown, gold.heads, strict=True):
+        np.testing.assert_allclose(ours, theirs.weights, atol=1e-12)
+    concat = table(at, "multi_head_concat")
+    numbers = concat.drop(columns="token").to_numpy(dtype=float)
+    assert numbers.shape == (10, 8)
+    np.testing.assert_allclose(numbers, gold.concat, atol=1e-12)
+    titles = " ".join(a.get("text", "") for a in chart(at, "multi_head_grid")["layout"].get("annotations", []))
+    assert all(name in titles for name in APPLE_HEADS), titles
+    assert at.session_state["lab"]["heads"]["head"].tolist() == APPLE_HEADS
+
+
+def test_changing_the_head_count_changes_the_subplots():
+    at = open_page("multi_head", "apple-orange")
+    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    assert_clean(at)
+    assert len(grid_weights(at)) == 4  # the lab's 4 heads, now cut from the identity W
+    for n in (2, 8, 1):
+        at.number_input(key="multi_head_n_heads").set_value(n).run()
+        assert_clean(at)
+        assert len(grid_weights(at)) == n
+        assert table(at, "multi_head_concat").shape == (10, 9)  # the concat width stays d_v = 8
+
+
+def test_direct_scenario_splits_q_k_v_columns():
+    at = open_page("multi_head", "random-causal")
+    assert len(grid_weights(at)) == 1
+    at.number_input(key="multi_head_n_heads").set_value(4).run()
+    assert_clean(at)
+    lab = new_lab("random-causal")
+    lab["n_heads"] = 4
+    for ours, theirs in zip(grid_weights(at), multi.run_multi(lab).weights, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+    assert len(grid_weights(at)) == 4
+
+
+@pytest.mark.parametrize("scenario", ["apple-orange", "mammal-query", "random-seed42"])
+def test_causal_mask_zeroes_the_upper_triangle_of_every_head(scenario):
+    at = open_page("multi_head", scenario)
+    above = [w[~np.tri(*w.shape, dtype=bool)] for w in grid_weights(at)]
+    assert any(np.any(a > 0) for a in above)
+    at.radio(key="multi_head_mask").set_value("causal").run()
+    assert_clean(at)
+    for w in grid_weights(at):
+        assert np.all(w[~np.tri(*w.shape, dtype=bool)] == 0)
+        np.testing.assert_allclose(w.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize(
+    ("dims", "entry"), [("2, x", "dims entry 'x' is not a whole number"), ("99", "dims entry 99 is not a dimension")]
+)
+def test_bad_dims_name_the_head_and_keep_the_last_valid_grid(dims, entry):
+    at = open_page("multi_head", "apple-orange")
+    key = editor_key(at, PREFIX, "heads")
+    edit_cells(at, key, {0: {"head": "Fruit"}})  # a good edit first: it must survive the bad one
+    good = grid_weights(at)
+    edit_cells(at, key, {0: {"head": "Fruit"}, 1: {"dims": dims}})
+    assert_clean(at)
+    assert any(f"heads row 2 ('Head 2: preference/comparison'): {entry}" in e for e in errors(at)), errors(at)
+    shown = grid_weights(at)
+    assert len(shown) == 4
+    for ours, theirs in zip(shown, good, strict=True):
+        np.testing.assert_allclose(ours, theirs)
+    assert any("last valid" in w.value for w in at.warning)
+    heads = at.session_state["lab"]["heads"]
+    assert heads.at[0, "head"] == "Fruit" and heads.at[1, "dims"] == dims
+
+
+def test_a_fixed_dims_entry_updates_the_grid():
+    at = open_page("multi_head", "apple-orange")
+    key = editor_key(at, PREFIX, "heads")
+    edit_cells(at, key, {1: {"dims": "x"}})
+    assert errors(at)
+    edit_cells(at, key, {1: {"dims": "2"}})  # head 2 now looks at the fruit dim, like head 1
+    assert_clean(at)
+    assert not errors(at) and not at.warning
+    shown = grid_weights(at)
+    np.testing.assert_allclose(shown[1], shown[0])
+
+
+def test_non_divisible_head_count_shows_the_error_and_keeps_the_grid():
+    at = open_page("multi_head", "apple-orange")
+    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    at.number_input(key="multi_head_n_heads").set_value(3).run()
+    assert_clean(at)
+    assert any("W_q has 8 columns, which do not split evenly into 3 heads" in e for e in errors(at)), errors(at)
+    assert any("(1, 2, 4, 8)" in e for e in errors(at))
+    assert len(grid_weights(at)) == 4  # the last valid split stays on screen
+    assert any("last valid" in w.value for w in at.warning)
+
+
+def test_five_edits_in_a_row_all_stick():
+    at = open_page("multi_head", "apple-orange")
+    key = editor_key(at, PREFIX, "heads")
+    edits = {}
+    for row, col, value in [(0, "head", "A"), (1, "dims", "0"), (2, "head", "C"), (3, "dims", "5"), (0, "dims", "7")]:
+        edits.setdefault(row, {})[col] = value
+        edit_cells(at, key, edits)
+        assert_clean(at)
+    heads = at.session_state["lab"]["heads"]
+    assert heads.values.tolist() == [["A", "7"], [APPLE_HEADS[1], "0"], ["C", "4, 6, 7"], [APPLE_HEADS[3], "5"]]
+
+
+def test_adding_a_head_row_adds_a_subplot():
+    at = open_page("multi_head", "apple-orange")
+    edit_cells(at, editor_key(at, PREFIX, "heads"), {}, added=[{"head": "Head 5: everything", "dims": "0 1 2 3"}])
+    assert_clean(at)
+    assert len(grid_weights(at)) == 5
+    assert table(at, "multi_head_concat").shape == (10, 13)
+
+
+def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
+    at = open_page("multi_head", "apple-orange")
+    at.checkbox(key="multi_head_use_W_o").check().run()
+    assert_clean(at)
+    concat = table(at, "multi_head_concat").drop(columns="token").to_numpy(dtype=float)
+    np.testing.assert_allclose(table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float), concat)
+    key = editor_key(at, PREFIX, "W_o")
+    edit_cells(at, key, {0: {"o1": 3.0}})
+    out = table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float)
+    np.testing.assert_allclose(out[:, 1], concat[:, 1] + 3 * concat[:, 0])
+    edit_cells(at, key, {0: {"o1": 3.0}, 2: {"o5": "abc"}})
+    assert_clean(at)
+    assert any("W_o row 3 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
+    np.testing.assert_allclose(table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float), out)
+    bars = [t["name"] for t in chart(at, "multi_head_activation")["data"]]
+    assert "Multi-head (concat · W_O)" in bars
+
+
+def test_bad_embedding_cell_is_explained_and_the_grid_stays():
+    at = open_page("multi_head", "apple-orange")
+    good = grid_weights(at)
+    edit_cells(at, editor_key(at, PREFIX, "X"), {4: {"d2": ""}})
+    assert_clean(at)
+    assert any("X row 5 ('orange'), column 'd2' is empty" in e for e in errors(at)), errors(at)
+    np.testing.assert_allclose(grid_weights(at)[0], good[0])
