@@ -580,8 +580,9 @@ def variance_vs_dk(
         fig.add_trace(go.Scatter(x=d.tolist(), y=v.tolist(), name=name, mode="lines+markers",
                                  line={"color": theme.series_color(n), "width": 3},
                                  hovertemplate=f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>"))
-    fig.update_xaxes(type="log", title_text="d_k (log scale)")
-    fig.update_yaxes(title_text="variance of the score", rangemode="tozero", automargin=True)
+    _dk_axis(fig, d)
+    # log y too: on a linear axis the scaled line (about 1) is flat against 0 next to d_k = 512
+    fig.update_yaxes(type="log", title_text="variance of the score (log scale)", automargin=True)
     fig.update_layout(legend={"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"})
     return _finish(fig, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s, height=460 if projector else 380)
 
@@ -612,13 +613,19 @@ def saturation_vs_dk(
                 line={"color": color[name], "dash": dash, "width": 3},
                 hovertemplate=f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
             ), secondary_y=secondary)
-    fig.update_xaxes(type="log", title_text="d_k (log scale)")
+    _dk_axis(fig, d)
     fig.update_yaxes(title_text="max softmax weight", range=[0, 1.05], secondary_y=False)
-    fig.update_yaxes(title_text="entropy (bits)", rangemode="tozero", showgrid=False, secondary_y=True)
+    fig.update_yaxes(title_text="entropy (bits)", rangemode="tozero", showgrid=False, tickmode="auto", secondary_y=True)
     fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"})
     height = 500 if projector else 420
     return _finish(fig, "Softmax saturation as d_k grows", s, height=height,
                    margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font})
+
+
+def _dk_axis(fig: go.Figure, d: np.ndarray) -> None:
+    """Log x axis for d_k, ticked at the d_k values themselves while there are few of them."""
+    ticks = {"tickvals": d.tolist(), "ticktext": [f"{v:g}" for v in d]} if d.size <= 12 else {}
+    fig.update_xaxes(type="log", title_text="d_k (log scale)", **ticks)
 
 
 def _positive_dks(d_ks: np.ndarray) -> np.ndarray:
@@ -644,6 +651,7 @@ def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) ->
     fig = _arrows_3d(tips, reach, s) if dims == 3 else _arrows_2d(tips, reach, s)
     longest = max(v.size for v in full.values())
     title = f"Vectors from the origin (first {dims} of {longest} dims)" if longest > dims else "Vectors from the origin"
+    fig.update_layout(showlegend=False)  # each arrow is labelled at its tip
     return _finish(fig, title, s, height=560 if projector else 460)
 
 
@@ -674,5 +682,6 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> go.Figure
         ))
     axes = {f"{a}axis": {"range": [-reach, reach], "zeroline": True, "title": {"text": f"dim {n}"}}
             for n, a in enumerate("xyz")}
-    fig.update_layout(scene={"aspectmode": "cube", **axes})
+    camera = {"eye": {"x": 1.7, "y": -1.4, "z": 0.8}}  # side-on: the default eye looks along (1, 1, 1),
+    fig.update_layout(scene={"aspectmode": "cube", "camera": camera, **axes})  # where positive vectors point
     return fig

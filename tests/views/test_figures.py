@@ -359,7 +359,8 @@ def test_variance_vs_dk_two_lines_on_a_log_axis():
     d = np.array([1, 4, 16, 64])
     fig = figures.variance_vs_dk(d, d * 1.0, np.ones(4))
     assert [t.type for t in fig.data] == ["scatter", "scatter"]
-    assert fig.layout.xaxis.type == "log"
+    assert fig.layout.xaxis.type == "log" and list(fig.layout.xaxis.ticktext) == ["1", "4", "16", "64"]
+    assert fig.layout.yaxis.type == "log", "on a linear axis the scaled line hides at 0"
     np.testing.assert_allclose(fig.data[0].y, d)
     assert "√d_k" in fig.layout.title.text
     with pytest.raises(ValueError, match="greater than 0"):
@@ -373,7 +374,7 @@ def test_saturation_vs_dk_puts_entropy_on_a_secondary_axis():
     axes = {t.name: t.yaxis for t in fig.data}
     assert axes["max weight, unscaled"] == "y" and axes["entropy (bits), unscaled"] == "y2"
     assert fig.layout.xaxis.type == "log"
-    assert fig.layout.yaxis2.overlaying == "y"
+    assert fig.layout.yaxis2.overlaying == "y" and fig.layout.yaxis2.tickmode == "auto"
     colors = {t.name: t.line.color for t in fig.data}
     assert colors["max weight, scaled"] == colors["entropy (bits), scaled"] != colors["max weight, unscaled"]
 
@@ -397,6 +398,8 @@ def test_vector_arrows_3d_for_three_or_more_dims():
     assert fig.layout.scene.aspectmode == "cube"
     assert fig.layout.scene.xaxis.range == fig.layout.scene.zaxis.range
     assert "first 3 of 4 dims" in fig.layout.title.text
+    eye = fig.layout.scene.camera.eye
+    assert not (eye.x == eye.y == eye.z), "the default eye looks along (1, 1, 1), where positive vectors point"
 
 
 def test_vector_arrows_one_dimension_lies_on_the_x_axis():
