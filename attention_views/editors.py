@@ -170,3 +170,50 @@ def resize_rows(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
     cols = value_columns(frame)
     rows = [frame.iloc[k].tolist() if k < frame.shape[0] else [0.0] * len(cols) for k in range(len(labels))]
     return pd.DataFrame(rows, index=list(labels), columns=cols, dtype=object)
+
+
+MAX_CSV_BYTES = 100_000
+
+
+def table_to_csv(frame: pd.DataFrame) -> str:
+    """A table as CSV: the row labels first (``token`` column or the index), then the numbers."""
+    return frame.to_csv(index=TOKEN not in frame.columns)
+
+
+def table_from_csv(data: bytes, like: pd.DataFrame, table: str, *, max_rows: int, max_cols: int) -> pd.DataFrame:
+    """A table read from CSV, shaped like ``like`` (labels first, then numbers); TableError on anything bad.
+
+    Every cell must be a finite number, so a file that is not CSV, has text in a number column, or is
+    too large changes nothing.
+    """
+    import io
+
+    if len(data) > MAX_CSV_BYTES:
+        raise TableError(table, f"the file is larger than {MAX_CSV_BYTES // 1000} kB, the limit for a table")
+    try:
+        raw = pd.read_csv(io.BytesIO(data), dtype=object, keep_default_na=False)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError):
+        raise TableError(table, f"the file is not a CSV table; download {table} as CSV to see the format") from None
+    if raw.shape[1] < 2 or raw.shape[0] < 1:
+        raise TableError(table, "the CSV needs a label column and at least one number column and one row")
+    if raw.shape[0] > max_rows or raw.shape[1] - 1 > max_cols:
+        raise TableError(table, f"the CSV is {raw.shape[0]} x {raw.shape[1] - 1}; the app allows at most "
+                                f"{max_rows} x {max_cols}")
+    if TOKEN not in like.columns and raw.shape[0] != like.shape[0]:
+        raise TableError(table, f"the CSV has {raw.shape[0]} rows but {table} needs {like.shape[0]}")
+    labels = [str(v) for v in raw.iloc[:, 0]]
+    cols = [str(c) for c in raw.columns[1:]]
+    frame = pd.DataFrame(raw.iloc[:, 1:].to_numpy(), columns=cols, dtype=object)
+    if TOKEN in like.columns:
+        frame.insert(0, TOKEN, labels)
+    else:
+        frame.index = labels
+    table_to_matrix(frame, f"{table} (from the CSV)")  # every cell must be a number
+    return _numbers(frame)
+
+
+def _numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for col in value_columns(out):
+        out[col] = [parse_number(v) for v in out[col]]
+    return out.astype({c: object for c in value_columns(out)})

@@ -15,10 +15,20 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import share
-from attention_views.editors import TOKEN, Delta, apply_delta, display_table, value_columns
+from attention_views.editors import (
+    TOKEN,
+    Delta,
+    TableError,
+    apply_delta,
+    display_table,
+    table_from_csv,
+    table_to_csv,
+    value_columns,
+)
 from attention_views.state import (
     DEFAULT_SCENARIO,
     MAX_DIMS,
+    MAX_TOKENS,
     PRESETS,
     SCALE_MODES,
     apply_preset,
@@ -214,6 +224,47 @@ def matrix_editor(lab: dict, prefix: str, name: str, *, dynamic_rows: bool = Fal
     error = table_errors({"tables": {name: frame}}).get(name)
     if error:
         st.error(error, icon="⚠️")
+    _csv_popover(lab, prefix, name)
+
+
+def _csv_popover(lab: dict, prefix: str, name: str) -> None:
+    with st.popover(f"{name} as CSV", icon=":material/table_view:"):
+        st.download_button(f"Download {name}.csv", table_to_csv(lab["tables"][name]), file_name=f"{name}.csv",
+                           mime="text/csv", key=f"{prefix}_csv_down_{name}")
+        key, error_key = f"{prefix}_csv_up_{name}_{lab['rev']}", f"{prefix}_csv_error_{name}"
+        st.file_uploader(f"Replace {name} from a CSV file", type=["csv"], key=key,
+                         on_change=_on_csv_upload, args=(key, name, error_key))
+        if st.session_state.get(error_key):
+            st.error(st.session_state[error_key], icon="⚠️")
+
+
+def _on_csv_upload(key: str, name: str, error_key: str) -> None:
+    ss = st.session_state
+    upload = ss.get(key)
+    ss[error_key] = ""
+    if upload is None:
+        return
+    try:
+        ss[LAB]["tables"][name] = table_from_csv(upload.getvalue(), ss[LAB]["tables"][name], name,
+                                                 max_rows=MAX_TOKENS, max_cols=MAX_DIMS)
+    except TableError as err:
+        ss[error_key] = f"{err} Nothing was changed."
+        return
+    bump_rev(ss[LAB])
+
+
+def chart(fig: object, key: str, **kwargs: object) -> object:
+    """st.plotly_chart with the toolbar's PNG export at slide resolution, named after page and scenario."""
+    ss = st.session_state
+    name = f"{ss.get('page') or 'attention'}-{ss[LAB]['scenario']}-{key.split('_', 1)[-1]}"
+    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 3, "filename": name}}
+    return st.plotly_chart(fig, key=key, config=config, **kwargs)
+
+
+def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:
+    """A download button for a result table as CSV."""
+    st.download_button(label, frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
+                       icon=":material/download:")
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:

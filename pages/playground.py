@@ -10,6 +10,8 @@ from attention_views.widgets import (
     STAGE_LABELS,
     attention_controls,
     bound,
+    chart,
+    csv_download,
     editors_panel,
     finish,
     lab,
@@ -42,26 +44,30 @@ with right:
     if head is not None:
         r = head.result
         kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
-        st.plotly_chart(figures.attention_heatmap(getattr(r, stage), head.query_tokens, head.key_tokens,
-                                                  title=STAGE_LABELS[stage], projector=big, **kind),
-                        key="playground_heatmap")
+        chart(figures.attention_heatmap(getattr(r, stage), head.query_tokens, head.key_tokens,
+                                        title=STAGE_LABELS[stage], projector=big, **kind), "playground_heatmap")
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         if stage == "masked":
-            st.plotly_chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
-                            key="playground_mask_fig")
+            chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
+                  "playground_mask_fig")
 
 if head is not None:
     st.subheader("Queries, keys and values")
     triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
     for column, (name, M, rows) in zip(st.columns(3), triples, strict=True):
         cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
-        column.plotly_chart(figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5,
-                                                   projector=big),
-                            key=f"playground_{name}_fig")
+        with column:
+            chart(figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big),
+                  f"playground_{name}_fig")
     out_col, bar_col = st.columns(2)
-    out_col.markdown("**Output** = weights · V, one row per query")
-    out_col.dataframe(numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])]),
-                      hide_index=True, key="playground_output")
-    bar_col.plotly_chart(figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
-                         key="playground_activation")
+    output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
+    with out_col:
+        st.markdown("**Output** = weights · V, one row per query")
+        st.dataframe(output, hide_index=True, key="playground_output")
+        csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
+        csv_download("Weights as CSV", numbers_frame(r.weights, head.query_tokens, head.key_tokens), "weights.csv",
+                     "playground_weights_csv")
+    with bar_col:
+        chart(figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
+              "playground_activation")
 finish()

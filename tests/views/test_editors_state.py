@@ -133,3 +133,48 @@ def test_presets_and_resizing():
     resize_head_width(lab, ("W_q", "W_k"), 2, "k")
     assert run_single_head(lab).result.Q.shape == (3, 2)
     assert isinstance(lab["tables"]["X"], pd.DataFrame)
+
+
+def test_csv_round_trip_for_token_and_projection_tables():
+    from attention_views.editors import table_from_csv, table_to_csv
+
+    lab = new_lab("random-seed42")
+    for name in ("X", "W_q"):
+        frame = lab["tables"][name]
+        back = table_from_csv(table_to_csv(frame).encode(), frame, name, max_rows=64, max_cols=64)
+        assert row_labels_of(back) == row_labels_of(frame)
+        np.testing.assert_array_equal(table_to_matrix(back, name)[1], table_to_matrix(frame, name)[1])
+
+
+def row_labels_of(frame):
+    from attention_views.editors import row_labels
+
+    return row_labels(frame)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"token,d0\na,1\nb,zz\n", "X (from the CSV) row 2 ('b'), column 'd0' is 'zz', not a number"),
+        (b"token,d0\na,\n", "is empty"),
+        (b"\x00\x01\x02", "CSV"),
+        (b"justonecolumn\n1\n", "label column"),
+        (b"token," + b",".join(b"d%d" % j for j in range(65)) + b"\na" + b",1" * 65 + b"\n", "at most 64 x 64"),
+        (b"x" * 200_000, "larger than"),
+    ],
+)
+def test_bad_csv_is_refused_with_a_message(data, message):
+    from attention_views.editors import table_from_csv
+
+    like = new_lab("random-seed42")["tables"]["X"]
+    with pytest.raises(TableError) as err:
+        table_from_csv(data, like, "X", max_rows=64, max_cols=64)
+    assert message in str(err.value)
+
+
+def test_projection_csv_needs_the_same_rows():
+    from attention_views.editors import table_from_csv
+
+    like = new_lab("random-seed42")["tables"]["W_q"]
+    with pytest.raises(TableError, match="has 2 rows but W_q needs 4"):
+        table_from_csv(b",q0\nd0,1\nd1,2\n", like, "W_q", max_rows=64, max_cols=64)
