@@ -10,13 +10,14 @@ Queries "ask questions", keys "advertise what a token offers", values carry what
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from attention_core.errors import AttentionInputError, as_matrix, check_number, check_positive
 from attention_core.masks import as_additive_mask
-from attention_core.softmax import softmax
+from attention_core.softmax import softmax_rows_inplace
 
 
 @dataclass(frozen=True)
@@ -24,20 +25,42 @@ class AttentionResult:
     """Every stage of one attention computation, so each can be shown.
 
     Shapes: ``Q (n_q, d_k)``, ``K (n_k, d_k)``, ``V (n_k, d_v)``; ``scores``, ``scaled``,
-    ``masked``, ``weights`` and ``mask`` are ``(n_q, n_k)``; ``output (n_q, d_v)``.
+    ``additive_mask``, ``masked``, ``weights`` and ``mask`` are ``(n_q, n_k)``; ``output (n_q, d_v)``.
+    ``weights`` and ``output`` are computed up front; the intermediate stages ``scores``, ``scaled``,
+    ``additive_mask`` and ``masked`` are recomputed from Q and K the first time they are read (then
+    kept), so a call that only needs the output does not hold five (n_q, n_k) arrays per head.
     """
 
     Q: np.ndarray
     K: np.ndarray
     V: np.ndarray
-    scores: np.ndarray  # Q @ K.T
-    scaled: np.ndarray  # scores * scale / temperature
-    additive_mask: np.ndarray  # 0 where allowed, -inf where masked (all zeros without a mask)
-    masked: np.ndarray  # scaled + additive_mask
     weights: np.ndarray  # softmax(masked) along keys
     output: np.ndarray  # weights @ V
     scale: float
     temperature: float
+    _add: np.ndarray | None = field(default=None, repr=False)  # the additive mask attend() was given, or None
+
+    @cached_property
+    def scores(self) -> np.ndarray:
+        """Q @ K.T, the raw dot products (n_q, n_k)."""
+        return self.Q @ self.K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+
+    @cached_property
+    def scaled(self) -> np.ndarray:
+        """scores * scale / temperature (n_q, n_k)."""
+        return self.scores * (self.scale / self.temperature)
+
+    @cached_property
+    def additive_mask(self) -> np.ndarray:
+        """0 where allowed, -inf where masked (all zeros without a mask), (n_q, n_k)."""
+        if self._add is None:
+            return np.zeros((self.Q.shape[0], self.K.shape[0]))  # (n_q, n_k)
+        return self._add.copy()  # a copy: heads share the array attend() was given
+
+    @cached_property
+    def masked(self) -> np.ndarray:
+        """scaled + additive_mask (n_q, n_k): -inf where masked."""
+        return self.scaled + self.additive_mask
 
     @property
     def mask(self) -> np.ndarray:
@@ -88,17 +111,37 @@ def scaled_dot_product_attention(
 def attend(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, add: np.ndarray | None, scale: float, temperature: float
 ) -> AttentionResult:
-    """The arithmetic, on inputs that are already validated (additive mask or None)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
-        scaled = scores * (scale / temperature)  # (n_q, n_k)
-    _check_scores(scores, "Q @ K.T")
-    _check_scores(scaled, "the scaled scores")
-    add = np.zeros_like(scores) if add is None else add
-    masked = scaled + add  # (n_q, n_k)
-    weights = softmax(masked, axis=-1)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
+    """The arithmetic, on inputs that are already validated (additive mask or None).
+
+    One (n_q, n_k) array is allocated: it holds the scaled scores, then the masked scores, then,
+    after an in-place softmax, the weights.
+    """
+    weights = scaled_scores(Q, K, scale / temperature)  # (n_q, n_k)
+    if add is not None:
+        weights += add  # masked: -inf where a key is blocked
+    softmax_rows_inplace(weights)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
     output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
-    return AttentionResult(Q, K, V, scores, scaled, add, masked, weights, output, scale, temperature)
+    return AttentionResult(Q, K, V, weights, output, scale, temperature, add)
+
+
+def scaled_scores(Q: np.ndarray, K: np.ndarray, factor: float) -> np.ndarray:
+    """(Q @ K.T) * factor as a new (n_q, n_k) array, or AttentionInputError if it overflows.
+
+    By Cauchy-Schwarz every entry, and every partial sum inside the matmul, is at most
+    ``|q_i| |k_j|`` in size; when that bound is comfortably finite the factor is folded into Q
+    (an (n_q, d_k) multiply instead of an (n_q, n_k) one) and no entry needs checking.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        q_norm = np.linalg.norm(Q, axis=1)  # (n_q,)
+        k_norm = np.linalg.norm(K, axis=1)  # (n_k,)
+        bound = q_norm.max() * k_norm.max() * max(1.0, abs(factor))
+        if bound < 1e300:
+            return (Q * factor) @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+        scores = Q @ K.T  # (n_q, n_k)
+        _check_scores(scores, "Q @ K.T")
+        scaled = scores * factor  # (n_q, n_k)
+    _check_scores(scaled, "the scaled scores")
+    return scaled
 
 
 def _check_scores(scores: np.ndarray, what: str) -> None:

@@ -134,20 +134,41 @@ def multi_head_attention(
     temperature = check_positive(temperature, "temperature")
     width = sum(h.d_v for h in heads)
     W_o, b_o = _check_output_projection(W_o, b_o, width)
+    Q_all, K_all, V_all = _project_all(X_q, X_kv, heads)  # (n_q, sum d_k), (n_k, sum d_k), (n_k, sum d_v)
     results = tuple(
-        attend(*_project(X_q, X_kv, h), add, resolve_scale(scale, h.d_k), temperature) for h in heads
+        attend(Q_all[:, qs], K_all[:, qs], V_all[:, vs], add, resolve_scale(scale, h.d_k), temperature)
+        for h, qs, vs in zip(heads, _blocks([h.d_k for h in heads]), _blocks([h.d_v for h in heads]), strict=True)
     )
     concat = np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
     output = concat if W_o is None else concat @ W_o + (0.0 if b_o is None else b_o)  # (n_q, d_out)
     return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
 
 
-def _project(X_q: np.ndarray, X_kv: np.ndarray, h: Head) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    Q = X_q @ h.W_q  # (n_q, d_model) @ (d_model, d_k) -> (n_q, d_k)
-    K = X_kv @ h.W_k  # (n_k, d_k)
-    V = X_kv @ h.W_v  # (n_k, d_v)
-    Q, K, V = (M if b is None else M + b for M, b in ((Q, h.b_q), (K, h.b_k), (V, h.b_v)))
-    return Q, K, V
+def _project_all(X_q: np.ndarray, X_kv: np.ndarray, heads: list[Head]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every head's Q, K, V side by side, from one matmul per input (heads' W's concatenated).
+
+    Head i's Q is the column block ``Q_all[:, sum of earlier d_k : + d_k]``; the same for K and V.
+    """
+    W_q, W_k, W_v = (np.concatenate([getattr(h, n) for h in heads], axis=1) for n in ("W_q", "W_k", "W_v"))
+    b_q, b_k, b_v = (_concat_bias(heads, n, w) for n, w in (("b_q", "d_k"), ("b_k", "d_k"), ("b_v", "d_v")))
+    d_qk = W_q.shape[1]
+    if X_kv is X_q:  # self-attention: a single (n, d_model) @ (d_model, 2 sum d_k + sum d_v)
+        QKV = X_q @ np.concatenate([W_q, W_k, W_v], axis=1) + np.concatenate([b_q, b_k, b_v])
+        return QKV[:, :d_qk], QKV[:, d_qk : 2 * d_qk], QKV[:, 2 * d_qk :]
+    KV = X_kv @ np.concatenate([W_k, W_v], axis=1) + np.concatenate([b_k, b_v])  # (n_k, sum d_k + sum d_v)
+    return X_q @ W_q + b_q, KV[:, :d_qk], KV[:, d_qk:]
+
+
+def _concat_bias(heads: list[Head], name: str, width: str) -> np.ndarray:
+    """The heads' biases ``name`` end to end, zeros for a head without one: (sum of widths,)."""
+    biases = [getattr(h, name) for h in heads]
+    return np.concatenate([np.zeros(getattr(h, width)) if b is None else b for h, b in zip(heads, biases, strict=True)])
+
+
+def _blocks(widths: list[int]) -> list[slice]:
+    """Consecutive column slices of the given widths: [0, w0), [w0, w0 + w1), ..."""
+    ends = np.cumsum(widths).tolist()
+    return [slice(end - w, end) for end, w in zip(ends, widths, strict=True)]
 
 
 def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:
