@@ -15,29 +15,46 @@ class AttentionInputError(ValueError):
     """An input to attention_core is unusable; the message says what, where and how to fix it."""
 
 
-def _first_bad_entry(rows: list, name: str) -> str:
-    """Describe the first entry of a nested list that is not a number."""
-    for i, row in enumerate(rows):
-        for j, value in enumerate(np.atleast_1d(np.asarray(row, dtype=object))):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                return f"{name} row {i}, column {j} is {value!r}, not a number"
-    return f"{name} contains entries that are not numbers"
+def float_array(x: object, name: str) -> np.ndarray:
+    """``x`` as a new float64 array (callers' arrays are never modified), or AttentionInputError.
+
+    Only real numbers pass: text (even "1.5"), booleans, None and complex numbers are named with
+    their position, so a student sees which cell to fix.
+    """
+    try:
+        raw = np.asarray(x)
+    except ValueError:  # nested lists that do not form a table
+        lengths = sorted({len(r) for r in x if hasattr(r, "__len__")}) if isinstance(x, (list, tuple)) else []
+        problem = f"has rows of different lengths {lengths}" if len(lengths) > 1 else "is not a table of numbers"
+        raise AttentionInputError(f"{name} {problem}; every row needs the same number of columns") from None
+    if raw.dtype.kind not in "iuf":
+        entries = np.asarray(x, dtype=object)  # the original Python objects, not NumPy's conversions
+        bad = next(((idx, v) for idx, v in np.ndenumerate(entries) if not _is_number(v)), None)
+        if bad is not None:
+            idx, value = bad
+            raise AttentionInputError(f"{name}{_where(idx)} is {_show(value)}, not a number; use a number there")
+    return np.array(raw, dtype=np.float64)
+
+
+def _where(idx: tuple[int, ...]) -> str:
+    """' row i, column j' for a matrix entry, ' entry i' for a vector's, '' for a single value."""
+    if len(idx) == 2:
+        return f" row {idx[0]}, column {idx[1]}"
+    return f" entry {idx[0] if len(idx) == 1 else idx}" if idx else ""
+
+
+def _is_number(value: object) -> bool:
+    value = value.item() if isinstance(value, np.generic) else value
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _show(value: object) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def as_matrix(x: object, name: str) -> np.ndarray:
     """Return ``x`` as a finite float64 array of shape (rows, cols), or raise AttentionInputError."""
-    try:
-        arr = np.array(x, dtype=np.float64)  # a copy: callers' arrays are never modified
-    except (TypeError, ValueError):
-        if isinstance(x, (list, tuple)) and all(isinstance(r, (list, tuple, np.ndarray)) for r in x):
-            lengths = {len(r) for r in x}
-            if len(lengths) > 1:
-                raise AttentionInputError(
-                    f"{name} has rows of different lengths {sorted(lengths)}; "
-                    "every row needs the same number of columns"
-                ) from None
-            raise AttentionInputError(_first_bad_entry(list(x), name)) from None
-        raise AttentionInputError(f"{name} must contain only numbers") from None
+    arr = float_array(x, name)
     if arr.ndim != 2:
         raise AttentionInputError(
             f"{name} must be a 2-D matrix (one row per token), "
@@ -51,10 +68,7 @@ def as_matrix(x: object, name: str) -> np.ndarray:
 
 def as_vector(x: object, name: str) -> np.ndarray:
     """Return ``x`` as a finite, non-empty float64 vector, or raise AttentionInputError."""
-    try:
-        arr = np.array(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise AttentionInputError(f"{name} must contain only numbers") from None
+    arr = float_array(x, name)
     if arr.ndim != 1 or arr.size == 0:
         raise AttentionInputError(f"{name} must be a non-empty 1-D vector, but it has shape {arr.shape}")
     bad = np.flatnonzero(~np.isfinite(arr))

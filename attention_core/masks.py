@@ -31,7 +31,12 @@ def as_additive_mask(mask: object, n_q: int, n_k: int) -> np.ndarray | None:
     """Validate a bool or additive float mask for (n_q, n_k) scores and return its additive form."""
     if mask is None:
         return None
-    arr = np.asarray(mask)
+    try:
+        arr = np.asarray(mask)
+    except ValueError:  # nested lists of different lengths
+        raise AttentionInputError(
+            f"mask is not a table: it needs {n_q} rows (one per query) of {n_k} entries (one per key)"
+        ) from None
     if arr.shape != (n_q, n_k):
         raise AttentionInputError(
             f"mask has shape {arr.shape} but the scores have shape ({n_q}, {n_k}): "

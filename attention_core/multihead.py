@@ -177,9 +177,14 @@ def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:
         raise AttentionInputError("heads is empty; give at least one Head")
     checked = []
     for i, h in enumerate(heads):
+        if not isinstance(h, Head):
+            raise AttentionInputError(
+                f"heads[{i}] is a {type(h).__name__}, not a Head; make one with Head(W_q, W_k, W_v), "
+                "split_heads or selection_head"
+            )
         label = f"head {i} ({h.name})" if h.name else f"head {i}"
         mats = {n: as_matrix(getattr(h, n), f"{label} {n}") for n in ("W_q", "W_k", "W_v")}
-        _check_same_rows(mats, d_model)
+        _check_same_rows({f"{label} {n}": W for n, W in mats.items()}, d_model)
         if mats["W_q"].shape[1] != mats["W_k"].shape[1]:
             raise AttentionInputError(
                 f"{label}: W_q has {mats['W_q'].shape[1]} columns but W_k has {mats['W_k'].shape[1]}; "
