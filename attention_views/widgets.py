@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 import attention_core as ac
-from attention_views import share
+from attention_views import share, theme
 from attention_views.editors import (
     TOKEN,
     Delta,
@@ -41,11 +42,11 @@ from attention_views.state import (
 LAB = "lab"
 SHARE_SLOT = "_share_slot"  # this run's share-panel container (a per-session placeholder, re-made every run)
 PAGE_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
 </style>"""
 PROJECTOR_CSS = """<style>
-[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 .stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
 h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
 </style>"""
@@ -69,6 +70,7 @@ def lab(page: str = "") -> dict:
     refused with a warning and the scenario's defaults are shown. Call :func:`finish` at the end of
     the page so the link in the address bar and the sidebar follows every edit.
     """
+    _leave_pages_folder_mode()
     ss = st.session_state
     ss["page"] = page
     requested = st.query_params.get("scenario")
@@ -81,6 +83,20 @@ def lab(page: str = "") -> dict:
         load_scenario(requested)
     sidebar()
     return ss[LAB]
+
+
+def _leave_pages_folder_mode() -> None:
+    """Make a direct link's first run go through app.py's st.navigation.
+
+    A server whose app has a folder named ``pages/`` starts in Streamlit's old multipage mode: until
+    some session has run app.py (which calls st.navigation), a direct link such as /playground runs
+    the page file alone, without app.py's page config and with a generated page list. st.navigation
+    switches that mode off by clearing this flag; we clear it and rerun, so the run goes through
+    app.py with the same URL. (Streamlit 1.67, pinned: streamlit/runtime/pages_manager.py.)
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def _lab_from_link(scenario_id: str) -> dict:
@@ -257,8 +273,8 @@ def chart(fig: object, key: str, **kwargs: object) -> object:
     """st.plotly_chart with the toolbar's PNG export at slide resolution, named after page and scenario."""
     ss = st.session_state
     name = f"{ss.get('page') or 'attention'}-{ss[LAB]['scenario']}-{key.split('_', 1)[-1]}"
-    config = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 3, "filename": name}}
-    return st.plotly_chart(fig, key=key, config=config, **kwargs)
+    kwargs.setdefault("theme", None)  # keep the figure's own projector-friendly template and colours
+    return st.plotly_chart(fig, key=key, config=theme.png_export_config(name), **kwargs)
 
 
 def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:
