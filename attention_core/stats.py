@@ -54,9 +54,7 @@ def _check_sizes(d_ks: object, **counts: int) -> np.ndarray:
     return d.astype(int)
 
 
-def dot_product_variance(
-    d_ks: object, n_samples: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
+def dot_product_variance(d_ks: object, n_samples: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     r"""Sample variance of q.k and of q.k / sqrt(d_k) for q, k ~ N(0, 1)^{d_k}: (n_d,) -> (n_d,), (n_d,).
 
     .. math:: \mathrm{Var}(q \cdot k) \approx d_k, \qquad \mathrm{Var}(q \cdot k / \sqrt{d_k}) \approx 1

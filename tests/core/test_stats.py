@@ -98,8 +98,12 @@ def test_score_variance_reproduces_seed_001():
     assert v.var_scores == pytest.approx(7.21530915931742, abs=1e-7)
     assert v.expected == pytest.approx(8 * v.var_q * v.var_k) and v.expected == pytest.approx(5.67, abs=0.01)
     # In [9]: scaled = np.matmul(q, k.T) / np.sqrt(d_k)
-    gold = [[0.66158986, 2.1890094, 1.47057175, -0.55766578], [-0.04283381, -0.3867535, -0.94567911, -0.32441353],
-            [0.3516757, 0.3646689, 0.19063747, -0.24931769], [0.06309255, -1.58350188, -1.56805462, 0.50234097]]
+    gold = [
+        [0.66158986, 2.1890094, 1.47057175, -0.55766578],
+        [-0.04283381, -0.3867535, -0.94567911, -0.32441353],
+        [0.3516757, 0.3646689, 0.19063747, -0.24931769],
+        [0.06309255, -1.58350188, -1.56805462, 0.50234097],
+    ]
     np.testing.assert_allclose(v.scaled, gold, atol=2e-8)
     assert v.var_scaled == pytest.approx(v.var_scores / 8)
 
