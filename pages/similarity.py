@@ -1,0 +1,88 @@
+"""Similarity: dot product, norms, cosine and angle of two vectors, and of the scenario's tokens (seed 002)."""
+
+import numpy as np
+import streamlit as st
+
+import attention_core as ac
+from attention_views import figures
+from attention_views.editors import TableError, matrix_table, table_to_matrix, value_columns
+from attention_views.state import resize_head_width
+from attention_views.widgets import bump_rev, finish, lab, matrix_editor, numbers_frame, projector
+
+SEED_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
+NAMES = ["X", "Y"]
+VECTORS = "similarity_vectors"  # this page's own editable table, kept like the lab's: {"tables", "rev", "last"}
+
+lab = lab("similarity")
+big = projector()
+if VECTORS not in st.session_state:
+    table = matrix_table(SEED_VECTORS, NAMES, [f"d{j}" for j in range(4)], tokens=False)
+    st.session_state[VECTORS] = {"tables": {"vectors": table}, "rev": 0, "last": SEED_VECTORS}
+vec = st.session_state[VECTORS]
+
+st.title("Similarity: dot product, cosine and angle")
+st.latex(r"\cos\theta = \frac{X\cdot Y}{\lVert X\rVert\,\lVert Y\rVert},\qquad \theta = \arccos(\cos\theta)")
+st.markdown("**Two vectors**, one per row: edit any entry.")
+edit_col, size_col = st.columns([4, 1], gap="medium")
+with edit_col:
+    matrix_editor(vec, "similarity", "vectors")
+n = len(value_columns(vec["tables"]["vectors"]))
+wanted = size_col.number_input("Entries per vector", 2, 16, n, key=f"similarity_dims_{vec['rev']}")
+if wanted != n:
+    resize_head_width(vec, ("vectors",), wanted, "d")
+    bump_rev(vec)
+    st.rerun()
+valid = False
+try:
+    M = table_to_matrix(vec["tables"]["vectors"], "vectors")[1]  # (2, d)
+except TableError:
+    pass  # its message (vector, entry) is already shown under the editor
+else:
+    zero = [name for name, row in zip(NAMES, M, strict=True) if not row.any()]
+    if zero:
+        st.error(f"{zero[0]} is all zeros: it has no direction, so there is no cosine or angle. "
+                 "Change one of its entries.", icon="⚠️")
+    else:
+        vec["last"], valid = M, True
+if not valid:
+    st.warning("Showing the last valid vectors until the entry is fixed.", icon="⏸️")
+
+M = vec["last"]  # (2, d)
+x, y = M
+norms = np.linalg.norm(M, axis=1)  # (2, d) -> (2,)
+units = M / norms[:, None]  # (2, d), each row of length 1
+for col, label, value in zip(
+    st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
+    (f"{x @ y:.2f}", f"{norms[0]:.2f}", f"{norms[1]:.2f}", f"{ac.cosine_similarity(x, y):.4f}",
+     f"{ac.angle_degrees(x, y):.2f}°"), strict=True,
+):
+    col.metric(label, value)
+st.markdown("**After normalisation**: each vector divided by its length.")
+unit_cols = [f"d{j}" for j in range(M.shape[1])]
+st.dataframe(numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), hide_index=True,
+             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in unit_cols},
+             key="similarity_units")
+st.caption(f"dot(X_unit, Y_unit) = {units[0] @ units[1]:.4f}: for unit vectors the dot product is the cosine.")
+
+st.subheader("The vectors as arrows")
+three_col, unit_col = st.columns(2)
+three = three_col.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
+unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
+drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
+st.plotly_chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
+
+st.subheader("Cosine similarity between the scenario's tokens")
+name = "X" if "X" in lab["tables"] else "K"
+what = "embeddings X" if name == "X" else "keys K"
+try:
+    tokens, E = table_to_matrix(lab["tables"][name], name)  # (n, d)
+except TableError as err:
+    st.error(f"The scenario's {what} table has an error, so this heatmap is not drawn: {err}. "
+             "Fix it on the Playground page.", icon="⚠️")
+else:
+    st.caption(f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
+               "−1 = opposite. A row of zeros has no direction and gets 0.")
+    st.plotly_chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
+                                           title=f"Pairwise cosine of the {what}", projector=big),
+                    key="similarity_pairwise")
+finish()
