@@ -20,7 +20,14 @@ Reproduce a lecture in three lines::
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
 from attention_core.errors import AttentionInputError
 from attention_core.explain import CellExplanation, explain_cell
-from attention_core.masks import additive_mask, causal_mask
+from attention_core.masks import (
+    additive_mask,
+    blind_rows,
+    causal_mask,
+    padding_mask,
+    prefix_lm_mask,
+    sliding_window_mask,
+)
 from attention_core.multihead import (
     Head,
     MultiHeadResult,
@@ -68,6 +75,7 @@ __all__ = [
     "ScoreVariance",
     "activation_norms",
     "additive_mask",
+    "blind_rows",
     "angle_degrees",
     "causal_mask",
     "cosine_similarity",
@@ -79,12 +87,15 @@ __all__ = [
     "list_scenarios",
     "load_scenario",
     "multi_head_attention",
+    "padding_mask",
     "pairwise_cosine",
+    "prefix_lm_mask",
     "run_scenario",
     "sample_score_row",
     "scaled_dot_product_attention",
     "score_variance",
     "selection_head",
+    "sliding_window_mask",
     "softmax",
     "softmax_saturation",
     "split_heads",

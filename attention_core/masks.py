@@ -55,3 +55,37 @@ def as_additive_mask(mask: object, n_q: int, n_k: int) -> np.ndarray | None:
             f"mask row {i}, column {j} is {arr[i, j]}; an additive mask holds 0 (attend) or -inf (blocked)"
         )
     return arr
+
+
+def _count(value: object, name: str, low: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise AttentionInputError(f"{name} must be a whole number of at least {low}, but it is {value!r}")
+    return int(value)
+
+
+def padding_mask(n_queries: int, n_keys: int, n_pad: int) -> np.ndarray:
+    """Boolean (n_q, n_k) mask that hides the last ``n_pad`` keys (padding tokens) from every query."""
+    n_q, n_k = _count(n_queries, "n_queries", 1), _count(n_keys, "n_keys", 1)
+    n_pad = _count(n_pad, "n_pad")
+    visible = np.arange(n_k) < n_k - n_pad  # (n_k,)
+    return np.broadcast_to(visible, (n_q, n_k)).copy()  # (n_q, n_k)
+
+
+def sliding_window_mask(n_queries: int, n_keys: int, width: int) -> np.ndarray:
+    """Boolean (n_q, n_k) mask: query i sees keys i - width + 1 .. i (itself and width - 1 before it)."""
+    n_q, n_k = _count(n_queries, "n_queries", 1), _count(n_keys, "n_keys", 1)
+    width = _count(width, "width", 1)
+    offset = np.arange(n_q)[:, None] - np.arange(n_k)[None, :]  # (n_q, n_k): i - j
+    return (offset >= 0) & (offset < width)
+
+
+def prefix_lm_mask(n_queries: int, n_keys: int, prefix: int) -> np.ndarray:
+    """Boolean (n_q, n_k) prefix-LM mask: the first ``prefix`` keys are seen by all, the rest causally."""
+    n_q, n_k = _count(n_queries, "n_queries", 1), _count(n_keys, "n_keys", 1)
+    prefix = _count(prefix, "prefix")
+    return causal_mask(n_q, n_k) | (np.arange(n_k) < prefix)[None, :]  # (n_q, n_k)
+
+
+def blind_rows(mask: np.ndarray) -> np.ndarray:
+    """Indices of the queries that may attend no key at all (their weights are all zero)."""
+    return np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1))

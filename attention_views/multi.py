@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_core.scenarios import scenario_mask
 from attention_views.editors import (
     Delta,
     TableError,
@@ -30,7 +29,7 @@ from attention_views.editors import (
     table_to_matrix,
     value_columns,
 )
-from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS
+from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, lab_mask
 
 HEADS = "heads"  # where an error belongs: the heads table ...
 N_HEADS = "n_heads"  # ... or the number-of-heads input of the equal split
@@ -268,7 +267,7 @@ def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:
 def attention_kwargs(lab: dict, n_q: int, n_k: int) -> dict:
     """mask, scale and temperature for the core; the "sqrt" scale gives each head its own 1/sqrt(d_k)."""
     scale = {"sqrt": None, "none": 1.0}.get(lab["scale_mode"], lab["scale_custom"])
-    return {"mask": scenario_mask(lab["mask"], n_q, n_k), "scale": scale, "temperature": lab["temperature"]}
+    return {"mask": lab_mask(lab, n_q, n_k), "scale": scale, "temperature": lab["temperature"]}
 
 
 def run_multi(lab: dict) -> MultiHeadView:

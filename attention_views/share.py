@@ -14,11 +14,21 @@ import json
 import numbers
 import zlib
 
+import numpy as np
 import pandas as pd
 
 import attention_core as ac
 from attention_views.editors import TOKEN
-from attention_views.state import HEAD_MODES, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, STAGES, new_lab
+from attention_views.state import (
+    HEAD_MODES,
+    MASK_KINDS,
+    MAX_DIMS,
+    MAX_HEADS,
+    MAX_TOKENS,
+    SCALE_MODES,
+    STAGES,
+    new_lab,
+)
 
 VERSION = "1"
 MAX_TOKEN_CHARS = 16_000  # refuse longer links before decoding anything
@@ -26,7 +36,8 @@ MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing (no zip b
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
 MAX_LABEL_CHARS = 100
 SCALARS = {  # lab field -> short payload key
-    "mask": "m", "scale_mode": "sm", "scale_custom": "sc", "temperature": "T", "stage": "st",
+    "mask": "m", "mask_pad": "mp", "mask_window": "mw", "mask_prefix": "mx",
+    "scale_mode": "sm", "scale_custom": "sc", "temperature": "T", "stage": "st",
     "heads_mode": "hm", "n_heads": "n", "use_W_o": "o", "selected": "c",
 }
 
@@ -65,6 +76,8 @@ def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
               if full or name not in pristine["tables"] or not f.equals(pristine["tables"][name])}
     if tables:
         out["t"] = tables
+    if lab.get("mask_custom") is not None:
+        out["mc"] = lab["mask_custom"].astype(int).tolist()
     if full or not lab["heads"].equals(pristine["heads"]):
         out["h"] = lab["heads"].astype(str).values.tolist()
     return out
@@ -118,19 +131,24 @@ def payload_to_lab(payload: object) -> dict:
         lab["tables"][name] = _table(name, table)
     if "h" in payload:
         lab["heads"] = _heads(payload["h"])
+    if "mc" in payload:
+        lab["mask_custom"] = _painted(payload["mc"])
     return lab
 
 
 def _scalar(field: str, value: object) -> object:
     number = isinstance(value, numbers.Real) and not isinstance(value, bool) and abs(value) < 1e6
     checks = {
-        "mask": value in ac.scenarios.MASK_KINDS,
+        "mask": value in MASK_KINDS,
+        "mask_pad": _whole(value, 0, MAX_TOKENS),
+        "mask_window": _whole(value, 1, MAX_TOKENS),
+        "mask_prefix": _whole(value, 0, MAX_TOKENS),
         "scale_mode": value in SCALE_MODES,
         "scale_custom": number,
         "temperature": number and 0.1 <= value <= 5.0,
         "stage": value in STAGES,
         "heads_mode": value in HEAD_MODES,
-        "n_heads": isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_HEADS,
+        "n_heads": _whole(value, 1, MAX_HEADS),
         "use_W_o": isinstance(value, bool),
         "selected": isinstance(value, list) and len(value) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_TOKENS for v in value),
@@ -138,6 +156,19 @@ def _scalar(field: str, value: object) -> object:
     if not checks[field]:
         raise ShareError(f"the state's {field} ({str(value)[:40]}) is not allowed")
     return tuple(value) if field == "selected" else value
+
+
+def _whole(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _painted(value: object) -> np.ndarray:
+    """A painted mask from the payload: a list of rows of 0/1, at most MAX_TOKENS square."""
+    if not (isinstance(value, list) and 0 < len(value) <= MAX_TOKENS and all(
+            isinstance(r, list) and len(r) == len(value[0]) <= MAX_TOKENS and all(c in (0, 1) for c in r)
+            for r in value)):
+        raise ShareError(f"the state's painted mask is malformed (rows of 0/1, at most {MAX_TOKENS} x {MAX_TOKENS})")
+    return np.array(value, dtype=bool)
 
 
 def _table(name: str, table: object) -> pd.DataFrame:

@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_core.scenarios import scenario_mask
 from attention_views.editors import (
     TableError,
     matrix_table,
@@ -24,6 +23,8 @@ from attention_views.editors import (
     table_to_matrix,
 )
 
+MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "custom")
+MASK_PARAMS = {"padding": "mask_pad", "window": "mask_window", "prefix": "mask_prefix"}  # kind -> lab field
 SCALE_MODES = ("sqrt", "none", "custom")  # 1/sqrt(d_k), 1 (unscaled), a number typed by the user
 STAGES = ("scores", "scaled", "masked", "weights")
 HEAD_MODES = ("selection", "split")
@@ -76,6 +77,10 @@ def new_lab(scenario_id: str) -> dict:
         "rev": 0,
         "tables": scenario_tables(sc),
         "mask": sc.default_mask,
+        "mask_pad": 1,
+        "mask_window": 2,
+        "mask_prefix": 2,
+        "mask_custom": None,  # bool (n_q, n_k) array once the user paints a mask
         "scale_mode": "none" if sc.default_scale == 1.0 else "sqrt",
         "scale_custom": 1.0,
         "temperature": 1.0,
@@ -141,7 +146,7 @@ def run_single_head(lab: dict) -> SingleHead:
         Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
         k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab["tables"]["W_q"].columns)
     _check_token_count(q_tokens, k_tokens)
-    mask = scenario_mask(lab["mask"], len(q_tokens), len(k_tokens))
+    mask = lab_mask(lab, len(q_tokens), len(k_tokens))
     result = ac.scaled_dot_product_attention(
         Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab["temperature"]
     )
@@ -205,3 +210,36 @@ def resize_head_width(lab: dict, names: tuple[str, ...], n: int, prefix: str) ->
         old = [c for c in frame.columns if c != "token"]
         labels = [old[j] if j < len(old) else f"{prefix}{j}" for j in range(n)]
         lab["tables"][name] = resize_columns(frame, labels)
+
+
+def lab_mask(lab: dict, n_q: int, n_k: int) -> np.ndarray | None:
+    """The lab's boolean (n_q, n_k) mask (True = may attend), or None for no mask."""
+    kind = lab["mask"]
+    if kind == "none":
+        return None
+    if kind == "causal":
+        return ac.causal_mask(n_q, n_k)
+    if kind == "padding":
+        return ac.padding_mask(n_q, n_k, min(lab["mask_pad"], n_k))
+    if kind == "window":
+        return ac.sliding_window_mask(n_q, n_k, lab["mask_window"])
+    if kind == "prefix":
+        return ac.prefix_lm_mask(n_q, n_k, lab["mask_prefix"])
+    return custom_mask(lab, n_q, n_k)
+
+
+def custom_mask(lab: dict, n_q: int, n_k: int) -> np.ndarray:
+    """The painted mask fitted to (n_q, n_k): kept where it exists, new cells causal (j <= i)."""
+    fitted = ac.causal_mask(n_q, n_k)
+    painted = lab.get("mask_custom")
+    if painted is not None:
+        rows, cols = min(n_q, painted.shape[0]), min(n_k, painted.shape[1])
+        fitted[:rows, :cols] = painted[:rows, :cols]
+    return fitted
+
+
+def lab_tokens(lab: dict) -> tuple[list[str], list[str]]:
+    """Query and key token labels as the tables currently name them."""
+    if "Q" in lab["tables"]:
+        return table_labels(lab, "Q"), table_labels(lab, "K")
+    return table_labels(lab, "X"), table_labels(lab, "X")

@@ -28,11 +28,15 @@ from attention_views.editors import (
 )
 from attention_views.state import (
     DEFAULT_SCENARIO,
+    MASK_KINDS,
+    MASK_PARAMS,
     MAX_DIMS,
     MAX_TOKENS,
     PRESETS,
     SCALE_MODES,
     apply_preset,
+    custom_mask,
+    lab_tokens,
     new_lab,
     resize_head_width,
     resize_model_dims,
@@ -299,7 +303,13 @@ NATURAL_PAGE = {  # the page each seed notebook's lecture opens on
 }
 
 
-MASK_LABELS = {"none": "none", "causal": "causal"}
+MASK_LABELS = {"none": "none", "causal": "causal", "padding": "padding", "window": "sliding window",
+               "prefix": "prefix-LM", "custom": "custom"}
+MASK_HELP = ("causal: a token sees itself and earlier tokens · padding: the last n keys are hidden · "
+             "sliding window: itself and the w − 1 tokens before it · prefix-LM: the first p tokens are seen by "
+             "all, the rest causally · custom: paint it cell by cell")
+MASK_PARAM_LABELS = {"padding": ("Padding keys n", 0), "window": ("Window width w", 1),
+                     "prefix": ("Prefix length p", 0)}
 SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
 STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
 PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
@@ -307,10 +317,14 @@ PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "
 
 def attention_controls(lab: dict, prefix: str) -> None:
     """Mask, scaling and temperature, shared by every page through the lab state."""
-    mask_col, scale_col, temp_col = st.columns([2, 3, 3])
+    mask_col, scale_col, temp_col = st.columns([4, 3, 2])
     with mask_col:
-        bound(st.radio, "Mask", f"{prefix}_mask", "mask", options=ac.scenarios.MASK_KINDS,
-              format_func=MASK_LABELS.get, horizontal=True, help="causal: a token sees only itself and earlier tokens")
+        bound(st.radio, "Mask", f"{prefix}_mask", "mask", options=MASK_KINDS, format_func=MASK_LABELS.get,
+              horizontal=True, help=MASK_HELP)
+        if lab["mask"] in MASK_PARAMS:
+            label, low = MASK_PARAM_LABELS[lab["mask"]]
+            bound(st.number_input, label, f"{prefix}_{MASK_PARAMS[lab['mask']]}", MASK_PARAMS[lab["mask"]],
+                  min_value=low, max_value=MAX_TOKENS, step=1)
     with scale_col:
         bound(st.radio, "Scaling", f"{prefix}_scale_mode", "scale_mode", options=SCALE_MODES,
               format_func=SCALE_LABELS.get, horizontal=True, help="What the raw scores QKᵀ are multiplied by")
@@ -320,6 +334,37 @@ def attention_controls(lab: dict, prefix: str) -> None:
     with temp_col:
         bound(st.slider, "Temperature", f"{prefix}_temperature", "temperature", min_value=0.1, max_value=5.0,
               step=0.1, help="Divides the scaled scores: < 1 sharpens the softmax, > 1 flattens it")
+
+
+def mask_painter(lab: dict, prefix: str) -> None:
+    """A checkbox grid (rows: queries, columns: keys) that paints the custom mask, cell by cell."""
+    query_tokens, key_tokens = lab_tokens(lab)
+    mask = custom_mask(lab, len(query_tokens), len(key_tokens))  # (n_q, n_k)
+    cols = [f"k{j}" for j in range(mask.shape[1])]
+    key = f"{prefix}_mask_editor_{lab['rev']}_{mask.shape[0]}x{mask.shape[1]}"
+    delta = Delta.from_state(st.session_state.get(key))
+    if delta is not None:
+        for i, cells in delta.edited_rows.items():
+            for col, value in cells.items():
+                if 0 <= i < mask.shape[0] and col in cols:
+                    mask[i, cols.index(col)] = bool(value)
+    lab["mask_custom"] = mask
+    frame = pd.DataFrame(mask, columns=cols)
+    frame.insert(0, TOKEN, query_tokens)
+    config = {c: st.column_config.CheckboxColumn(label or f"key {j}", width="small")
+              for j, (c, label) in enumerate(zip(cols, key_tokens, strict=True))}
+    config[TOKEN] = st.column_config.TextColumn("query ↓ / key →", disabled=True)
+    st.caption("Tick a cell to let that query (row) attend that key (column).")
+    st.data_editor(frame, key=key, hide_index=True, column_config=config, disabled=[TOKEN])
+
+
+def blind_rows_note(mask: object, query_tokens: list[str]) -> None:
+    """Say which queries the mask leaves with no visible key (their weights are all zero)."""
+    rows = [] if mask is None else ac.blind_rows(mask)
+    if len(rows):
+        names = ", ".join(repr(query_tokens[i]) for i in rows[:8]) + (" …" if len(rows) > 8 else "")
+        st.info(f"The mask hides every key from {names}: nothing to attend to, so the weights of that row are all "
+                "zero and its output is a zero vector (a real model never masks a whole row).", icon="🕳️")
 
 
 def editors_panel(lab: dict, prefix: str) -> None:

@@ -9,12 +9,14 @@ from attention_views.state import STAGES, run_single_head
 from attention_views.widgets import (
     STAGE_LABELS,
     attention_controls,
+    blind_rows_note,
     bound,
     chart,
     csv_download,
     editors_panel,
     finish,
     lab,
+    mask_painter,
     numbers_frame,
     projector,
 )
@@ -28,6 +30,9 @@ attention_controls(lab, "playground")
 left, right = st.columns([5, 6], gap="medium")
 with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
     editors_panel(lab, "playground")
+if lab["mask"] == "custom":
+    with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
+        mask_painter(lab, "playground")
 try:
     head = lab["last"]["single"] = run_single_head(lab)
     stale = False
@@ -47,7 +52,8 @@ with right:
         chart(figures.attention_heatmap(getattr(r, stage), head.query_tokens, head.key_tokens,
                                         title=STAGE_LABELS[stage], projector=big, **kind), "playground_heatmap")
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
-        if stage == "masked":
+        blind_rows_note(r.mask, head.query_tokens)
+        if stage == "masked" or lab["mask"] == "custom":
             chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
                   "playground_mask_fig")
 

@@ -148,3 +148,34 @@ def test_unknown_scenario_link_warns_and_falls_back():
     assert_clean(at)
     assert any("no-such-thing" in w.value for w in at.warning)
     assert at.session_state["lab"]["scenario"] in ac.list_scenarios()
+
+
+def test_sliding_window_mask_and_its_width():
+    at = open_page("playground", "random-causal")
+    at.radio(key="playground_mask").set_value("window").run()
+    at.number_input(key="playground_mask_window").set_value(1).run()
+    assert_clean(at)
+    np.testing.assert_allclose(weights_shown(at), np.eye(4))  # a window of 1: every token sees only itself
+
+
+def test_padding_every_key_explains_the_empty_rows():
+    at = open_page("playground", "random-seed42")
+    at.radio(key="playground_mask").set_value("padding").run()
+    at.number_input(key="playground_mask_pad").set_value(3).run()
+    assert_clean(at)
+    assert not np.nansum(weights_shown(at))
+    assert any("hides every key" in i.value for i in at.info)
+
+
+def test_painting_a_custom_mask_cell_by_cell():
+    at = open_page("playground", "emma-friend")
+    at.radio(key="playground_mask").set_value("custom").run()
+    assert_clean(at)
+    w = weights_shown(at)
+    assert np.all(w[np.triu_indices(9, 1)] == 0)  # a new painting starts causal
+    lab = at.session_state["lab"]
+    key = f"playground_mask_editor_{lab['rev']}_9x9"
+    edit_cells(at, key, {0: {"k8": True}, 8: {"k0": False}})
+    w = weights_shown(at)
+    assert w[0, 8] > 0 and w[8, 0] == 0
+    assert at.session_state["lab"]["mask_custom"][0, 8]
