@@ -7,25 +7,27 @@ from attention_views.widgets import NATURAL_PAGE, finish, lab, load_scenario, sc
 lab("home")
 st.title("Attention Lab")
 st.markdown(
-    "Edit token embeddings and the projections $W_Q, W_K, W_V$, and watch the attention weights change. "
-    "Every number comes from `attention_core`, a small NumPy library you can import in a notebook."
+    "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
+    "Every number comes from `attention_core`, a small NumPy library you can also import in a notebook."
 )
-st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V")
-st.latex(r"\text{scores} = \frac{Q K^\top}{\sqrt{d_k}}")
-st.latex(r"\text{weights} = \operatorname{softmax}_{\text{keys}}\left(\text{scores} + M\right)")
-st.latex(r"\text{output} = \text{weights}\; V")
-st.caption("$M$ is the mask: 0 where a query may attend a key, $-\\infty$ where it may not.")
-
-st.subheader("Lectures")
-cards = scenario_cards()
-columns = st.columns(3) + st.columns(3)
-for column, (sid, (title, seed, story)) in zip(columns, cards.items(), strict=False):
-    with column.container(border=True):
-        st.markdown(f"**{title}**")
-        st.caption(f"Seed `{seed[:3]}`")
-        st.write(story)
-        if st.button("Open", key=f"home_open_{sid}", width="stretch"):
-            load_scenario(sid)
-            st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
-        st.caption(f"Link: `/{NATURAL_PAGE[sid]}?scenario={sid}`")
+math, lectures = st.columns([5, 6], gap="medium")
+with math:
+    st.subheader("The math")
+    st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V")
+    st.latex(r"\text{scores} = \frac{Q K^\top}{\sqrt{d_k}}")
+    st.latex(r"\text{weights} = \operatorname{softmax}(\text{scores} + M)")
+    st.latex(r"\text{output} = \text{weights}\; V")
+    st.caption("One row per token. $M$ is the mask: 0 where a query may attend a key, $-\\infty$ where it may not. "
+               "Each row of the weights sums to 1.")
+with lectures:
+    st.subheader("Lectures")
+    cards = scenario_cards()
+    columns = st.columns(2) * 3
+    for column, (sid, (title, seed, story)) in zip(columns, cards.items(), strict=False):
+        with column.container(border=True):
+            st.markdown(f"**{title}**  \n{story}")
+            st.caption(f"Seed notebook `{seed[:3]}` · link: `/{NATURAL_PAGE[sid]}?scenario={sid}`")
+            if st.button("Open", key=f"home_open_{sid}", type="primary"):
+                load_scenario(sid)
+                st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
 finish()
