@@ -19,6 +19,7 @@ Reproduce a lecture in three lines::
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
 from attention_core.errors import AttentionInputError
+from attention_core.exercises import Exercise, Grade, exercise_weights, grade, list_exercises, load_exercise, score
 from attention_core.explain import CellExplanation, explain_cell
 from attention_core.masks import (
     additive_mask,
@@ -67,6 +68,8 @@ __all__ = [
     "AttentionInputError",
     "AttentionResult",
     "CellExplanation",
+    "Exercise",
+    "Grade",
     "Head",
     "MultiHeadResult",
     "Saturation",
@@ -82,9 +85,13 @@ __all__ = [
     "dot_product_variance",
     "effective_tokens",
     "entropy_bits",
+    "exercise_weights",
     "explain_cell",
+    "grade",
     "identity_head",
+    "list_exercises",
     "list_scenarios",
+    "load_exercise",
     "load_scenario",
     "multi_head_attention",
     "padding_mask",
@@ -93,6 +100,7 @@ __all__ = [
     "run_scenario",
     "sample_score_row",
     "scaled_dot_product_attention",
+    "score",
     "score_variance",
     "selection_head",
     "sliding_window_mask",
