@@ -1,0 +1,110 @@
+"""Real-browser fixtures: `streamlit run app.py` on a free loopback port, driven by Debian's Chromium.
+
+No browser is ever downloaded: Playwright launches /usr/bin/chromium (`apt-get install chromium`).
+If it is missing, every browser test fails with a message saying how to install it; none skips.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+OUTPUT = REPO_ROOT / "test-output"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",  # the machine has no network: no update or metrics calls
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1280, "height": 720}
+SERVER_START_S = 90
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
+            return response.read() == b"ok"
+    except OSError:
+        return False
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """Start `streamlit run app.py` from the repo root; yield its base URL once /_stcore/health says ok."""
+    OUTPUT.mkdir(exist_ok=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log_path = OUTPUT / "streamlit-e2e.log"
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
+        "--server.fileWatcherType=none", "--browser.gatherUsageStats=false",
+    ]  # fmt: skip
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+        try:
+            deadline = time.monotonic() + SERVER_START_S
+            while not _healthy(url):
+                if server.poll() is not None:
+                    pytest.fail(f"streamlit exited with code {server.returncode}; log {log_path}:\n{_tail(log_path)}")
+                if time.monotonic() > deadline:
+                    pytest.fail(f"streamlit not healthy after {SERVER_START_S}s; log {log_path}:\n{_tail(log_path)}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium under Playwright; fails (never skips) when it is not installed."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"The browser tests need Debian's Chromium at {CHROMIUM}, which is missing. Install it with "
+            "`sudo apt-get install chromium` (Debian/Ubuntu); the tests never download a browser.",
+            pytrace=False,
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, app_url):
+    """A fresh browser context (so a fresh Streamlit session) on a 1280x720 viewport."""
+    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
+    context.set_default_timeout(30_000)
+    yield context.new_page()
+    context.close()

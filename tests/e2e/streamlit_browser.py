@@ -1,0 +1,158 @@
+"""Helpers for driving the running app in a real browser: wait for a script run, read figures, edit cells."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+PAGE_PATHS = ("/", "/playground", "/multi_head", "/step_by_step", "/scaling", "/similarity")
+HEADER_PX = 35  # a glide-data-grid header row; data rows are about as tall
+KEY_PAUSE_MS = 200  # the grid's cell editor drops keys typed while it is still opening
+
+# Streamlit marks the app root with its script and connection state.
+_IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+    && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+}"""
+
+# Every plotly chart on the page: its Streamlit key, its traces (typed arrays turned into lists) and
+# the tick labels plotly drew on its first x and y axes.
+_FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+  const isList = v => v != null && typeof v === 'object' && typeof v.length === 'number';
+  const list = v => isList(v) ? Array.from(v, r => isList(r) ? Array.from(r) : r) : (v ?? null);
+  const keyed = gd.closest('[class*="st-key-"]');
+  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
+  const traces = (gd.data || []).map((t, i) => {
+    const full = (gd._fullData || [])[i] || {};
+    return {type: t.type || full.type, name: t.name ?? null,
+            z: list(isList(t.z) ? t.z : full.z), x: list(isList(t.x) ? t.x : full.x),
+            y: list(isList(t.y) ? t.y : full.y)};
+  });
+  const ticks = axis => Array.from(gd.querySelectorAll(`.${axis}tick text`), e => e.textContent);
+  return {key, traces, xticks: ticks('x'), yticks: ticks('y')};
+})"""
+
+
+def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
+    """Wait until Streamlit has finished the current script run (state notRunning, connected)."""
+    page.wait_for_selector('[data-testid="stElementContainer"]', timeout=timeout_ms)
+    for _ in range(3):  # the state reads notRunning for a moment before a rerun starts: see it settle
+        page.wait_for_function(_IDLE_JS, timeout=timeout_ms)
+        page.wait_for_timeout(300)
+
+
+def open_page(page: Page, path: str) -> None:
+    """Open ``path`` (relative to the app's base URL) and wait for its first script run to finish."""
+    page.goto(path, wait_until="domcontentloaded")
+    page.wait_for_selector('[data-testid="stApp"]')
+    wait_idle(page)
+
+
+def wait_until(page: Page, probe: Callable[[], Any], what: str, timeout_s: float = 30, required: bool = True) -> Any:
+    """Poll ``probe`` until it returns something truthy and return that. On time-out: fail saying
+    ``what`` was awaited, or (``required=False``) return the last value so the test can say more."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = probe()
+        if value or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(250)
+    if required and not value:
+        raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+    return value
+
+
+def body_text(page: Page) -> str:
+    return page.inner_text("body")
+
+
+def assert_clean(page: Page) -> None:
+    """No exception box, no Python traceback, no false "Page not found" dialog."""
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, f"exception shown: {exceptions.first.inner_text()[:800]}"
+    text = body_text(page)
+    assert "Traceback (most recent call last)" not in text
+    assert "Page not found" not in text, "a 'Page not found' dialog is shown"
+
+
+def figures(page: Page) -> list[dict]:
+    """Every plotly chart drawn on the page: key, traces (type, z, x, y) and drawn tick labels."""
+    return page.evaluate(_FIGURES_JS)
+
+
+def heatmaps(page: Page) -> list[dict]:
+    """The heatmap traces drawn on the page, each with its chart's key and tick labels."""
+    out = []
+    for fig in figures(page):
+        for trace in fig["traces"]:
+            if trace["type"] == "heatmap":
+                out.append({**trace, "key": fig["key"], "xticks": fig["xticks"], "yticks": fig["yticks"]})
+    return out
+
+
+def chart(page: Page, key: str) -> dict | None:
+    """The first heatmap in the chart with Streamlit key ``key``, or None while it is not drawn."""
+    return next((h for h in heatmaps(page) if h["key"] == key), None)
+
+
+def shape(z: list[list[float]] | None) -> tuple[int, int] | None:
+    """(rows, columns) of a rectangular matrix, else None."""
+    if not z or not all(isinstance(row, list) for row in z) or len({len(row) for row in z}) != 1:
+        return None
+    return len(z), len(z[0])
+
+
+def screenshot(page: Page, name: str) -> Path:
+    """Save what the viewport shows under test-output/screenshots/<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def pick_sidebar_scenario(page: Page, title: str) -> None:
+    """Choose a scenario by its title in the sidebar selectbox (key ``sidebar_scenario``)."""
+    page.locator(".st-key-sidebar_scenario input").click()
+    page.get_by_role("option", name=title, exact=True).click()
+    wait_idle(page)
+
+
+def choose_radio(page: Page, key: str, label: str) -> None:
+    """Click the option labelled ``label`` of the radio with key ``key``."""
+    page.locator(f".st-key-{key}").get_by_text(label, exact=True).click()
+    wait_idle(page)
+
+
+def edit_last_column_cell(page: Page, editor: Locator, row: int, text: str) -> tuple[str, str]:
+    """Edit the cell in the editor's last column on data row ``row`` (0 = first) as a person would:
+    select a cell of that row, End (the grid scrolls its last column into view), double-click the
+    cell, clear it, type ``text``, Enter. Returns what the cell held when it opened, and just before
+    Enter (a numeric column's cell editor drops characters that cannot be part of a number)."""
+    editor.scroll_into_view_if_needed()
+    canvas = editor.locator("canvas").first
+    box = canvas.bounding_box()
+    assert box, "the data editor has no canvas"
+    y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
+    page.mouse.click(box["x"] + box["width"] / 2, y)
+    page.keyboard.press("End")
+    page.wait_for_timeout(KEY_PAUSE_MS)
+    box = canvas.bounding_box()
+    page.mouse.dblclick(box["x"] + box["width"] - 25, y)
+    cell = page.locator("#portal .gdg-clip-region input, #portal .gdg-clip-region textarea").first
+    cell.wait_for(state="visible", timeout=10_000)
+    page.wait_for_function("() => document.activeElement && document.activeElement.closest('.gdg-clip-region')")
+    page.wait_for_timeout(KEY_PAUSE_MS)
+    opened = cell.input_value()
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text, delay=KEY_PAUSE_MS // 4)
+    page.wait_for_timeout(KEY_PAUSE_MS)
+    held = cell.input_value()
+    page.keyboard.press("Enter")
+    return opened, held

@@ -1,0 +1,77 @@
+"""The playground in a real browser: typing into the data editor and the causal mask change the heatmap."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit_browser import (
+    assert_clean,
+    chart,
+    choose_radio,
+    edit_last_column_cell,
+    open_page,
+    screenshot,
+    shape,
+    wait_until,
+)
+
+pytestmark = pytest.mark.e2e
+
+HEATMAP = "playground_heatmap"
+EDITOR = '[data-testid="stDataFrame"]'  # the first one on the page is the first table's editor
+ALERT = '[data-testid="stAlert"]'
+
+
+def weights(page) -> list[list[float]] | None:
+    fig = chart(page, HEATMAP)
+    return fig["z"] if fig else None
+
+
+def open_playground(page, scenario: str = "emma-friend") -> list[list[float]]:
+    open_page(page, f"/playground?scenario={scenario}")
+    before = wait_until(page, lambda: weights(page), "the playground heatmap")
+    assert_clean(page)
+    return before
+
+
+def test_editing_a_cell_changes_the_heatmap(page):
+    before = open_playground(page)
+    editor = page.locator(EDITOR).first
+    # emma-friend's first table is Q; its last column is "Adj", 0 for Emma (seed 003)
+    opened, held = edit_last_column_cell(page, editor, row=0, text="4.25")
+    assert (opened, held) == ("0", "4.25"), f"Q[Emma, Adj]: the cell opened with {opened!r} and held {held!r}"
+    after = wait_until(page, lambda: (z := weights(page)) and z != before and z, "the heatmap to change", 20, False)
+    assert after, "the attention heatmap did not change after the edit"
+    assert shape(after) == shape(before)
+    assert_clean(page)
+    screenshot(page, "playground_edited")
+
+
+def test_non_numeric_entry_shows_an_error_not_a_traceback(page):
+    open_playground(page)
+    assert page.locator(ALERT).count() == 0, "an alert is shown before any edit"
+    editor = page.locator(EDITOR).first
+    _, held = edit_last_column_cell(page, editor, row=0, text="abc")
+    # The real behaviour: Streamlit's numeric column editor refuses letters, so the cell is left
+    # empty, and an empty cell is bad input too: the page must say so (and keep the last figures).
+    assert held == "", f"the numeric cell editor accepted text: {held!r}"
+    alert = wait_until(page, lambda: page.locator(ALERT).count(), "an error message", 20, False)
+    screenshot(page, "playground_bad_input")
+    assert alert, "no error message after emptying a cell by typing 'abc'"
+    assert_clean(page)
+    assert chart(page, HEATMAP), "the last valid heatmap should still be shown"
+
+
+def test_causal_mask_zeroes_the_upper_triangle(page):
+    z = open_playground(page)
+    n = len(z)
+    assert any(z[i][j] for i in range(n) for j in range(i + 1, n)), "with no mask the upper triangle has weight"
+    choose_radio(page, "playground_mask", "causal")
+
+    def upper_triangle_blank():
+        z = weights(page)
+        return z and all(not z[i][j] for i in range(len(z)) for j in range(i + 1, len(z[i]))) and z
+
+    masked = wait_until(page, upper_triangle_blank, "weights above the diagonal to be 0", 20, False)
+    assert masked, f"upper triangle not zero after choosing causal: {weights(page)}"
+    assert all(abs(sum(row) - 1) < 1e-6 for row in masked), "each query's weights still sum to 1"
+    assert_clean(page)
