@@ -5,7 +5,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import figures
-from attention_views.widgets import finish, lab, projector
+from attention_views.widgets import chart, finish, lab, projector
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
 VARIANCE_SAMPLES = 1_000  # pairs (q, k) per d_k
@@ -58,7 +58,7 @@ bars = figures.grouped_activation_bars(
 )
 bars.update_yaxes(title_text="softmax weight", range=[0, 1.05])  # the builder's titles are for activations
 bars.update_xaxes(title_text="Key")
-st.plotly_chart(bars, key="scaling_row_bars")
+chart(bars, key="scaling_row_bars")
 spread = float(np.std(row.scores))
 for name, weights in (("Unscaled", row.weights_unscaled), ("Scaled", row.weights_scaled)):
     st.markdown(f"**{name}:** max weight {weights.max():.3f} · entropy {float(ac.entropy_bits(weights)):.2f} bits "
@@ -70,8 +70,8 @@ st.caption(f"The scores q·k in this row have standard deviation {spread:.2f}; d
 st.subheader("As d_k grows")
 var_unscaled, var_scaled = variance_curves(int(seed))
 sat = saturation_curves(n_keys, int(seed))
-st.plotly_chart(figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
-st.plotly_chart(figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big),
+chart(figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
+chart(figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big),
                 key="scaling_saturation")
 st.caption(f"Each point: {VARIANCE_SAMPLES} random pairs (q, k) for the variance, {SATURATION_SAMPLES} random rows "
            f"of {n_keys} keys for the saturation, drawn from seed {seed}. Uniform weights would have entropy "
@@ -89,8 +89,10 @@ st.caption(f"Rough expectation: {w.d_k} × {w.var_q:.2f} × {w.var_k:.2f} ≈ {w
            f"against the measured {w.var_scores:.1f}.")
 st.caption("Rows: queries t0 to t3; columns: keys t0 to t3. Dividing by √8 shrinks every score by the same factor.")
 raw_col, scaled_col = st.columns(2)
-raw_col.plotly_chart(figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
-                     key="scaling_worked_raw")
-scaled_col.plotly_chart(figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}",
-                                               projector=big), key="scaling_worked_scaled")
+with raw_col:
+    chart(figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
+          key="scaling_worked_raw")
+with scaled_col:
+    chart(figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big),
+          key="scaling_worked_scaled")
 finish()

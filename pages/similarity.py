@@ -7,7 +7,7 @@ import attention_core as ac
 from attention_views import figures
 from attention_views.editors import TableError, matrix_table, table_to_matrix, value_columns
 from attention_views.state import resize_head_width
-from attention_views.widgets import bump_rev, finish, lab, matrix_editor, numbers_frame, projector
+from attention_views.widgets import bump_rev, chart, finish, lab, matrix_editor, numbers_frame, projector
 
 SEED_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 NAMES = ["X", "Y"]
@@ -69,7 +69,7 @@ three_col, unit_col = st.columns(2)
 three = three_col.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
 unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
 drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
-st.plotly_chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
+chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 
 st.subheader("Cosine similarity between the scenario's tokens")
 name = "X" if "X" in lab["tables"] else "K"
@@ -82,7 +82,7 @@ except TableError as err:
 else:
     st.caption(f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
                "−1 = opposite. A row of zeros has no direction and gets 0.")
-    st.plotly_chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
+    chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
                                            title=f"Pairwise cosine of the {what}", projector=big),
                     key="similarity_pairwise")
 finish()

@@ -8,7 +8,7 @@ import attention_core as ac
 from attention_views import figures
 from attention_views.editors import TableError
 from attention_views.state import run_single_head
-from attention_views.widgets import MASK_LABELS, attention_controls, finish, lab, projector
+from attention_views.widgets import MASK_LABELS, attention_controls, chart, finish, lab, projector
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 SCALE_NOTE = {"sqrt": "$s = 1/\\sqrt{{d_k}} = 1/\\sqrt{{{d}}}$ = {s:.4g}", "none": "$s = 1$: no scaling",
@@ -80,7 +80,7 @@ headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {_num(e.dot)} \;\longrightarrow\; 
 if not e.allowed:
     st.warning(f"The {MASK_LABELS[lab['mask']]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
                "so the mask adds −∞ to the score and the weight is 0.", icon="🚫")
-st.plotly_chart(figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big), key=GRID,
+chart(figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big), key=GRID,
                 on_select=_pick_from_grid, selection_mode="points", width="content")
 
 st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
@@ -91,7 +91,8 @@ st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + 
 left, right = st.columns([2, 3], gap="medium")
 left.dataframe(_table({"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k,
                               "q × k": e.products}), hide_index=True, key="step_by_step_products")
-right.plotly_chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
+with right:
+    chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
 
 st.subheader("2 · Scale, temperature and mask")
 mask_term = "0" if e.allowed else r"(-\infty)"
