@@ -1,0 +1,584 @@
+"""Load test: N simulated students on one Attention Lab server, over Streamlit's own websocket protocol.
+
+    python benchmarks/load_test.py                          # starts `streamlit run app.py` on a free port
+    python benchmarks/load_test.py --sessions 60 --think 5 --duration 60
+    python benchmarks/load_test.py --url http://127.0.0.1:8080 --server-pid 1234   # an already running server
+
+Each student does what a browser tab does, in the same order as Streamlit 1.67's frontend:
+
+1. ``GET /<page>``, ``GET /_stcore/health`` (sets the ``_streamlit_xsrf`` cookie), ``GET /_stcore/host-config``;
+   the cookies it is given (the XSRF one, and a load balancer's sticky cookie) go on every later request.
+2. Opens ``ws://HOST/_stcore/stream`` with subprotocols ``["streamlit", <xsrf cookie or
+   "PLACEHOLDER_AUTH_TOKEN">]``: the frontend repurposes the subprotocol list to carry its XSRF token
+   (and, on a reconnect, a third entry with its last session id). The server selects ``streamlit``.
+3. Sends ``BackMsg(rerun_script=ClientState(page_name="playground", page_script_hash=""))`` — the
+   first run names the page by its URL path — and reads binary ``ForwardMsg`` frames until
+   ``script_finished``. On the way it keeps what a tab keeps: the page's script hash (``new_session``,
+   ``navigation``), the query string (``page_info_changed``), the widget protos in the deltas (their
+   ids end in ``-<user key>``, e.g. ``$$ID-1f…-playground_temperature``), and every ``cacheable``
+   message by hash, so it can answer a ``ref_hash`` message and report ``cached_message_hashes``.
+4. Every ``--think`` seconds (±50 %, seeded) changes a control: alternately the temperature slider
+   (``WidgetState.double_array_value``) and the mask radio (``string_value``, the displayed option),
+   in a ``rerun_script`` with ``page_script_hash`` set, and times it from the send to ``script_finished``.
+
+An ``exception`` element, a compile error, a refused or dropped connection, a missing widget or a
+timeout counts as an error. Loopback only: the target must be a 127.0.0.0/8 or localhost URL, and every
+loop stops at ``--duration`` (plus bounded time-outs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ClientState_pb2 import ClientState, ContextInfo
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
+from websockets.asyncio.client import connect  # a dependency of Streamlit 1.67 itself (its server is uvicorn)
+
+ROOT = Path(__file__).resolve().parent.parent
+FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+NO_XSRF_TOKEN = "PLACEHOLDER_AUTH_TOKEN"  # what the frontend sends when it has no _streamlit_xsrf cookie
+LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
+# ---------------------------------------------------------------- messages a browser tab sends
+
+
+def context_info(url: str) -> ContextInfo:
+    """The browser facts every rerun carries (timezone, locale, URL, theme)."""
+    return ContextInfo(
+        timezone="UTC", timezone_offset=0, locale="en-US", url=url, is_embedded=False, color_scheme="light"
+    )
+
+
+def rerun_msg(
+    *,
+    url: str,
+    page_name: str = "",
+    page_script_hash: str = "",
+    query_string: str = "",
+    widgets: list[WidgetState] | None = None,
+    fragment_id: str = "",
+    cached_hashes: list[str] | None = None,
+) -> bytes:
+    """A serialized ``BackMsg.rerun_script``: the first run names the page, later ones carry its hash."""
+    state = ClientState(
+        query_string=query_string,
+        page_script_hash=page_script_hash,
+        page_name=page_name,
+        widget_states=WidgetStates(widgets=widgets or []),
+        fragment_id=fragment_id,
+        cached_message_hashes=cached_hashes or [],
+        context_info=context_info(url),
+    )
+    return BackMsg(rerun_script=state).SerializeToString()
+
+
+def slider_state(widget_id: str, value: float) -> WidgetState:
+    """st.slider with one float: the frontend sends ``double_array_value=[value]``."""
+    state = WidgetState(id=widget_id)
+    state.double_array_value.data.append(value)
+    return state
+
+
+def radio_state(widget_id: str, option: str) -> WidgetState:
+    """st.radio in 1.67: the frontend sends the displayed (formatted) option as ``string_value``."""
+    return WidgetState(id=widget_id, string_value=option)
+
+
+# ---------------------------------------------------------------- what a tab reads from the server
+
+
+@dataclass
+class Widget:
+    """A widget as its element proto arrived, and the fragment it was drawn in ("" when none)."""
+
+    kind: str  # "slider", "radio", ...
+    proto: object
+    fragment_id: str
+
+
+def user_key(widget_id: str) -> str | None:
+    """``$$ID-<hash>-<key>`` -> ``key``; None for a widget without a user key."""
+    if not widget_id.startswith("$$ID-"):
+        return None
+    parts = widget_id.split("-", 2)
+    return parts[2] if len(parts) == 3 and parts[2] else None
+
+
+def widget_in(msg: ForwardMsg) -> tuple[str, Widget] | None:
+    """The (user key, widget) a delta draws, or None when it draws something else."""
+    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+        return None
+    kind = msg.delta.new_element.WhichOneof("type")
+    proto = getattr(msg.delta.new_element, kind) if kind else None
+    key = user_key(getattr(proto, "id", "") or "") if proto is not None else None
+    return (key, Widget(kind, proto, msg.delta.fragment_id)) if key else None
+
+
+def exception_in(msg: ForwardMsg) -> str | None:
+    """The text of an exception element the script drew, or None."""
+    if msg.WhichOneof("type") == "delta" and msg.delta.new_element.WhichOneof("type") == "exception":
+        exc = msg.delta.new_element.exception
+        return f"{exc.type}: {exc.message}"[:200]
+    return None
+
+
+def next_state(widget: Widget, rng: random.Random) -> WidgetState:
+    """A different value for ``widget``: another step of the slider, the other radio option."""
+    p = widget.proto
+    if widget.kind == "slider":
+        steps = round((p.max - p.min) / p.step)
+        current = p.value[0] if p.value else p.default[0]
+        value = current
+        while abs(value - current) < p.step / 2:
+            value = round(p.min + rng.randint(0, steps) * p.step, 6)
+        p.value[:] = [value]  # the tab now shows this value
+        return slider_state(p.id, value)
+    if widget.kind == "radio":
+        current = p.raw_value if p.HasField("raw_value") else p.options[p.default]
+        option = rng.choice([o for o in p.options if o != current])
+        p.raw_value = option
+        return radio_state(p.id, option)
+    raise ValueError(f"the load test cannot change a {widget.kind} widget; choose a slider or radio key")
+
+
+# ---------------------------------------------------------------- one student
+
+
+class ProtocolError(Exception):
+    """The server answered in a way a browser tab would show as an error."""
+
+
+@dataclass
+class Run:
+    seconds: float
+    messages: int
+    bytes: int
+
+
+class Student:
+    """One browser tab: cookies, a websocket, the tab's message cache and the widgets it shows."""
+
+    def __init__(self, base: str, page: str, timeout: float) -> None:
+        self.base, self.page, self.timeout = base.rstrip("/"), page, timeout
+        self.cookies: dict[str, str] = {}
+        self.cache: dict[str, ForwardMsg] = {}
+        self.widgets: dict[str, Widget] = {}
+        self.page_hash = ""
+        self.query = ""
+        self.ws = None
+
+    async def open(self) -> None:
+        """The HTTP requests a tab makes before the websocket, then the websocket itself."""
+        for path in (f"/{self.page}", "/_stcore/health", "/_stcore/host-config"):
+            await self._get(path)
+        xsrf = self.cookies.get("_streamlit_xsrf", NO_XSRF_TOKEN)
+        split = urlsplit(self.base)
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        self.ws = await connect(
+            f"ws://{split.netloc}/_stcore/stream",
+            subprotocols=["streamlit", xsrf],
+            origin=f"{split.scheme}://{split.netloc}",
+            max_size=None,
+            additional_headers={"Cookie": cookie} if cookie else None,
+            open_timeout=self.timeout,
+        )
+        if self.ws.subprotocol != "streamlit":
+            raise ProtocolError(f"server selected subprotocol {self.ws.subprotocol!r}")
+
+    async def _get(self, path: str) -> None:
+        """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given."""
+        split = urlsplit(self.base)
+        reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {split.netloc}\r\nConnection: close\r\n"
+            f"{f'Cookie: {cookie}' + chr(13) + chr(10) if cookie else ''}\r\n".encode()
+        )
+        try:
+            raw = await asyncio.wait_for(reader.read(), self.timeout)
+        finally:
+            writer.close()
+        head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        if " 200 " not in head[0] + " ":
+            raise ProtocolError(f"GET {path}: {head[0]}")
+        for line in head[1:]:
+            name, _, value = line.partition(":")
+            if name.strip().lower() == "set-cookie":
+                k, _, v = value.strip().split(";", 1)[0].partition("=")
+                self.cookies[k] = v
+
+    async def load(self) -> Run:
+        """The first run of the page, named by its URL path as the frontend does."""
+        return await self._run(
+            rerun_msg(url=f"{self.base}/{self.page}", page_name=self.page, cached_hashes=list(self.cache))
+        )
+
+    async def change(self, key: str, rng: random.Random) -> Run:
+        """Move the widget with user key ``key`` to another value and rerun as the frontend does."""
+        widget = self.widgets.get(key)
+        if widget is None:
+            raise ProtocolError(f"no widget with key {key!r} on /{self.page}")
+        msg = rerun_msg(
+            url=f"{self.base}/{self.page}",
+            page_script_hash=self.page_hash,
+            query_string=self.query,
+            widgets=[next_state(widget, rng)],
+            fragment_id=widget.fragment_id,
+            cached_hashes=list(self.cache),
+        )
+        return await self._run(msg)
+
+    async def _run(self, backmsg: bytes) -> Run:
+        """Send one rerun and read ForwardMsgs until the run finishes; time it."""
+        start = time.perf_counter()
+        await self.ws.send(backmsg)
+        count = size = 0
+        async with asyncio.timeout(self.timeout):
+            while True:
+                raw = await self.ws.recv()
+                count, size = count + 1, size + len(raw)
+                status = self._read(raw)
+                if status in FINISHED_OK:
+                    return Run(time.perf_counter() - start, count, size)
+                if status == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
+                    raise ProtocolError("script finished with a compile error")
+
+    def _read(self, raw: bytes) -> int | None:
+        """Take in one ForwardMsg as a tab does; its script_finished status, or None."""
+        msg = ForwardMsg()
+        msg.ParseFromString(raw)
+        if msg.WhichOneof("type") == "ref_hash":
+            if msg.ref_hash not in self.cache:
+                raise ProtocolError("server referred to a message this tab never cached")
+            msg = self.cache[msg.ref_hash]
+        elif msg.metadata.cacheable and msg.hash:
+            self.cache[msg.hash] = msg
+        kind = msg.WhichOneof("type")
+        if kind == "script_finished":
+            return msg.script_finished
+        if kind in ("new_session", "navigation") and getattr(msg, kind).page_script_hash:
+            self.page_hash = getattr(msg, kind).page_script_hash
+        elif kind == "page_info_changed":
+            self.query = msg.page_info_changed.query_string
+        elif (error := exception_in(msg)) is not None:
+            raise ProtocolError(error)
+        elif (found := widget_in(msg)) is not None:
+            self.widgets[found[0]] = found[1]
+        return None
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+
+
+# ---------------------------------------------------------------- the class of students
+
+
+@dataclass
+class Stats:
+    loads: list[float] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)  # per interaction: send -> script_finished
+    done_at: list[float] = field(default_factory=list)  # monotonic completion time of each interaction
+    errors: Counter = field(default_factory=Counter)
+    bytes: int = 0
+    loaded_at: list[float] = field(default_factory=list)
+
+
+async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: float) -> None:
+    """Open the page, then change a control every think time until the deadline."""
+    rng = random.Random(args.seed * 1000 + i)
+    await asyncio.sleep(args.ramp * i / max(args.sessions, 1))
+    tab = Student(args.url, args.page, args.timeout)
+    try:
+        await tab.open()
+        run = await tab.load()
+        stats.loads.append(run.seconds)
+        stats.loaded_at.append(time.monotonic())
+        for n in itertools.count():
+            await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
+            if time.monotonic() >= deadline:
+                break
+            run = await tab.change(args.controls[n % len(args.controls)], rng)
+            stats.latencies.append(run.seconds)
+            stats.done_at.append(time.monotonic())
+            stats.bytes += run.bytes
+    except Exception as err:  # any failure (refused, closed, timed out, an exception element) is one error
+        stats.errors[f"{type(err).__name__}: {err}"[:160]] += 1
+    finally:
+        with contextlib.suppress(Exception):
+            await tab.close()
+
+
+# ---------------------------------------------------------------- the server and its memory
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(port: int, app_dir: Path) -> subprocess.Popen:
+    """``streamlit run app.py`` on loopback, in its own process group so it ends with its children.
+
+    No file watcher, as in production: a tree that others are editing must not reload mid-test.
+    """
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
+    cmd += ["--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"]
+    return subprocess.Popen(
+        cmd, cwd=app_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+
+
+def wait_healthy(url: str, seconds: float = 60) -> None:
+    """Poll ``/_stcore/health`` until it answers ``ok`` (bounded)."""
+    import urllib.request
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        time.sleep(0.3)
+    raise SystemExit(f"the server at {url} did not become healthy within {seconds:.0f} s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, 15)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait(5)
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants, from /proc (psutil is not installed)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, []))
+    return tree
+
+
+def rss_mib(pids: list[int]) -> float:
+    """Sum of VmRSS over the given processes and their descendants, in MiB."""
+    total_kib = 0
+    for p in (p for root in pids for p in process_tree(root)):
+        with contextlib.suppress(OSError, ValueError):
+            status = Path(f"/proc/{p}/status").read_text()
+            total_kib += int(status.split("VmRSS:", 1)[1].split()[0])
+    return total_kib / 1024
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU time used so far by the given processes and their descendants."""
+    ticks = 0
+    for p in (p for root in pids for p in process_tree(root)):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+async def sample_rss(pids: list[int], peak: list[float], until: float) -> None:
+    while pids and time.monotonic() < until:
+        peak[0] = max(peak[0], rss_mib(pids))
+        await asyncio.sleep(1.0)
+
+
+# ---------------------------------------------------------------- the report
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tuple[float, float]) -> dict:
+    """The figures of one run; throughput over the steady window (every tab loaded -> deadline)."""
+    window_start = max(stats.loaded_at) if len(stats.loaded_at) == args.sessions else deadline - args.duration
+    window = max(deadline - window_start, 1e-9)
+    in_window = sum(1 for t in stats.done_at if window_start <= t <= deadline)
+    return {
+        "label": args.label,
+        "sessions": args.sessions,
+        "think_s": args.think,
+        "duration_s": args.duration,
+        "loaded": len(stats.loads),
+        "interactions": len(stats.latencies),
+        "errors": sum(stats.errors.values()),
+        "p50_ms": 1000 * percentile(stats.latencies, 50),
+        "p95_ms": 1000 * percentile(stats.latencies, 95),
+        "max_ms": 1000 * max(stats.latencies, default=float("nan")),
+        "load_p50_ms": 1000 * percentile(stats.loads, 50),
+        "load_p95_ms": 1000 * percentile(stats.loads, 95),
+        "throughput_per_s": in_window / window,
+        "window_s": window,
+        "kib_per_interaction": stats.bytes / 1024 / max(len(stats.latencies), 1),
+        "rss_idle_mib": rss[0],
+        "rss_peak_mib": rss[1],
+        "error_kinds": dict(stats.errors.most_common(5)),
+    }
+
+
+def print_table(r: dict) -> None:
+    rows = [
+        ("sessions (loaded)", f"{r['sessions']} ({r['loaded']})"),
+        ("think time", f"{r['think_s']:g} s ±50 %"),
+        ("interactions completed", f"{r['interactions']}"),
+        ("errors", f"{r['errors']}"),
+        ("latency p50 / p95 / max", f"{r['p50_ms']:.0f} / {r['p95_ms']:.0f} / {r['max_ms']:.0f} ms"),
+        ("one rerun, server idle", f"{r['solo_rerun_ms']:.0f} ms (median of --solo changes by a lone tab)"),
+        ("page load p50 / p95", f"{r['load_p50_ms']:.0f} / {r['load_p95_ms']:.0f} ms"),
+        ("throughput", f"{r['throughput_per_s']:.2f} interactions/s over {r['window_s']:.0f} s"),
+        ("server CPU per rerun", f"{r['server_cpu_ms_per_interaction']:.0f} ms (loads and changes)"),
+        ("CPU s server / this client", f"{r['server_cpu_s']:.0f} / {r['client_cpu_s']:.0f} s"),
+        ("server cores used", f"{r['server_cores_used']:.2f} (server CPU s / wall s of the load)"),
+        ("machine load average", f"{r['loadavg_1min']:.1f} (1 min, at the end; 2 cores)"),
+        ("data per interaction", f"{r['kib_per_interaction']:.0f} KiB"),
+        ("server RSS idle -> peak", f"{r['rss_idle_mib']:.0f} -> {r['rss_peak_mib']:.0f} MiB"),
+    ]
+    print(f"\n{r['label'] or 'load test'}")
+    for name, value in rows:
+        print(f"  {name:<26} {value}")
+    for kind, n in r["error_kinds"].items():
+        print(f"  error x{n}: {kind}")
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--url", help="an already running app, e.g. http://127.0.0.1:8080 (loopback only)")
+    p.add_argument("--app-dir", type=Path, default=ROOT, help="folder of the app.py to start without --url")
+    p.add_argument(
+        "--server-pid",
+        type=int,
+        action="append",
+        default=[],
+        help="a server process whose RSS (with its children) to report; repeatable",
+    )
+    p.add_argument("--sessions", type=int, default=60, help="concurrent students (default 60)")
+    p.add_argument("--think", type=float, default=5.0, help="mean seconds between a student's changes (default 5)")
+    p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the start (default 60)")
+    p.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive (default 5)")
+    p.add_argument("--page", default="playground", help="URL path of the page (default playground)")
+    p.add_argument(
+        "--controls",
+        default="playground_temperature,playground_mask",
+        help="comma-separated widget keys to change in turn (sliders or radios)",
+    )
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds one request or run may take (default 60)")
+    p.add_argument(
+        "--solo",
+        type=int,
+        default=5,
+        help="changes one lone tab times before the load, to report the unloaded rerun time (default 5)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of the think times and new values")
+    p.add_argument("--label", default="", help="title of the printed table")
+    p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
+    args = p.parse_args(argv)
+    args.controls = [c for c in args.controls.split(",") if c]
+    if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
+        p.error("--url must be a loopback address (127.0.0.0/8, localhost or [::1])")
+    return args
+
+
+async def solo_reruns(args: argparse.Namespace) -> list[float]:
+    """One tab alone on the server changes controls back to back: the cost of one rerun, unloaded."""
+    rng, tab, times = random.Random(args.seed), Student(args.url, args.page, args.timeout), []
+    try:
+        await tab.open()
+        await tab.load()
+        for n in range(args.solo + 1):
+            run = await tab.change(args.controls[n % len(args.controls)], rng)
+            times.append(run.seconds)
+    finally:
+        await tab.close()
+    return times[1:]  # the first change warms caches the load phase finds warm too
+
+
+async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
+    """All students at once, bounded by the duration plus one time-out; the figures of the run."""
+    try:
+        solo = await solo_reruns(args) if args.solo else []
+    except Exception as err:  # the page fails for one tab alone: a load figure would mean nothing
+        raise SystemExit(f"a lone tab already fails on /{args.page}: {type(err).__name__}: {err}") from err
+    stats, peak = Stats(), [rss_mib(pids) if pids else float("nan")]
+    idle, cpu0, own0, wall0 = peak[0], cpu_seconds(pids), time.process_time(), time.monotonic()
+    deadline = time.monotonic() + args.duration
+    sampler = asyncio.create_task(sample_rss(pids, peak, deadline + args.timeout))
+    tasks = [asyncio.create_task(student(i, args, stats, deadline)) for i in range(args.sessions)]
+    _, pending = await asyncio.wait(tasks, timeout=args.duration + args.ramp + 2 * args.timeout)
+    for task in pending:
+        task.cancel()
+        stats.errors["did not finish in time"] += 1
+    sampler.cancel()
+    if pids:
+        peak[0] = max(peak[0], rss_mib(pids))
+    cpu = cpu_seconds(pids) - cpu0
+    return summarize(args, stats, deadline, (idle, peak[0])) | {
+        "solo_rerun_ms": 1000 * statistics.median(solo) if solo else float("nan"),
+        "server_cpu_ms_per_interaction": 1000 * cpu / max(len(stats.latencies) + len(stats.loads), 1),
+        "client_cpu_s": time.process_time() - own0,
+        "server_cpu_s": cpu,
+        "server_cores_used": cpu / (time.monotonic() - wall0),
+        "loadavg_1min": float(Path("/proc/loadavg").read_text().split()[0]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    server = None
+    if not args.url:
+        port = free_port()
+        args.url = f"http://127.0.0.1:{port}"
+        server = start_server(port, args.app_dir)
+        args.server_pid.append(server.pid)
+    try:
+        wait_healthy(args.url)
+        result = asyncio.run(run_load(args, args.server_pid))
+    finally:
+        if server is not None:
+            stop_server(server)
+    print_table(result)
+    if args.json:
+        with args.json.open("a") as f:
+            f.write(json.dumps(result) + "\n")
+    return 1 if result["errors"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""The load test's client speaks Streamlit's protocol: the messages it builds and reads, without a server.
+
+Functional only (no timing): the BackMsg bytes it sends decode to what Streamlit's frontend sends,
+and it finds widgets, exceptions and script_finished in ForwardMsgs as a browser tab does.
+"""
+
+import random
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from benchmarks import load_test as lt
+
+TEMPERATURE_ID = "$$ID-b6ec083a06c1a10e5ba37b1539e01846-playground_temperature"
+MASK_ID = "$$ID-71ac7504f578b869441070d34a5f8e1e-playground_mask"
+
+
+def slider_delta(fragment_id: str = "") -> ForwardMsg:
+    msg = ForwardMsg()
+    slider = msg.delta.new_element.slider
+    slider.id, slider.min, slider.max, slider.step = TEMPERATURE_ID, 0.1, 5.0, 0.1
+    slider.default.append(1.0)
+    slider.value.append(1.0)
+    msg.delta.fragment_id = fragment_id
+    return msg
+
+
+def radio_delta() -> ForwardMsg:
+    msg = ForwardMsg()
+    radio = msg.delta.new_element.radio
+    radio.id, radio.default = MASK_ID, 0
+    radio.options.extend(["none", "causal"])
+    return msg
+
+
+def test_first_rerun_names_the_page_like_the_frontend():
+    back = BackMsg.FromString(lt.rerun_msg(url="http://127.0.0.1:1/playground", page_name="playground"))
+    assert back.WhichOneof("type") == "rerun_script", "a page load is a rerun_script BackMsg"
+    state = back.rerun_script
+    assert (state.page_name, state.page_script_hash) == ("playground", ""), "first run: URL path, no hash yet"
+    assert state.context_info.url == "http://127.0.0.1:1/playground"
+    assert len(state.widget_states.widgets) == 0
+
+
+def test_widget_change_carries_hash_query_fragment_and_cache():
+    raw = lt.rerun_msg(
+        url="u",
+        page_script_hash="abc",
+        query_string="scenario=emma-friend",
+        widgets=[lt.slider_state(TEMPERATURE_ID, 0.7), lt.radio_state(MASK_ID, "causal")],
+        fragment_id="frag",
+        cached_hashes=["h1"],
+    )
+    state = BackMsg.FromString(raw).rerun_script
+    assert (state.page_script_hash, state.page_name) == ("abc", "")
+    assert state.query_string == "scenario=emma-friend"
+    assert state.fragment_id == "frag" and list(state.cached_message_hashes) == ["h1"]
+    slider, radio = state.widget_states.widgets
+    assert slider.id == TEMPERATURE_ID and list(slider.double_array_value.data) == [0.7], "slider: [value]"
+    assert radio.id == MASK_ID and radio.string_value == "causal", "radio (1.67): the formatted option"
+
+
+def test_user_key_is_the_suffix_of_a_keyed_widget_id():
+    assert lt.user_key(TEMPERATURE_ID) == "playground_temperature"
+    assert lt.user_key("$$ID-0123abcd-a-key-with-dashes") == "a-key-with-dashes"
+    assert lt.user_key("$$ID-0123abcd-") is None, "a widget without a user key has nothing after the hash"
+    assert lt.user_key("plain") is None
+
+
+def test_widget_in_finds_keyed_widgets_and_their_fragment():
+    key, widget = lt.widget_in(slider_delta("frag-1"))
+    assert (key, widget.kind, widget.fragment_id) == ("playground_temperature", "slider", "frag-1")
+    markdown = ForwardMsg()
+    markdown.delta.new_element.markdown.body = "hello"
+    assert lt.widget_in(markdown) is None, "an element without an id is not a widget"
+
+
+def test_next_state_always_moves_the_control():
+    rng = random.Random(0)
+    _, slider = lt.widget_in(slider_delta())
+    _, radio = lt.widget_in(radio_delta())
+    seen = 1.0
+    for _ in range(50):
+        value = lt.next_state(slider, rng).double_array_value.data[0]
+        assert value != seen and 0.1 <= value <= 5.0, f"slider moved from {seen} to {value}"
+        seen = value
+    assert [lt.next_state(radio, rng).string_value for _ in range(3)] == ["causal", "none", "causal"]
+
+
+def test_exception_element_is_an_error_and_script_finished_ends_a_run():
+    msg = ForwardMsg()
+    msg.delta.new_element.exception.type = "KeyError"
+    msg.delta.new_element.exception.message = "'mask'"
+    assert lt.exception_in(msg) == "KeyError: 'mask'"
+    tab = lt.Student("http://127.0.0.1:1", "playground", 1.0)
+    done = ForwardMsg(script_finished=ForwardMsg.FINISHED_SUCCESSFULLY)
+    assert tab._read(done.SerializeToString()) == ForwardMsg.FINISHED_SUCCESSFULLY
+
+
+def test_tab_answers_ref_hash_from_its_cache():
+    tab = lt.Student("http://127.0.0.1:1", "playground", 1.0)
+    cached = slider_delta()
+    cached.hash, cached.metadata.cacheable = "h-slider", True
+    tab._read(cached.SerializeToString())
+    tab.widgets.clear()
+    tab._read(ForwardMsg(ref_hash="h-slider").SerializeToString())
+    assert "playground_temperature" in tab.widgets, "a ref_hash message is replayed from the tab's cache"
