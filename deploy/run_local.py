@@ -1,0 +1,220 @@
+"""The docker-compose topology on loopback, without Docker: N app replicas + nginx, sticky sessions.
+
+    apt-get install -y nginx                      # Debian's package; nothing else is needed
+    python deploy/run_local.py                    # 2 replicas behind http://127.0.0.1:8080 until Ctrl-C
+    python deploy/run_local.py --replicas 3 --port 8090 --for 600
+    python deploy/run_local.py --compare 1 2 -- --sessions 24 --think 0 --duration 60
+        # for each replica count in turn: start the topology, run benchmarks/load_test.py through
+        # nginx with the arguments after `--`, stop it; then print both tables and the speed-up
+
+Every replica is `streamlit run app.py` on its own loopback port, with the same `server.cookieSecret`
+(a fresh random one per start, passed in the environment, never on a command line) and no file
+watcher. nginx runs in the foreground from a config generated from deploy/nginx.conf (see there why
+the sticky key is a cookie nginx sets). Everything lives in a temporary run folder (config, logs,
+pid), printed at the start and removed at the stop unless --keep-logs; every process started here
+is stopped here, by its own process group.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path) -> str:
+    """deploy/nginx.conf with loopback addresses and paths in ``run``; the proxying is left as it is."""
+    servers = "".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;\n" for p in replica_ports)
+    conf, n = re.subn(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
+    if n == 0:
+        raise ValueError("deploy/nginx.conf has no `server appN:8501` lines in its upstream to replace")
+    conf = conf.replace("        keepalive 32;\n", servers + "        keepalive 32;\n", 1)
+    temp = "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("client_body", "proxy", "fastcgi"))
+    temp += "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("uwsgi", "scgi"))
+    swaps = {
+        "pid /run/nginx.pid;": f"pid {run}/nginx.pid;",
+        "error_log /var/log/nginx/error.log warn;": f"error_log {run}/error.log warn;",
+        "access_log /var/log/nginx/access.log sticky;": f"access_log {run}/access.log sticky;\n{temp}",
+        "        listen 80;": f"        listen 127.0.0.1:{port};",
+    }
+    for old, new in swaps.items():
+        if old not in conf:
+            raise ValueError(f"deploy/nginx.conf no longer has the line {old.strip()!r} that run_local rewrites")
+        conf = conf.replace(old, new, 1)
+    return conf
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, seconds: float = 90) -> None:
+    """Poll ``url/_stcore/health`` until it answers 200 (bounded); fail early if ``proc`` died."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} before {url} was healthy")
+        with contextlib.suppress(OSError):
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        time.sleep(0.3)
+    raise RuntimeError(f"{url} was not healthy within {seconds:.0f} s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """End one process started here, and its children, through its own process group."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5)
+
+
+@dataclass
+class Topology:
+    """The running processes of one start, and where to reach them."""
+
+    url: str
+    run: Path
+    replicas: list[subprocess.Popen] = field(default_factory=list)
+    nginx: subprocess.Popen | None = None
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.replicas] + ([self.nginx.pid] if self.nginx else [])
+
+
+def start_replica(i: int, port: int, secret: str, app_dir: Path, run: Path) -> subprocess.Popen:
+    """``streamlit run app.py`` on 127.0.0.1:port, sharing ``secret`` with the other replicas."""
+    env = os.environ | {"STREAMLIT_SERVER_COOKIE_SECRET": secret}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
+    cmd += ["--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"]
+    with (run / f"replica{i}.log").open("w") as log:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def start_nginx(conf: str, run: Path) -> subprocess.Popen:
+    """nginx in the foreground (so its pid is ours to stop), after `nginx -t` accepts the config."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(nginx).exists():
+        raise SystemExit("nginx is not installed: apt-get install -y nginx")
+    (run / "nginx.conf").write_text(conf)
+    args = [nginx, "-p", str(run), "-c", str(run / "nginx.conf"), "-e", str(run / "error.log")]
+    check = subprocess.run([*args, "-t", "-q"], capture_output=True, text=True)
+    if check.returncode:
+        raise SystemExit(f"nginx refused the generated config {run / 'nginx.conf'}:\n{check.stderr}")
+    return subprocess.Popen([*args, "-g", "daemon off;"], start_new_session=True)
+
+
+@contextlib.contextmanager
+def topology(replicas: int, port: int, app_dir: Path, keep_logs: bool = False) -> Iterator[Topology]:
+    """Start N replicas and nginx in front of them; stop all of them on the way out, whatever happens."""
+    run = Path(tempfile.mkdtemp(prefix="attention-lab-deploy-"))
+    top, secret = Topology(f"http://127.0.0.1:{port}", run), secrets.token_hex(32)
+    ports = [free_port() for _ in range(replicas)]
+    try:
+        top.replicas = [start_replica(i + 1, p, secret, app_dir, run) for i, p in enumerate(ports)]
+        for proc, p in zip(top.replicas, ports, strict=True):
+            wait_healthy(f"http://127.0.0.1:{p}", proc)
+        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run), run)
+        wait_healthy(top.url, top.nginx)
+        print(f"{replicas} replica(s) on ports {ports} behind nginx at {top.url} (run folder {run})", flush=True)
+        yield top
+    finally:
+        for proc in ([top.nginx] if top.nginx else []) + top.replicas:
+            stop(proc)
+        if not keep_logs:
+            shutil.rmtree(run, ignore_errors=True)
+
+
+def sticky_report(run: Path) -> str:
+    """From nginx's access log: how many sticky keys each replica served, and keys seen on two replicas."""
+    upstreams: dict[str, set[str]] = {}
+    for line in (run / "access.log").read_text().splitlines():
+        up, key = re.search(r"up=(\S+) key=(\S+)$", line).groups()
+        if up != "-":
+            upstreams.setdefault(key, set()).add(up)
+    per_replica: dict[str, int] = {}
+    for ups in upstreams.values():
+        for up in ups:
+            per_replica[up] = per_replica.get(up, 0) + 1
+    split = sum(1 for ups in upstreams.values() if len(ups) > 1)
+    return f"keys per replica {dict(sorted(per_replica.items()))}; keys seen on more than one replica: {split}"
+
+
+def compare(counts: list[int], port: int, app_dir: Path, load_args: list[str], rounds: int, keep: bool) -> None:
+    """The same load through nginx for each replica count (alternating, ``rounds`` times); print the speed-up."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import load_test
+
+    results: dict[int, list[float]] = {n: [] for n in counts}
+    for r in range(rounds):
+        for n in counts:
+            with topology(n, port, app_dir, keep) as top:
+                label = f"{n} replica(s) behind nginx, round {r + 1}"
+                args = load_test.parse_args([*load_args, "--url", top.url, "--label", label])
+                args.server_pid = top.pids
+                result = asyncio.run(load_test.run_load(args, args.server_pid))
+                load_test.print_table(result)
+                print(f"  sticky check               {sticky_report(top.run)}")
+                results[n].append(result["throughput_per_s"])
+    base = sum(results[counts[0]]) / rounds
+    print("\nthroughput (interactions/s), mean of rounds:")
+    for n in counts:
+        mean = sum(results[n]) / rounds
+        runs = ", ".join(f"{t:.2f}" for t in results[n])
+        print(f"  {n} replica(s): {mean:.2f}  ({runs})  x{mean / base:.2f} of {counts[0]} replica(s)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    own, load_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--replicas", type=int, default=2, help="app processes behind nginx (default 2)")
+    p.add_argument("--port", type=int, default=8080, help="nginx's loopback port (default 8080)")
+    p.add_argument("--app-dir", type=Path, default=ROOT, help="folder of app.py (default: this repo)")
+    p.add_argument("--for", dest="seconds", type=float, default=3600, help="serve this long, then stop (1 h)")
+    p.add_argument("--compare", type=int, nargs="+", help="replica counts to load-test in turn, e.g. 1 2")
+    p.add_argument("--keep-logs", action="store_true", help="keep the run folder (config, logs) after stopping")
+    p.add_argument("--rounds", type=int, default=1, help="repeat the comparison, alternating (default 1)")
+    args = p.parse_args(own)
+    if args.compare:
+        compare(args.compare, args.port, args.app_dir, load_args, args.rounds, args.keep_logs)
+        return 0
+    with (
+        topology(args.replicas, args.port, args.app_dir, args.keep_logs) as top,
+        contextlib.suppress(KeyboardInterrupt),
+    ):
+        print(f"open {top.url}/playground; Ctrl-C stops (or after {args.seconds:.0f} s)", flush=True)
+        end = time.monotonic() + args.seconds
+        while time.monotonic() < end and all(p.poll() is None for p in [top.nginx, *top.replicas]):
+            time.sleep(1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
