@@ -72,7 +72,12 @@ def parse_number(value: object) -> float:
         except ValueError:
             raise ValueError(f"is {value.strip()[:40]!r}, not a number") from None
     elif isinstance(value, numbers.Real):
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # a Python int (from a JSON file or link) beyond the float range
+            digits = int(math.log10(abs(int(value)))) + 1
+            raise ValueError(f"is a {'negative ' if value < 0 else ''}{digits}-digit number, too large to compute "
+                             "with") from None
     else:
         raise ValueError(f"is {value!r}, not a number")
     if math.isnan(number):
