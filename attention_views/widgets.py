@@ -26,6 +26,7 @@ from attention_views.editors import (
     table_to_csv,
     value_columns,
 )
+from attention_views.reproduce_widget import reproduce_panel
 from attention_views.state import (
     DEFAULT_SCENARIO,
     MASK_KINDS,
@@ -54,7 +55,7 @@ PROJECTOR_CSS = """<style>
 .stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
 h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
 </style>"""
-PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_")
+PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_", "exercises_")
 
 
 @st.cache_data
@@ -135,6 +136,8 @@ def finish() -> None:
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
         if ss.get("sidebar_upload_error"):
             st.error(ss["sidebar_upload_error"], icon="⚠️")
+    with st.sidebar.expander("Reproduce in NumPy", icon=":material/code:"):
+        reproduce_panel(ss[LAB])
 
 
 def _on_upload() -> None:

@@ -68,3 +68,11 @@ def test_projector_mode_enlarges_figure_text():
     assert big["layout"]["font"]["size"] >= 18 > normal
     heat = next(t for t in big["data"] if t["type"] == "heatmap")
     assert heat["textfont"]["size"] >= 16
+
+
+def test_sidebar_offers_the_numpy_script_of_the_current_view():
+    at = _open({"scenario": "emma-friend"})
+    at.radio(key="playground_mask").set_value("causal").run()
+    scripts = [c.value for c in at.code if "attention_core" in c.value]
+    assert scripts, "no reproduce-in-NumPy script in the sidebar"
+    assert "causal" in scripts[0]
