@@ -32,6 +32,7 @@ from attention_views.state import (
     MASK_KINDS,
     MASK_PARAMS,
     MAX_DIMS,
+    MAX_HEADS,
     MAX_TOKENS,
     PRESETS,
     SCALE_MODES,
@@ -370,6 +371,10 @@ def blind_rows_note(mask: object, query_tokens: list[str]) -> None:
                 "zero and its output is a zero vector (a real model never masks a whole row).", icon="🕳️")
 
 
+LIMITS_NOTE = (f"Sizes that stay interactive: at most {MAX_TOKENS} tokens, {MAX_DIMS} dimensions and {MAX_HEADS} "
+               f"heads. Heatmaps write their values in the cells up to {theme.CELL_TEXT_LIMIT} tokens.")
+
+
 def editors_panel(lab: dict, prefix: str) -> None:
     """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets."""
     tables = lab["tables"]
@@ -381,6 +386,7 @@ def editors_panel(lab: dict, prefix: str) -> None:
         with tabs[3]:
             _size_input(lab, prefix, "d_k", "Width d_k of Q and K", ("Q", "K"), "d")
             _size_input(lab, prefix, "d_v", "Width d_v of V", ("V",), "v")
+            st.caption(LIMITS_NOTE)
         return
     tabs = st.tabs(["X (embeddings)", "W_Q", "W_K", "W_V", "Presets and sizes"])
     for tab, name in zip(tabs, ("X", "W_q", "W_k", "W_v"), strict=False):
@@ -396,6 +402,7 @@ def editors_panel(lab: dict, prefix: str) -> None:
             st.rerun()
         _size_input(lab, prefix, "d_k", "Head width d_k (columns of W_Q, W_K)", ("W_q", "W_k"), "k")
         _size_input(lab, prefix, "d_v", "Value width d_v (columns of W_V)", ("W_v",), "v")
+        st.caption(LIMITS_NOTE)
 
 
 def _size_input(lab: dict, prefix: str, what: str, label: str, names: tuple[str, ...], col_prefix: str) -> None:

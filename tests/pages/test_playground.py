@@ -179,3 +179,13 @@ def test_painting_a_custom_mask_cell_by_cell():
     w = weights_shown(at)
     assert w[0, 8] > 0 and w[8, 0] == 0
     assert at.session_state["lab"]["mask_custom"][0, 8]
+
+
+def test_more_tokens_than_the_limit_are_refused_with_the_limit_named():
+    at = open_page("playground", "random-seed42")
+    rows = [{"token": f"t{k}", "d0": 1.0, "d1": 0.0, "d2": 0.0, "d3": 0.0} for k in range(62)]
+    edit_cells(at, editor_key(at, PREFIX, "X"), {}, added=rows)  # 3 + 62 = 65 tokens
+    assert_clean(at)
+    assert any("at most 64 tokens" in e.value for e in at.error)
+    assert weights_shown(at).shape == (3, 3)  # the last valid result stays
+    assert any("at most 64 tokens" in c.value for c in at.caption)
