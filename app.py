@@ -12,6 +12,7 @@ PAGES = [
     st.Page("pages/step_by_step.py", title="Step by step", icon=":material/calculate:", url_path="step_by_step"),
     st.Page("pages/scaling.py", title="Scaling", icon=":material/show_chart:", url_path="scaling"),
     st.Page("pages/similarity.py", title="Similarity", icon=":material/explore:", url_path="similarity"),
+    st.Page("pages/exercises.py", title="Exercises", icon=":material/school:", url_path="exercises"),
 ]
 
 st.navigation(PAGES).run()

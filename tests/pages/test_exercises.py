@@ -1,0 +1,153 @@
+"""The exercises page, headless: every exercise loads, starts failing, passes with its solution, edits score."""
+
+import json
+
+import numpy as np
+import pytest
+from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
+
+import attention_core as ac
+from attention_views.state import new_lab
+
+IDS = ac.list_exercises()
+
+
+def open_exercise(eid: str):
+    at = open_page("exercises")
+    at.selectbox(key="exercises_pick").set_value(eid).run()
+    return at
+
+
+def key_of(at, eid: str, name: str) -> str:
+    """The session key of an exercise table's editor (its revision grows on Load solution / Start over)."""
+    return f"exercises_editor_{eid}_{name}_{at.session_state['exercises']['attempts'][eid]['rev']}"
+
+
+def panels(at) -> list[np.ndarray]:
+    """The heatmaps of the comparison figure: target, yours (head 1), then target, yours (head 2), ..."""
+    fig = plotly_figures(at)[0]
+    return [heatmap_z({"data": [t]}) for t in fig["data"] if t.get("type") == "heatmap"]
+
+
+def shown_score(at) -> float:
+    return float(at.metric[0].value)
+
+
+def verdict(at) -> str:
+    return " ".join([s.value for s in at.success if s.value.startswith("Passed")] +
+                    [i.value for i in at.info if i.value.startswith("Not yet")])
+
+
+@pytest.mark.parametrize("eid", IDS)
+def test_every_exercise_starts_not_yet_and_shows_target_and_weights(eid):
+    at = open_exercise(eid)
+    assert_clean(at)
+    ex = ac.load_exercise(eid)
+    start = ac.grade(ex, ex.start)
+    assert verdict(at).startswith("Not yet"), verdict(at)
+    assert shown_score(at) == pytest.approx(start.score, abs=5e-5)
+    shown = panels(at)
+    assert len(shown) == 2 * ex.n_heads
+    for h in range(ex.n_heads):
+        np.testing.assert_allclose(shown[2 * h], ex.target[h], atol=1e-12)
+        np.testing.assert_allclose(shown[2 * h + 1], start.weights[h], atol=1e-12)
+    editors = [d.proto.id for d in at.dataframe if "exercises_editor_" in d.proto.id]
+    assert len(editors) == len(ex.tables), "one editor per editable table"
+    assert all(any(f"_{name}_0" in e for e in editors) for name in ex.tables)
+    assert any(ex.instructions[:40] in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("eid", IDS)
+def test_load_solution_passes(eid):
+    at = open_exercise(eid)
+    at.button(key="exercises_load").click().run()
+    assert_clean(at)
+    ex = ac.load_exercise(eid)
+    solved = ac.grade(ex, ex.solution)
+    assert verdict(at).startswith("Passed"), verdict(at)
+    assert shown_score(at) == pytest.approx(solved.score, abs=5e-5)
+    np.testing.assert_allclose(panels(at)[1], solved.weights[0], atol=1e-12)
+
+
+def test_an_edit_changes_the_score_as_the_core_computes_it():
+    at = open_exercise("self")
+    before = shown_score(at)
+    edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}, 1: {"d1": 10.0}})
+    assert_clean(at)
+    ex = ac.load_exercise("self")
+    Q = ex.start["Q"].copy()
+    Q[0, 0] = Q[1, 1] = 10.0
+    expected = ac.grade(ex, {"Q": Q, "K": ex.start["K"]})
+    assert shown_score(at) == pytest.approx(expected.score, abs=5e-5)
+    assert shown_score(at) < before
+    np.testing.assert_allclose(panels(at)[1], expected.weights[0], atol=1e-12)
+
+
+def test_editing_a_projection_changes_the_score():
+    at = open_exercise("first")
+    before = shown_score(at)
+    edit_cells(at, key_of(at, "first", "W_q"), {5: {"k0": 10.0}})  # row 'one' asks every query for k0
+    assert_clean(at)
+    assert shown_score(at) < before
+    assert at.session_state["exercises"]["attempts"]["first"]["tables"]["W_q"].at["one", "k0"] == 10.0
+
+
+@pytest.mark.parametrize("value", ["abc", None])
+def test_bad_cell_names_table_row_and_column_and_keeps_the_last_valid_result(value):
+    at = open_exercise("self")
+    key = key_of(at, "self", "Q")
+    edit_cells(at, key, {0: {"d0": 10.0}})  # a good edit first: its result must stay
+    good_score, good_weights = shown_score(at), panels(at)[1]
+    edit_cells(at, key, {0: {"d0": 10.0}, 2: {"d1": value}})
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("Q row 3 ('sat'), column 'd1'" in e for e in errors), errors
+    assert any("last valid" in w.value for w in at.warning)
+    assert shown_score(at) == good_score
+    np.testing.assert_allclose(panels(at)[1], good_weights)
+    edit_cells(at, key, {0: {"d0": 10.0}, 2: {"d1": 0.0}})  # fixing the cell clears the error
+    assert not at.error and not any("last valid" in w.value for w in at.warning)
+
+
+def test_hint_and_worked_solution_stay_shown_after_other_actions():
+    at = open_exercise("previous")
+    ex = ac.load_exercise("previous")
+    assert not any(ex.hint[:30] in i.value for i in at.info)
+    at.button(key="exercises_hint").click().run()
+    at.button(key="exercises_worked").click().run()
+    edit_cells(at, key_of(at, "previous", "W_k"), {0: {"k1": 1.0}})  # a rerun that is not a button
+    assert any(ex.hint[:30] in i.value for i in at.info)
+    assert any(ex.worked[:30] in s.value for s in at.success)
+
+
+def test_start_over_and_switching_exercises_keep_attempts_apart():
+    at = open_exercise("self")
+    edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}})
+    edited = shown_score(at)
+    at.selectbox(key="exercises_pick").set_value("uniform").run()
+    assert verdict(at).startswith("Not yet")
+    at.selectbox(key="exercises_pick").set_value("self").run()
+    assert shown_score(at) == edited, "the edit to exercise 1 survives a visit to exercise 4"
+    at.button(key="exercises_reset").click().run()
+    assert shown_score(at) == pytest.approx(ac.grade(ac.load_exercise("self"), ac.load_exercise("self").start).score,
+                                            abs=5e-5)
+
+
+def test_exercises_never_touch_the_lectures_lab():
+    at = open_page("exercises")
+    pristine = json.dumps({k: v.to_json() for k, v in new_lab("emma-friend")["tables"].items()})
+    edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}})
+    at.button(key="exercises_load").click().run()
+    lab = at.session_state["lab"]
+    assert json.dumps({k: v.to_json() for k, v in lab["tables"].items()}) == pristine
+    assert lab["scenario"] == "emma-friend" and "Q" in lab["tables"] and lab["tables"]["Q"].shape == (9, 5)
+
+
+def test_changing_the_scenario_keeps_the_exercise_and_its_edits():
+    at = open_exercise("friend-emma")
+    edit_cells(at, key_of(at, "friend-emma", "Q"), {8: {"Pers": 4.0}})
+    edited = shown_score(at)
+    at.selectbox(key="sidebar_scenario").set_value("mammal-query").run()
+    assert_clean(at)
+    assert at.selectbox(key="exercises_pick").value == "friend-emma"
+    assert shown_score(at) == edited
