@@ -32,6 +32,7 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 720}
 SERVER_START_S = 90
+_E2E_SECONDS: list[float] = []  # setup + call + teardown of every browser test, for the summary line
 
 
 def _free_port() -> int:
@@ -108,3 +109,13 @@ def page(browser, app_url):
     context.set_default_timeout(30_000)
     yield context.new_page()
     context.close()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "e2e" in report.keywords:
+        _E2E_SECONDS.append(report.duration)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _E2E_SECONDS:
+        terminalreporter.write_line(f"browser tests (e2e): {sum(_E2E_SECONDS):.0f}s in all, server start included")

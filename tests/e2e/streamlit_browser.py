@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -9,8 +10,9 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
-PAGE_PATHS = ("/", "/playground", "/multi_head", "/step_by_step", "/scaling", "/similarity")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO_ROOT / "test-output" / "screenshots"
+PAGE_PATHS = ("/", "/playground", "/multi_head", "/step_by_step", "/scaling", "/similarity")  # links rely on these
 HEADER_PX = 35  # a glide-data-grid header row; data rows are about as tall
 KEY_PAUSE_MS = 200  # the grid's cell editor drops keys typed while it is still opening
 
@@ -37,6 +39,17 @@ _FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).
   const ticks = axis => Array.from(gd.querySelectorAll(`.${axis}tick text`), e => e.textContent);
   return {key, traces, xticks: ticks('x'), yticks: ticks('y')};
 })"""
+
+
+def app_pages() -> list[tuple[str, str]]:
+    """(url path, title) of every ``st.Page`` in app.py, in navigation order, read from its source."""
+    pages = []
+    for node in ast.walk(ast.parse((REPO_ROOT / "app.py").read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
+            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("title", "url_path", "default")}
+            url_path = kw.get("url_path", Path(ast.literal_eval(node.args[0])).stem)
+            pages.append(("/" if kw.get("default") else f"/{url_path}", kw.get("title", url_path)))
+    return pages
 
 
 def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:

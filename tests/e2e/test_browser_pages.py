@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from streamlit_browser import PAGE_PATHS, assert_clean, figures, heatmaps, open_page, screenshot, shape, wait_until
+from streamlit_browser import (
+    PAGE_PATHS,
+    app_pages,
+    assert_clean,
+    figures,
+    heatmaps,
+    open_page,
+    screenshot,
+    shape,
+    wait_until,
+)
 
 import attention_core as ac
 from attention_views.state import DEFAULT_SCENARIO
@@ -20,16 +30,20 @@ TOKEN_GRID = {
 }
 
 
-NAVIGATION = ["Home", "Playground", "Multi-head", "Step by step", "Scaling", "Similarity"]  # app.py's titles
+APP_PAGES = app_pages()
+
+
+def test_app_has_the_documented_pages():
+    assert set(PAGE_PATHS) <= {path for path, _ in APP_PAGES}, f"app.py's pages: {APP_PAGES}"
 
 
 # Home last: on a fresh server the first direct link to a page is the one that can miss app.py's navigation.
-@pytest.mark.parametrize("path", [*PAGE_PATHS[1:], PAGE_PATHS[0]])
+@pytest.mark.parametrize("path", [path for path, _ in APP_PAGES if path != "/"] + ["/"])
 def test_page_opens_directly(page, path):
     open_page(page, path)
     nav = wait_until(page, lambda: page.locator('[data-testid="stSidebarNav"] a').all_inner_texts(), "the page list")
     titles = [t.strip().splitlines()[-1] for t in nav]  # each link reads "<icon name>\n\n<title>"
-    assert titles == NAVIGATION, "the sidebar should list app.py's pages"
+    assert titles == [title for _, title in APP_PAGES], "the sidebar should list app.py's pages"
     if path != "/":
         wait_until(page, lambda: any(f["traces"] for f in figures(page)), f"a plotly chart with data on {path}")
     assert_clean(page)
