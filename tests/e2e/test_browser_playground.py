@@ -39,7 +39,7 @@ def test_editing_a_cell_changes_the_heatmap(page):
     # emma-friend's first table is Q; its last column is "Adj", 0 for Emma (seed 003)
     opened, held = edit_last_column_cell(page, editor, row=0, text="4.25")
     assert (opened, held) == ("0", "4.25"), f"Q[Emma, Adj]: the cell opened with {opened!r} and held {held!r}"
-    after = wait_until(page, lambda: (z := weights(page)) and z != before and z, "the heatmap to change", 20, False)
+    after = wait_until(page, lambda: (z := weights(page)) and z != before and z, "the heatmap to change", 30, False)
     assert after, "the attention heatmap did not change after the edit"
     assert shape(after) == shape(before)
     assert_clean(page)
@@ -54,7 +54,7 @@ def test_non_numeric_entry_shows_an_error_not_a_traceback(page):
     # The real behaviour: Streamlit's numeric column editor refuses letters, so the cell is left
     # empty, and an empty cell is bad input too: the page must say so (and keep the last figures).
     assert held == "", f"the numeric cell editor accepted text: {held!r}"
-    alert = wait_until(page, lambda: page.locator(ALERT).count(), "an error message", 20, False)
+    alert = wait_until(page, lambda: page.locator(ALERT).count(), "an error message", 30, False)
     screenshot(page, "playground_bad_input")
     assert alert, "no error message after emptying a cell by typing 'abc'"
     assert_clean(page)
@@ -71,7 +71,7 @@ def test_causal_mask_zeroes_the_upper_triangle(page):
         z = weights(page)
         return z and all(not z[i][j] for i in range(len(z)) for j in range(i + 1, len(z[i]))) and z
 
-    masked = wait_until(page, upper_triangle_blank, "weights above the diagonal to be 0", 20, False)
+    masked = wait_until(page, upper_triangle_blank, "weights above the diagonal to be 0", 30, False)
     assert masked, f"upper triangle not zero after choosing causal: {weights(page)}"
     assert all(abs(sum(row) - 1) < 1e-6 for row in masked), "each query's weights still sum to 1"
     assert_clean(page)

@@ -24,6 +24,6 @@ def test_sidebar_scenario_shows_its_tokens(page, scenario_id):
         return fig and (fig["xticks"], fig["yticks"])
 
     want = (list(sc.key_tokens), list(sc.query_tokens))
-    got = wait_until(page, lambda: heatmap_ticks() == want, f"{scenario_id}'s tokens", timeout_s=20, required=False)
+    got = wait_until(page, lambda: heatmap_ticks() == want, f"{scenario_id}'s tokens", timeout_s=30, required=False)
     assert got, f"playground heatmap ticks (x keys, y queries) {heatmap_ticks()} != {want}"
     assert_clean(page)
