@@ -18,6 +18,7 @@ Reproduce a lecture in three lines::
 """
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
+from attention_core.compare import WeightChanges, weight_changes
 from attention_core.errors import AttentionInputError
 from attention_core.exercises import Exercise, Grade, exercise_weights, grade, list_exercises, load_exercise, score
 from attention_core.explain import CellExplanation, explain_cell
@@ -37,6 +38,15 @@ from attention_core.multihead import (
     selection_head,
     split_heads,
 )
+from attention_core.permutation import (
+    PermutationCheck,
+    as_permutation,
+    permutation_check,
+    permute_tokens,
+    permute_weights,
+    shuffled_order,
+)
+from attention_core.readouts import RowReadouts, head_similarity, row_readouts
 from attention_core.scenarios import (
     SCENARIO_DEFAULT,
     Scenario,
@@ -72,14 +82,18 @@ __all__ = [
     "Grade",
     "Head",
     "MultiHeadResult",
+    "PermutationCheck",
+    "RowReadouts",
     "Saturation",
     "Scenario",
     "ScoreRow",
     "ScoreVariance",
+    "WeightChanges",
     "activation_norms",
     "additive_mask",
     "blind_rows",
     "angle_degrees",
+    "as_permutation",
     "causal_mask",
     "cosine_similarity",
     "dot_product_variance",
@@ -88,6 +102,7 @@ __all__ = [
     "exercise_weights",
     "explain_cell",
     "grade",
+    "head_similarity",
     "identity_head",
     "list_exercises",
     "list_scenarios",
@@ -96,15 +111,21 @@ __all__ = [
     "multi_head_attention",
     "padding_mask",
     "pairwise_cosine",
+    "permutation_check",
+    "permute_tokens",
+    "permute_weights",
     "prefix_lm_mask",
+    "row_readouts",
     "run_scenario",
     "sample_score_row",
     "scaled_dot_product_attention",
     "score",
     "score_variance",
     "selection_head",
+    "shuffled_order",
     "sliding_window_mask",
     "softmax",
     "softmax_saturation",
     "split_heads",
+    "weight_changes",
 ]
