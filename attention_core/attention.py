@@ -116,32 +116,34 @@ def attend(
     One (n_q, n_k) array is allocated: it holds the scaled scores, then the masked scores, then,
     after an in-place softmax, the weights.
     """
-    weights = scaled_scores(Q, K, scale / temperature)  # (n_q, n_k)
+    weights, max_abs = scaled_scores(Q, K, scale / temperature)  # (n_q, n_k), a bound on its entries
     if add is not None:
         weights += add  # masked: -inf where a key is blocked
-    softmax_rows_inplace(weights)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
+        max_abs = None  # an additive mask may hold any finite number
+    softmax_rows_inplace(weights, max_abs)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
     output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
     return AttentionResult(Q, K, V, weights, output, scale, temperature, add)
 
 
-def scaled_scores(Q: np.ndarray, K: np.ndarray, factor: float) -> np.ndarray:
-    """(Q @ K.T) * factor as a new (n_q, n_k) array, or AttentionInputError if it overflows.
+def scaled_scores(Q: np.ndarray, K: np.ndarray, factor: float) -> tuple[np.ndarray, float]:
+    """(Q @ K.T) * factor as a new (n_q, n_k) array and a bound on its entries' size.
 
-    By Cauchy-Schwarz every entry, and every partial sum inside the matmul, is at most
-    ``|q_i| |k_j|`` in size; when that bound is comfortably finite the factor is folded into Q
-    (an (n_q, d_k) multiply instead of an (n_q, n_k) one) and no entry needs checking.
+    Raises AttentionInputError if it overflows. By Cauchy-Schwarz every entry, and every partial
+    sum inside the matmul, is at most ``|q_i| |k_j|`` in size; when that bound is comfortably
+    finite the factor is folded into Q (an (n_q, d_k) multiply instead of an (n_q, n_k) one) and
+    no entry needs checking.
     """
     with np.errstate(over="ignore", invalid="ignore"):
-        q_norm = np.linalg.norm(Q, axis=1)  # (n_q,)
-        k_norm = np.linalg.norm(K, axis=1)  # (n_k,)
-        bound = q_norm.max() * k_norm.max() * max(1.0, abs(factor))
-        if bound < 1e300:
-            return (Q * factor) @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+        q_norm = np.sqrt(np.einsum("ij,ij->i", Q, Q))  # (n_q,) row lengths
+        k_norm = np.sqrt(np.einsum("ij,ij->i", K, K))  # (n_k,)
+        bound = float(q_norm.max() * k_norm.max())
+        if bound * max(1.0, abs(factor)) < 1e300:
+            return (Q * factor) @ K.T, bound * abs(factor)  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
         scores = Q @ K.T  # (n_q, n_k)
         _check_scores(scores, "Q @ K.T")
         scaled = scores * factor  # (n_q, n_k)
     _check_scores(scaled, "the scaled scores")
-    return scaled
+    return scaled, float(np.abs(scaled).max())
 
 
 def _check_scores(scores: np.ndarray, what: str) -> None:

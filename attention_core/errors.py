@@ -79,6 +79,8 @@ def as_vector(x: object, name: str) -> np.ndarray:
 
 def check_finite(arr: np.ndarray, name: str) -> None:
     """Raise if any entry of a 2-D array is NaN or infinite, naming its row and column."""
+    if np.isfinite(arr).all():  # the usual case, without argwhere's index arrays
+        return
     bad = np.argwhere(~np.isfinite(arr))
     if bad.size:
         i, j = bad[0]

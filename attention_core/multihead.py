@@ -145,24 +145,32 @@ def multi_head_attention(
 
 
 def _project_all(X_q: np.ndarray, X_kv: np.ndarray, heads: list[Head]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every head's Q, K, V side by side, from one matmul per input (heads' W's concatenated).
+    """Every head's Q, K, V side by side, from one matmul per input (the heads' W's concatenated).
 
     Head i's Q is the column block ``Q_all[:, sum of earlier d_k : + d_k]``; the same for K and V.
     """
-    W_q, W_k, W_v = (np.concatenate([getattr(h, n) for h in heads], axis=1) for n in ("W_q", "W_k", "W_v"))
-    b_q, b_k, b_v = (_concat_bias(heads, n, w) for n, w in (("b_q", "d_k"), ("b_k", "d_k"), ("b_v", "d_v")))
-    d_qk = W_q.shape[1]
-    if X_kv is X_q:  # self-attention: a single (n, d_model) @ (d_model, 2 sum d_k + sum d_v)
-        QKV = X_q @ np.concatenate([W_q, W_k, W_v], axis=1) + np.concatenate([b_q, b_k, b_v])
+    d_qk = sum(h.d_k for h in heads)
+    W = np.concatenate([h.W_q for h in heads] + [h.W_k for h in heads] + [h.W_v for h in heads], axis=1)
+    b = _concat_biases([(h.b_q, h.d_k) for h in heads] + [(h.b_k, h.d_k) for h in heads]
+                       + [(h.b_v, h.d_v) for h in heads])  # (2 sum d_k + sum d_v,) or None
+    if X_kv is X_q:  # self-attention: one (n, d_model) @ (d_model, 2 sum d_k + sum d_v)
+        QKV = X_q @ W
+        if b is not None:
+            QKV += b
         return QKV[:, :d_qk], QKV[:, d_qk : 2 * d_qk], QKV[:, 2 * d_qk :]
-    KV = X_kv @ np.concatenate([W_k, W_v], axis=1) + np.concatenate([b_k, b_v])  # (n_k, sum d_k + sum d_v)
-    return X_q @ W_q + b_q, KV[:, :d_qk], KV[:, d_qk:]
+    Q = X_q @ W[:, :d_qk]  # (n_q, sum d_k)
+    KV = X_kv @ W[:, d_qk:]  # (n_k, sum d_k + sum d_v)
+    if b is not None:
+        Q += b[:d_qk]
+        KV += b[d_qk:]
+    return Q, KV[:, :d_qk], KV[:, d_qk:]
 
 
-def _concat_bias(heads: list[Head], name: str, width: str) -> np.ndarray:
-    """The heads' biases ``name`` end to end, zeros for a head without one: (sum of widths,)."""
-    biases = [getattr(h, name) for h in heads]
-    return np.concatenate([np.zeros(getattr(h, width)) if b is None else b for h, b in zip(heads, biases, strict=True)])
+def _concat_biases(pairs: list[tuple[np.ndarray | None, int]]) -> np.ndarray | None:
+    """Biases end to end, zeros for a head without one; None when no head has one (nothing to add)."""
+    if all(b is None for b, _ in pairs):
+        return None
+    return np.concatenate([np.zeros(width) if b is None else b for b, width in pairs])
 
 
 def _blocks(widths: list[int]) -> list[slice]:

@@ -29,21 +29,23 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 EXP_SAFE = 300.0  # exp(x) for |x| <= 300 lies in [5e-131, 2e130]: no overflow, and a row sum stays finite
 
 
-def softmax_rows_inplace(x: np.ndarray) -> np.ndarray:
+def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None) -> np.ndarray:
     """Row-wise softmax of a 2-D float array ``(n_q, n_k)``, written into ``x`` itself; returns ``x``.
 
     The attention fast path: same values as ``softmax(x, axis=-1)`` (up to rounding) without the
     temporary arrays. Subtracting the row maximum only matters when ``exp`` could overflow or
-    underflow, so it is done only on rows whose maximum is beyond +-300; a row that is all -inf
-    (fully masked) gives zeros.
+    underflow, so it is done only on rows whose maximum is beyond +-300, and not looked for at all
+    when the caller knows ``max_abs >= |x|`` (over the finite entries) is at most 300. A row that is
+    all -inf (fully masked) gives zeros.
     """
-    peak = x.max(axis=1)  # (n_q,)
-    if np.isposinf(peak).any():  # a +inf entry: leave it to the general softmax's rule
-        x[...] = softmax(x, axis=-1)
-        return x
-    far = np.isfinite(peak) & (np.abs(peak) > EXP_SAFE)  # (n_q,) rows that need the shift
-    if far.any():
-        x[far] -= peak[far, None]
+    if max_abs is None or not max_abs <= EXP_SAFE:
+        peak = x.max(axis=1)  # (n_q,)
+        if np.isposinf(peak).any():  # a +inf entry: leave it to the general softmax's rule
+            x[...] = softmax(x, axis=-1)
+            return x
+        far = np.isfinite(peak) & (np.abs(peak) > EXP_SAFE)  # (n_q,) rows that need the shift
+        if far.any():
+            x[far] -= peak[far, None]
     np.exp(x, out=x)
     total = x.sum(axis=1, keepdims=True)  # (n_q, 1); 0 on a fully masked row
     x *= np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
