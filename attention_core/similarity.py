@@ -18,7 +18,20 @@ def cosine_similarity(a: np.ndarray, b: np.ndarray) -> float:
     for name, v in (("a", a), ("b", b)):
         if not np.any(v):
             raise AttentionInputError(f"{name} is all zeros, so it has no direction and no cosine")
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+    unit = unit_rows(np.stack([a, b]))  # (2, d)
+    return float(np.clip(unit[0] @ unit[1], -1.0, 1.0))
+
+
+def unit_rows(M: np.ndarray) -> np.ndarray:
+    """Each row of M (n, d) divided by its length -> (n, d); a row of zeros stays zeros.
+
+    Rows are first divided by their largest entry, so lengths neither overflow (entries near 1e308)
+    nor underflow to 0 (entries near 1e-308); the direction is the same.
+    """
+    peak = np.max(np.abs(M), axis=1, keepdims=True)  # (n, 1)
+    scaled = np.divide(M, peak, out=np.zeros_like(M), where=peak > 0)  # (n, d), entries in [-1, 1]
+    norm = np.linalg.norm(scaled, axis=1, keepdims=True)  # (n, 1), in [1, sqrt(d)] for a non-zero row
+    return np.divide(scaled, norm, out=np.zeros_like(M), where=norm > 0)
 
 
 def angle_degrees(a: np.ndarray, b: np.ndarray) -> float:
@@ -34,11 +47,7 @@ def pairwise_cosine(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     A, B = as_matrix(A, "A"), as_matrix(B, "B")
     if A.shape[1] != B.shape[1]:
         raise AttentionInputError(f"A has {A.shape[1]} columns but B has {B.shape[1]}; rows must have the same length")
-    norm_a = np.linalg.norm(A, axis=1, keepdims=True)  # (n_a, 1)
-    norm_b = np.linalg.norm(B, axis=1, keepdims=True)  # (n_b, 1)
-    unit_a = np.divide(A, norm_a, out=np.zeros_like(A), where=norm_a > 0)
-    unit_b = np.divide(B, norm_b, out=np.zeros_like(B), where=norm_b > 0)
-    return unit_a @ unit_b.T  # (n_a, d) @ (d, n_b) -> (n_a, n_b)
+    return np.clip(unit_rows(A) @ unit_rows(B).T, -1.0, 1.0)  # (n_a, d) @ (d, n_b) -> (n_a, n_b)
 
 
 def activation_norms(Y: np.ndarray) -> np.ndarray:
