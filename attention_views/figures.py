@@ -685,3 +685,27 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> go.Figure
     camera = {"eye": {"x": 1.7, "y": -1.4, "z": 0.8}}  # side-on: the default eye looks along (1, 1, 1),
     fig.update_layout(scene={"aspectmode": "cube", "camera": camera, **axes})  # where positive vectors point
     return fig
+
+
+# ---------------------------------------------------------------- head similarity
+
+
+def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> go.Figure:
+    """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
+
+    1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
+    """
+    s = theme.style(projector)
+    S = _as_matrix(similarity, "similarity")  # (h, h)
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
+    full = _as_labels(names, S.shape[0], "names", "heads")
+    short = [f"h{h + 1}" for h in range(S.shape[0])]
+    hover = [[_hover_value(v) for v in row] for row in S]
+    text = [[_cell_text(v) for v in row] for row in S] if _show_text(None, *S.shape) else None
+    fig = go.Figure(_grid_trace(S.tolist(), text, _cell_data(full, full, hover), ("head", "head", "similarity"), s,
+                                zmin=0.0, zmax=1.0, colorscale=s.weights_colorscale,
+                                colorbar=_colorbar("similarity", s)))
+    height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
+    _grid_axes(fig, short, short, s, height_px=height - 150)
+    return _finish(fig, "Head similarity", s, height=height)

@@ -80,6 +80,9 @@ def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
         out["mc"] = lab["mask_custom"].astype(int).tolist()
     if full or not lab["heads"].equals(pristine["heads"]):
         out["h"] = lab["heads"].astype(str).values.tolist()
+    if full and lab.get("snapshot") is not None:  # JSON file only: n_q x n_k floats make links too long
+        snap = lab["snapshot"]
+        out["ss"] = {"w": snap["weights"].tolist(), "q": snap["query_tokens"], "k": snap["key_tokens"]}
     return out
 
 
@@ -133,6 +136,8 @@ def payload_to_lab(payload: object) -> dict:
         lab["heads"] = _heads(payload["h"])
     if "mc" in payload:
         lab["mask_custom"] = _painted(payload["mc"])
+    if "ss" in payload:
+        lab["snapshot"] = _snapshot(payload["ss"])
     return lab
 
 
@@ -169,6 +174,26 @@ def _painted(value: object) -> np.ndarray:
             for r in value)):
         raise ShareError(f"the state's painted mask is malformed (rows of 0/1, at most {MAX_TOKENS} x {MAX_TOKENS})")
     return np.array(value, dtype=bool)
+
+
+def _snapshot(value: object) -> dict:
+    """A compare snapshot from the payload: weights in [0, 1], n_q x n_k <= MAX_TOKENS square, one label each."""
+    try:
+        weights, queries, keys = value["w"], value["q"], value["k"]
+    except (TypeError, KeyError):
+        raise ShareError("the state's snapshot is missing its weights (w) or tokens (q, k)") from None
+    labels_ok = all(isinstance(t, list) and 0 < len(t) <= MAX_TOKENS and all(isinstance(x, str) for x in t)
+                    for t in (queries, keys))
+    if not (labels_ok and isinstance(weights, list) and len(weights) == len(queries) and all(
+            isinstance(r, list) and len(r) == len(keys) and all(_weight(c) for c in r) for r in weights)):
+        raise ShareError(f"the state's snapshot is malformed (at most {MAX_TOKENS} x {MAX_TOKENS} weights from 0 to "
+                         "1, one token label per row and column)")
+    return {"weights": np.array(weights, dtype=float), "query_tokens": [q[:MAX_LABEL_CHARS] for q in queries],
+            "key_tokens": [k[:MAX_LABEL_CHARS] for k in keys]}
+
+
+def _weight(cell: object) -> bool:
+    return isinstance(cell, (int, float)) and not isinstance(cell, bool) and 0.0 <= cell <= 1.0
 
 
 def _table(name: str, table: object) -> pd.DataFrame:
