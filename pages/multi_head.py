@@ -3,7 +3,7 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures, multi
+from attention_views import figures, multi, panels
 from attention_views.editors import Delta, TableError
 from attention_views.state import HEAD_MODES, MAX_HEADS
 from attention_views.widgets import (
@@ -92,6 +92,8 @@ if view is not None:
         st.dataframe(numbers_frame(view.output, list(view.query_tokens), list(view.output_labels)),
                      hide_index=True, key="multi_head_output",
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in view.output_labels})
+    panels.head_readouts(view.weights, list(view.names), list(view.query_tokens), list(view.key_tokens),
+                         "multi_head", big)
     st.plotly_chart(figures.grouped_activation_bars(list(view.query_tokens), view.activation(), projector=big),
                     key="multi_head_activation")
 finish()

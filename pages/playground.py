@@ -3,7 +3,7 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
+from attention_views import figures, panels
 from attention_views.editors import TableError
 from attention_views.state import STAGES, run_single_head
 from attention_views.widgets import (
@@ -53,11 +53,14 @@ with right:
                                         title=STAGE_LABELS[stage], projector=big, **kind), "playground_heatmap")
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
+        panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
         if stage == "masked" or lab["mask"] == "custom":
             chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
                   "playground_mask_fig")
 
 if head is not None:
+    panels.snapshot_section(lab, "playground", head, big)
+    panels.permutation_section(lab, "playground", head, big)
     st.subheader("Queries, keys and values")
     triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
     for column, (name, M, rows) in zip(st.columns(3), triples, strict=True):
