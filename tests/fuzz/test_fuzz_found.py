@@ -1,0 +1,73 @@
+"""Crashes the fuzz runs found, each replayed as one small AppTest (they fail until the bug is fixed).
+
+1. Multi-head page, heads table: adding a row (the editor's "+" leaves its cells empty) or clearing a
+   cell made every later run fail in ``share.lab_payload``: ``heads.astype(str)`` turns ``None`` into
+   NaN under pandas 3, and ``json.dumps(..., allow_nan=False)`` raises "Out of range float values are
+   not JSON compliant" from ``widgets.finish`` (found by test_fuzz_pages.py, seed 2027, emma-friend).
+2. A link (``?state=``) or a saved JSON file whose table holds an integer beyond the float range
+   (JSON integers have no limit): ``share._cell`` calls ``float()`` on it and raises OverflowError in
+   ``widgets.finish`` (found by test_fuzz_edits.py through ``parse_number``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attention_views import share
+from attention_views.state import new_lab
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def open_page(page: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.mark.parametrize("added", [{}, {"head": "my head"}, {"dims": "0, 1"}], ids=["plus", "name-only", "dims-only"])
+def test_a_heads_row_with_an_empty_cell_is_explained_not_a_crash(added):
+    at = open_page("multi_head", scenario="apple-orange")
+    assert_clean(at)
+    key = f"multi_head_editor_heads_{at.session_state['lab']['rev']}"
+    at.session_state[key] = {"edited_rows": {}, "added_rows": [added], "deleted_rows": []}
+    at.run()
+    assert_clean(at)
+    assert at.session_state["lab"]["heads"].shape[0] == 5
+    if "dims" not in added:  # an empty dims cell is named; an empty name becomes "Head 5"
+        assert any("heads row 5" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_clearing_a_heads_cell_is_explained_not_a_crash():
+    at = open_page("multi_head", scenario="apple-orange")
+    key = f"multi_head_editor_heads_{at.session_state['lab']['rev']}"
+    at.session_state[key] = {"edited_rows": {0: {"dims": None}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert_clean(at)
+    assert any("heads row 1" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def link_token(payload: dict) -> str:
+    """A ?state= token made by hand, as share.encode would make it for this payload."""
+    raw = json.dumps(payload, separators=(",", ":")).encode()
+    return share.VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+
+
+def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
+    payload = share.lab_payload(new_lab("emma-friend"), full=True)
+    payload["t"] = {"Q": payload["t"]["Q"]}
+    payload["t"]["Q"]["data"][0][0] = 10**400
+    at = open_page("playground", scenario="emma-friend", state=link_token(payload))
+    assert_clean(at)
+    assert any("Q row 1 ('Emma')" in e.value and "too large" in e.value for e in at.error), [e.value for e in at.error]
