@@ -47,9 +47,17 @@ POSITION_NOTE = (
 def readouts_frame(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> pd.DataFrame:
     """One row per query: token, entropy (bits), max weight, the key holding it, 2**entropy, row sum."""
     r = ac.row_readouts(weights)
-    top = [key_tokens[j] if total > 0 else "—" for j, total in zip(r.argmax, r.row_sum, strict=True)]
+    ties = np.sum(np.isclose(weights, r.max_weight[:, None], rtol=0.0, atol=1e-12), axis=1) - 1  # (n_q,)
+    top = [_top_key(key_tokens[j], total, tied) for j, total, tied in zip(r.argmax, r.row_sum, ties, strict=True)]
     columns = (r.entropy_bits, r.max_weight, top, r.effective_tokens, r.row_sum)
     return pd.DataFrame({"query": list(query_tokens), **dict(zip(READOUT_COLUMNS, columns, strict=True))})
+
+
+def _top_key(token: str, row_sum: float, tied: int) -> str:
+    """The key with the largest weight; "—" for a fully masked row; "(+n tied)" when others share the max."""
+    if row_sum == 0:
+        return "—"
+    return f"{token} (+{tied} tied)" if tied else token
 
 
 def make_snapshot(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> dict:

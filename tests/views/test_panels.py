@@ -42,6 +42,7 @@ def test_uniform_and_masked_rows_in_the_table():
     assert frame.loc[0, "entropy (bits)"] == pytest.approx(2.0)
     assert frame.loc[0, "effective tokens"] == pytest.approx(4.0)
     assert frame.loc[1, "top key"] == "—" and frame.loc[1, "row sum"] == 0.0
+    assert frame.loc[0, "top key"] == "w (+3 tied)"  # a uniform row has no single top key
 
 
 # ---------------------------------------------------------------- snapshot and compare
