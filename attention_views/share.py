@@ -32,7 +32,8 @@ from attention_views.state import (
 
 VERSION = "1"
 MAX_TOKEN_CHARS = 16_000  # refuse longer links before decoding anything
-MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing (no zip bombs)
+MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing a link (no zip bombs)
+MAX_FILE_BYTES = 1_000_000  # a saved file holds every table in full and a snapshot: 64 x 64 each fits
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
 MAX_LABEL_CHARS = 100
 SCALARS = {  # lab field -> short payload key
@@ -237,8 +238,8 @@ def to_json(lab: dict, page: str = "") -> str:
 
 def from_json(text: str | bytes) -> tuple[dict, str]:
     """(lab, page) from a JSON document made by :func:`to_json`; ShareError on anything else."""
-    if len(text) > MAX_JSON_BYTES:
-        raise ShareError(f"the file is larger than {MAX_JSON_BYTES // 1000} kB, the app's limit")
+    if len(text) > MAX_FILE_BYTES:
+        raise ShareError(f"the file is larger than {MAX_FILE_BYTES // 1000} kB, the app's limit")
     try:
         payload = json.loads(text)
     except (ValueError, UnicodeDecodeError):

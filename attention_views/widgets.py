@@ -148,8 +148,8 @@ def _on_upload() -> None:
     if upload is None:
         return
     try:
-        if upload.size > share.MAX_JSON_BYTES:
-            raise share.ShareError(f"the file is larger than {share.MAX_JSON_BYTES // 1000} kB, the app's limit")
+        if upload.size > share.MAX_FILE_BYTES:
+            raise share.ShareError(f"the file is larger than {share.MAX_FILE_BYTES // 1000} kB, the app's limit")
         restored, _ = share.from_json(upload.getvalue())
     except share.ShareError as err:
         ss["sidebar_upload_error"] = f"That file was not opened: {err}. Nothing was changed."

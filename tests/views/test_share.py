@@ -92,4 +92,24 @@ def test_bad_json_file_is_refused():
     with pytest.raises(share.ShareError, match="not valid JSON"):
         share.from_json("a,b\n1,2")
     with pytest.raises(share.ShareError, match="larger than"):
-        share.from_json("x" * (share.MAX_JSON_BYTES + 1))
+        share.from_json("x" * (share.MAX_FILE_BYTES + 1))
+
+
+def test_largest_state_with_a_snapshot_fits_in_a_file():
+    import pandas as pd
+
+    from attention_views.editors import matrix_table
+
+    lab = new_lab("random-seed42")
+    rng = np.random.default_rng(0)
+    tokens, dims = [f"tok{i}" for i in range(64)], [f"d{j}" for j in range(64)]
+    lab["tables"]["X"] = matrix_table(rng.normal(size=(64, 64)), tokens, dims, tokens=True)
+    for name in ("W_q", "W_k", "W_v"):
+        lab["tables"][name] = matrix_table(rng.normal(size=(64, 64)), dims, dims, tokens=False)
+    weights = rng.dirichlet(np.ones(64), size=64)
+    lab["snapshot"] = {"weights": weights, "query_tokens": tokens, "key_tokens": tokens}
+    text = share.to_json(lab, "playground")
+    assert len(text) <= share.MAX_FILE_BYTES
+    back, _ = share.from_json(text)
+    assert back["tables"]["X"].equals(lab["tables"]["X"])
+    assert isinstance(back["tables"]["W_v"], pd.DataFrame)
