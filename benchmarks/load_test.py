@@ -473,6 +473,14 @@ def print_table(r: dict) -> None:
         print(f"  error x{n}: {kind}")
 
 
+def report(result: dict, json_path: Path | None) -> None:
+    """Print the table; append the figures as one JSON line when asked."""
+    print_table(result)
+    if json_path:
+        with json_path.open("a") as f:
+            f.write(json.dumps(result) + "\n")
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -573,10 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if server is not None:
             stop_server(server)
-    print_table(result)
-    if args.json:
-        with args.json.open("a") as f:
-            f.write(json.dumps(result) + "\n")
+    report(result, args.json)
     return 1 if result["errors"] else 0
 
 

@@ -179,7 +179,7 @@ def compare(counts: list[int], port: int, app_dir: Path, load_args: list[str], r
                 args = load_test.parse_args([*load_args, "--url", top.url, "--label", label])
                 args.server_pid = top.pids
                 result = asyncio.run(load_test.run_load(args, args.server_pid))
-                load_test.print_table(result)
+                load_test.report(result, args.json)
                 print(f"  sticky check               {sticky_report(top.run)}")
                 results[n].append(result["throughput_per_s"])
     base = sum(results[counts[0]]) / rounds
