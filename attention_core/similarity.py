@@ -51,5 +51,13 @@ def pairwise_cosine(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 def activation_norms(Y: np.ndarray) -> np.ndarray:
-    """L2 norm of each row of Y (n, d) -> (n,): the seeds' "activation strength" per token."""
-    return np.linalg.norm(as_matrix(Y, "Y"), axis=1)
+    """L2 norm of each row of Y (n, d) -> (n,): the seeds' "activation strength" per token.
+
+    Each row is divided by its largest entry first, so entries of 1e200 give a length of about
+    1e200 rather than an overflowed square (inf); only a length beyond the float range is inf.
+    """
+    Y = as_matrix(Y, "Y")
+    peak = np.max(np.abs(Y), axis=1)  # (n,)
+    scaled = np.divide(Y, peak[:, None], out=np.zeros_like(Y), where=peak[:, None] > 0)  # (n, d) in [-1, 1]
+    with np.errstate(over="ignore"):
+        return peak * np.linalg.norm(scaled, axis=1)  # (n,)

@@ -54,3 +54,15 @@ def test_pairwise_cosine_is_finite_bounded_and_one_on_the_diagonal(data, rows, c
     nonzero = np.any(E != 0, axis=1)
     np.testing.assert_allclose(np.diag(C)[nonzero], 1.0, rtol=1e-9, err_msg=str(E))
     np.testing.assert_array_equal(C[~nonzero], 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), rows=st.integers(1, 4), cols=st.integers(1, 64))
+def test_activation_norms_do_not_overflow_while_the_length_is_a_float(data, rows, cols):
+    """Row lengths of outputs with entries up to 1e300 are at most 8e300: finite, and scale with the rows."""
+    entry = st.one_of(st.floats(-1e300, 1e300), st.sampled_from([1e300, -1e300, 1e-308, 5e-324, -0.0]))
+    Y = np.array([[data.draw(entry) for _ in range(cols)] for _ in range(rows)])
+    norms = ac.activation_norms(Y)
+    assert np.all(np.isfinite(norms)) and np.all(norms >= 0), (Y, norms)
+    expected = [math.hypot(*row) for row in Y.tolist()]  # math.hypot scales, so it never overflows here
+    np.testing.assert_allclose(norms, expected, rtol=1e-12)
