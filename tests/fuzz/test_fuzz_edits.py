@@ -384,6 +384,8 @@ def test_tables_of_extreme_finite_numbers_compute_or_explain(scenario, controls,
     """Every cell huge, tiny or signed zero: overflow is named (AttentionInputError), never a NaN weight."""
     lab = new_lab(scenario)
     lab.update(controls)
+    if lab["use_W_o"]:
+        multi.sync_W_o(lab)  # W_o too gets extreme entries
     for name, frame in lab["tables"].items():
         filled = frame.copy()
         for col in value_columns(frame):
@@ -396,3 +398,21 @@ def test_tables_of_extreme_finite_numbers_compute_or_explain(scenario, controls,
             check(result, lab)
         else:
             check_error(err, lab)
+
+
+@FUZZ
+@given(scenario=st.sampled_from(SCENARIOS), data=st.data())
+def test_a_W_o_of_extreme_entries_computes_or_explains(scenario, data):
+    """Only W_O extreme (the heads are fine): concat @ W_O may overflow, which must be named, not drawn as inf."""
+    lab = new_lab(scenario)
+    lab["use_W_o"] = True
+    multi.sync_W_o(lab)
+    W_o = lab["tables"][multi.W_O].copy()
+    for col in value_columns(W_o):
+        W_o[col] = [data.draw(st.sampled_from(EXTREMES)) for _ in range(W_o.shape[0])]
+    lab["tables"][multi.W_O] = W_o.astype(object)
+    view, err = run(multi.run_multi, lab)
+    if err is None:
+        check_multi(view, lab)
+    else:
+        check_error(err, lab)

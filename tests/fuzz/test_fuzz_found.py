@@ -7,6 +7,17 @@
 2. A link (``?state=``) or a saved JSON file whose table holds an integer beyond the float range
    (JSON integers have no limit): ``share._cell`` calls ``float()`` on it and raises OverflowError in
    ``widgets.finish`` (found by test_fuzz_edits.py through ``parse_number``).
+3. Multi-head page: ticking "Mix the heads with W_O" while the head count does not divide the widths
+   raises KeyError 'W_o': ``multi.sync_W_o`` makes no W_o when the heads are unusable, and
+   pages/multi_head.py then calls ``matrix_editor(lab, "multi_head", "W_o")`` (found by
+   test_fuzz_pages.py, FUZZ_SEED=7 FUZZ_ACTIONS=300, mammal-query and emma-friend).
+4. Multi-head page: W_O entries of 1e308 make ``concat @ W_O`` overflow to inf (``multi.mix`` does not
+   check), and ``MultiHeadView.activation`` -> ``ac.activation_norms`` raises "Y row 0, column 0 is
+   +inf" outside the page's try (found by test_fuzz_pages.py, FUZZ_SEED=7 FUZZ_ACTIONS=300,
+   apple-orange; also test_fuzz_edits.py::test_a_W_o_of_extreme_entries_computes_or_explains).
+5. Playground: V entries of 1e308 in every column give output rows longer than the float range
+   (2e308), and ``figures.activation_bars`` raises "norms entry 0 is inf" (found by the same run;
+   entries up to about 1e307 are fine since activation_norms no longer squares them).
 """
 
 from __future__ import annotations
@@ -71,3 +82,35 @@ def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
     at = open_page("playground", scenario="emma-friend", state=link_token(payload))
     assert_clean(at)
     assert any("Q row 1 ('Emma')" in e.value and "too large" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_mixing_with_W_o_while_the_split_is_invalid_is_explained_not_a_crash():
+    at = open_page("multi_head", scenario="emma-friend")
+    at.number_input(key="multi_head_n_heads").set_value(3).run()  # Q, K, V have 4 columns
+    assert_clean(at)
+    at.checkbox(key="multi_head_use_W_o").check().run()
+    assert_clean(at)
+    assert any("do not split evenly into 3 heads" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_a_W_o_that_overflows_is_explained_not_a_crash():
+    at = open_page("multi_head", scenario="mammal-query")
+    at.checkbox(key="multi_head_use_W_o").check().run()
+    lab = at.session_state["lab"]
+    W_o = lab["tables"]["W_o"]
+    cells = {i: {c: 1e308 for c in W_o.columns} for i in range(W_o.shape[0])}  # concat @ W_o: inf
+    key = f"multi_head_editor_W_o_{lab['rev']}"
+    at.session_state[key] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert_clean(at)
+    assert any("W_o" in e.value or "W_O" in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_output_rows_longer_than_the_float_range_are_explained_not_a_crash():
+    at = open_page("playground", scenario="mammal-query")
+    lab = at.session_state["lab"]
+    V = lab["tables"]["V"]
+    cells = {i: {c: 1e308 for c in V.columns if c != "token"} for i in range(V.shape[0])}
+    at.session_state[f"playground_editor_V_{lab['rev']}"] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert_clean(at)
