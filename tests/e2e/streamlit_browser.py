@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO_ROOT / "test-output" / "screenshots"
@@ -142,25 +143,51 @@ def choose_radio(page: Page, key: str, label: str) -> None:
     wait_idle(page)
 
 
-def edit_last_column_cell(page: Page, editor: Locator, row: int, text: str) -> tuple[str, str]:
-    """Edit the cell in the editor's last column on data row ``row`` (0 = first) as a person would:
-    select a cell of that row, End (the grid scrolls its last column into view), double-click the
-    cell, clear it, type ``text``, Enter. Returns what the cell held when it opened, and just before
-    Enter (a numeric column's cell editor drops characters that cannot be part of a number)."""
+def stable_box(page: Page, locator: Locator, settle_ms: int = 300, timeout_s: float = 10) -> dict:
+    """The element's bounding box once it has stopped moving for ``settle_ms`` (layout settled)."""
+    last, since, deadline = None, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        box = locator.bounding_box()
+        if box != last:
+            last, since = box, time.monotonic()
+        elif box and (time.monotonic() - since) * 1000 >= settle_ms:
+            return box
+        page.wait_for_timeout(50)
+    assert last, "the element has no bounding box"
+    return last
+
+
+def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 3) -> Locator:
+    """Open the cell editor on data row ``row`` (0 = first) of the editor's last column as a person
+    would: click a cell of that row, End (the grid scrolls its last column into view), double-click
+    the cell. A double-click that lands while the page is still settling is lost; try again then."""
     editor.scroll_into_view_if_needed()
     canvas = editor.locator("canvas").first
-    box = canvas.bounding_box()
-    assert box, "the data editor has no canvas"
-    y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
-    page.mouse.click(box["x"] + box["width"] / 2, y)
-    page.keyboard.press("End")
-    page.wait_for_timeout(KEY_PAUSE_MS)
-    box = canvas.bounding_box()
-    page.mouse.dblclick(box["x"] + box["width"] - 25, y)
     cell = page.locator("#portal .gdg-clip-region input, #portal .gdg-clip-region textarea").first
-    cell.wait_for(state="visible", timeout=10_000)
-    page.wait_for_function("() => document.activeElement && document.activeElement.closest('.gdg-clip-region')")
-    page.wait_for_timeout(KEY_PAUSE_MS)
+    for _ in range(attempts):
+        box = stable_box(page, canvas)
+        y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
+        page.mouse.click(box["x"] + box["width"] / 2, y)
+        page.keyboard.press("End")
+        box = stable_box(page, canvas)
+        page.mouse.dblclick(box["x"] + box["width"] - 25, y)
+        try:
+            cell.wait_for(state="visible", timeout=5_000)
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+            continue
+        page.wait_for_function("() => document.activeElement && document.activeElement.closest('.gdg-clip-region')")
+        page.wait_for_timeout(KEY_PAUSE_MS)
+        return cell
+    screenshot(page, "cell_editor_did_not_open")
+    raise AssertionError(f"the cell editor did not open after {attempts} double-clicks")
+
+
+def edit_last_column_cell(page: Page, editor: Locator, row: int, text: str) -> tuple[str, str]:
+    """Open a cell of the editor's last column (see :func:`open_last_column_cell`), clear it, type
+    ``text``, press Enter. Returns what the cell held when it opened, and just before Enter (a
+    numeric column's cell editor drops characters that cannot be part of a number)."""
+    cell = open_last_column_cell(page, editor, row)
     opened = cell.input_value()
     page.keyboard.press("Control+a")
     page.keyboard.press("Backspace")
