@@ -15,11 +15,12 @@ class AttentionInputError(ValueError):
     """An input to attention_core is unusable; the message says what, where and how to fix it."""
 
 
-def float_array(x: object, name: str) -> np.ndarray:
-    """``x`` as a new float64 array (callers' arrays are never modified), or AttentionInputError.
+def float_array(x: object, name: str, copy: bool = True) -> np.ndarray:
+    """``x`` as a float64 array, or AttentionInputError.
 
     Only real numbers pass: text (even "1.5"), booleans, None and complex numbers are named with
-    their position, so a student sees which cell to fix.
+    their position, so a student sees which cell to fix. The result is a new array unless
+    ``copy=False`` and ``x`` already is a float64 array (for inputs that are only read, never kept).
     """
     try:
         raw = np.asarray(x)
@@ -33,7 +34,7 @@ def float_array(x: object, name: str) -> np.ndarray:
         if bad is not None:
             idx, value = bad
             raise AttentionInputError(f"{name}{_where(idx)} is {_show(value)}, not a number; use a number there")
-    return np.array(raw, dtype=np.float64)
+    return np.array(raw, dtype=np.float64, copy=True if copy else None)
 
 
 def _where(idx: tuple[int, ...]) -> str:
@@ -52,9 +53,12 @@ def _show(value: object) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def as_matrix(x: object, name: str) -> np.ndarray:
-    """Return ``x`` as a finite float64 array of shape (rows, cols), or raise AttentionInputError."""
-    arr = float_array(x, name)
+def as_matrix(x: object, name: str, copy: bool = True) -> np.ndarray:
+    """Return ``x`` as a finite float64 array of shape (rows, cols), or raise AttentionInputError.
+
+    A new array unless ``copy=False`` (then ``x`` itself when it already is one; it is never written).
+    """
+    arr = float_array(x, name, copy)
     if arr.ndim != 2:
         raise AttentionInputError(
             f"{name} must be a 2-D matrix (one row per token), "

@@ -125,8 +125,8 @@ def multi_head_attention(
     ``(n_q, d_out)``, or ``concat`` when ``W_o`` is None. ``scale=None`` gives each head its own
     ``1/sqrt(d_k)``.
     """
-    X_q = as_matrix(X_q, "X_q")
-    X_kv = X_q if X_kv is None else as_matrix(X_kv, "X_kv")
+    X_q = as_matrix(X_q, "X_q", copy=False)  # only read: no result keeps X, W or b
+    X_kv = X_q if X_kv is None else as_matrix(X_kv, "X_kv", copy=False)
     if X_kv.shape[1] != X_q.shape[1]:
         raise AttentionInputError(f"X_q has {X_q.shape[1]} columns but X_kv has {X_kv.shape[1]}; both need d_model")
     heads = _check_heads(heads, X_q.shape[1])
@@ -140,7 +140,9 @@ def multi_head_attention(
         for h, qs, vs in zip(heads, _blocks([h.d_k for h in heads]), _blocks([h.d_v for h in heads]), strict=True)
     )
     concat = np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
-    output = concat if W_o is None else concat @ W_o + (0.0 if b_o is None else b_o)  # (n_q, d_out)
+    output = concat if W_o is None else concat @ W_o  # (n_q, sum of d_v) @ (sum of d_v, d_out) -> (n_q, d_out)
+    if b_o is not None:
+        output = output + b_o
     return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
 
 
@@ -191,7 +193,7 @@ def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:
                 "split_heads or selection_head"
             )
         label = f"head {i} ({h.name})" if h.name else f"head {i}"
-        mats = {n: as_matrix(getattr(h, n), f"{label} {n}") for n in ("W_q", "W_k", "W_v")}
+        mats = {n: as_matrix(getattr(h, n), f"{label} {n}", copy=False) for n in ("W_q", "W_k", "W_v")}
         _check_same_rows({f"{label} {n}": W for n, W in mats.items()}, d_model)
         if mats["W_q"].shape[1] != mats["W_k"].shape[1]:
             raise AttentionInputError(
@@ -220,7 +222,7 @@ def _check_output_projection(W_o: object, b_o: object, width: int) -> tuple[np.n
         if b_o is not None:
             raise AttentionInputError("b_o was given without W_o; give W_o too, or leave both out")
         return None, None
-    W_o = as_matrix(W_o, "W_o")
+    W_o = as_matrix(W_o, "W_o", copy=False)
     if W_o.shape[0] != width:
         raise AttentionInputError(
             f"W_o has {W_o.shape[0]} rows but the concatenated heads have {width} columns; "

@@ -170,6 +170,23 @@ def test_inputs_are_never_modified(data):
 
 
 @SETTINGS
+@given(embeddings_and_head(), st.data())
+def test_multi_head_attention_neither_modifies_nor_shares_its_inputs(data, draw):
+    X_q, X_kv, head, mask = data
+    W_o = draw.draw(matrix(head.W_v.shape[1], 3))
+    inputs = [M for M in (X_q, X_kv, head.W_q, head.W_k, head.W_v, head.b_q, head.b_k, head.b_v, W_o) if M is not None]
+    copies = [M.copy() for M in inputs]
+    result = ac.multi_head_attention(X_q, X_kv, heads=[head], W_o=W_o, mask=mask)
+    r = result.heads[0]
+    outputs = [result.concat, result.output, r.Q, r.K, r.V, r.weights, r.output, r.scores, r.masked]
+    for M in outputs:
+        M[...] = 0.0  # a caller scribbling on the result ...
+    for before, after in zip(copies, inputs, strict=True):
+        np.testing.assert_array_equal(before, after)  # ... leaves every input as it was
+        assert not any(np.shares_memory(after, M) for M in outputs)
+
+
+@SETTINGS
 @given(matrix(4, 6, st.floats(-1e300, 1e300)))
 def test_softmax_of_huge_scores_has_no_nan(x):
     w = ac.softmax(x)
