@@ -212,6 +212,8 @@ def _finish(fig: go.Figure, title: str, s: Style, *, height: int, width: int | N
     """House layout: light template, title and fonts from the style, tight margins, fixed height."""
     fig.update_layout(
         template=theme.TEMPLATE,
+        paper_bgcolor="white",
+        plot_bgcolor="white",
         title={"text": title, "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"},
         font={"size": s.font},
         hoverlabel={"font": {"size": s.font}},
@@ -219,6 +221,8 @@ def _finish(fig: go.Figure, title: str, s: Style, *, height: int, width: int | N
         width=None if width is None else int(width),
         margin=margin or {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10},
     )
+    fig.update_xaxes(**theme.AXIS_STYLE)
+    fig.update_yaxes(**theme.AXIS_STYLE)
     return fig
 
 

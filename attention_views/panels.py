@@ -18,7 +18,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
+from attention_views import cached_figures as figures
 from attention_views.state import SingleHead
 from attention_views.widgets import bound, chart
 

@@ -89,7 +89,12 @@ def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
 
 def encode(lab: dict, page: str = "") -> str:
     """The lab as a compact link token."""
-    raw = json.dumps(lab_payload(lab, page), separators=(",", ":"), allow_nan=False).encode()
+    return encode_payload(lab_payload(lab, page))
+
+
+def encode_payload(payload: dict) -> str:
+    """A payload from :func:`lab_payload` as a compact link token."""
+    raw = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
     return VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
 
 

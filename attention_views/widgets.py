@@ -118,9 +118,11 @@ def _lab_from_link(scenario_id: str) -> dict:
 def finish() -> None:
     """Keep the address bar and the sidebar's share panel equal to the current view."""
     ss = st.session_state
-    params = {"scenario": ss[LAB]["scenario"]}
-    if share.lab_payload(ss[LAB]).keys() - {"v", "s"}:
-        params["state"] = share.encode(ss[LAB], ss.get("page", ""))
+    lab, page = ss[LAB], ss.get("page", "")
+    params = {"scenario": lab["scenario"]}
+    payload = share.lab_payload(lab, page)
+    if payload.keys() - {"v", "s", "p"}:
+        params["state"] = share.encode_payload(payload)
     if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
         st.query_params.from_dict(params)
     query = "&".join(f"{k}={v}" for k, v in params.items())
@@ -131,8 +133,8 @@ def finish() -> None:
         else:
             st.caption("Link to this view (copy it with the icon):")
             st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
-        st.download_button("Download this view (JSON)", share.to_json(ss[LAB], ss.get("page", "")),
-                           file_name=f"attention-lab-{ss[LAB]['scenario']}.json", mime="application/json",
+        st.download_button("Download this view (JSON)", lambda: share.to_json(lab, page),  # made on click
+                           file_name=f"attention-lab-{lab['scenario']}.json", mime="application/json",
                            key="sidebar_download", width="stretch")
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
         if ss.get("sidebar_upload_error"):

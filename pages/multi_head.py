@@ -3,7 +3,8 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures, multi, panels
+from attention_views import cached_figures as figures
+from attention_views import multi, panels
 from attention_views.editors import Delta, TableError
 from attention_views.state import HEAD_MODES, MAX_HEADS
 from attention_views.widgets import (

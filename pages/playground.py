@@ -3,7 +3,8 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures, panels
+from attention_views import cached_figures as figures
+from attention_views import panels
 from attention_views.editors import TableError
 from attention_views.state import STAGES, run_single_head
 from attention_views.widgets import (

@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
+from attention_views import cached_figures as figures
 from attention_views.editors import TableError, matrix_table, table_to_matrix, value_columns
 from attention_views.state import resize_head_width
 from attention_views.widgets import bump_rev, chart, finish, lab, matrix_editor, numbers_frame, projector

@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
+from attention_views import cached_figures as figures
 from attention_views.editors import TableError
 from attention_views.state import run_single_head
 from attention_views.widgets import MASK_LABELS, attention_controls, chart, finish, lab, projector

@@ -435,7 +435,7 @@ def test_every_figure_has_a_title_a_light_template_and_serialises(name):
     fig = BUILDERS[name](False)
     assert isinstance(fig, go.Figure) and fig.data
     assert fig.layout.title.text
-    assert fig.layout.template.layout.paper_bgcolor == "white"
+    assert fig.layout.paper_bgcolor == "white" and fig.layout.plot_bgcolor == "white"  # light, set per figure
     assert fig.layout.height >= 180
     _json(fig)
 
