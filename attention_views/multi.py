@@ -251,7 +251,16 @@ def mix(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
             f"W_o has {W_o.shape[0]} rows but the concatenated heads have {concat.shape[1]} columns; "
             "W_o needs one row per concatenated column"
         )
-    return concat @ W_o  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
+    with np.errstate(over="ignore", invalid="ignore"):
+        output = concat @ W_o  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
+    bad = np.argwhere(~np.isfinite(output))
+    if bad.size:
+        i, j = bad[0]
+        raise ac.AttentionInputError(
+            f"concat @ W_o overflowed at output row {i}, column {j}: W_o's entries are too large to multiply; "
+            "use smaller numbers in W_o"
+        )
+    return output
 
 
 def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:
