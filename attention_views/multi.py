@@ -29,7 +29,7 @@ from attention_views.editors import (
     table_to_matrix,
     value_columns,
 )
-from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, lab_mask
+from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, check_output_lengths, lab_mask
 
 HEADS = "heads"  # where an error belongs: the heads table ...
 N_HEADS = "n_heads"  # ... or the number-of-heads input of the equal split
@@ -291,6 +291,8 @@ def run_multi(lab: dict) -> MultiHeadView:
     labels = tuple(concat_labels(lab))
     W_o = table_to_matrix(lab["tables"][W_O], W_O) if lab["use_W_o"] and W_O in lab["tables"] else None
     output = mix(concat, None if W_o is None else W_o[1])
+    check_output_lengths(single.output, "the single head's output")
+    check_output_lengths(output, "the multi-head output")
     out_labels = labels if W_o is None else tuple(value_columns(lab["tables"][W_O]))
     return MultiHeadView(tuple(query_tokens), tuple(key_tokens), tuple(names), tuple(heads), concat, labels,
                          output, out_labels, W_o is not None, single, single_name)

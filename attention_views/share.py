@@ -57,9 +57,13 @@ def table_payload(frame: pd.DataFrame) -> dict:
 
 
 def _cell(value: object) -> object:
+    """A raw editor cell as JSON: a finite number stays a number, anything else travels as text or null."""
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
-        value = float(value)
-        return value if value == value and abs(value) != float("inf") else str(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an integer beyond the float range: keep it as typed (it is reported as bad)
+            return str(value)[:MAX_LABEL_CHARS]
+        return number if number == number and abs(number) != float("inf") else str(number)
     return None if value is None or value is pd.NA else str(value)[:MAX_LABEL_CHARS]
 
 
@@ -80,11 +84,17 @@ def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
     if lab.get("mask_custom") is not None:
         out["mc"] = lab["mask_custom"].astype(int).tolist()
     if full or not lab["heads"].equals(pristine["heads"]):
-        out["h"] = lab["heads"].astype(str).values.tolist()
+        out["h"] = [[_text(v) for v in row] for row in lab["heads"].itertuples(index=False)]
     if full and lab.get("snapshot") is not None:  # JSON file only: n_q x n_k floats make links too long
         snap = lab["snapshot"]
         out["ss"] = {"w": snap["weights"].tolist(), "q": snap["query_tokens"], "k": snap["key_tokens"]}
     return out
+
+
+def _text(value: object) -> str:
+    """A heads-table cell as text; an empty cell (None or NaN) is ""."""
+    empty = value is None or value is pd.NA or (isinstance(value, float) and value != value)
+    return "" if empty else str(value)[:MAX_LABEL_CHARS]
 
 
 def encode(lab: dict, page: str = "") -> str:

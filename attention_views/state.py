@@ -150,7 +150,17 @@ def run_single_head(lab: dict) -> SingleHead:
     result = ac.scaled_dot_product_attention(
         Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab["temperature"]
     )
+    check_output_lengths(result.output, "the output")
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
+
+
+def check_output_lengths(output: np.ndarray, what: str) -> None:
+    """Raise if a row of ``output`` is too long for a float (its activation strength would be inf)."""
+    bad = np.flatnonzero(~np.isfinite(ac.activation_norms(output)))
+    if bad.size:
+        raise ac.AttentionInputError(
+            f"row {bad[0]} of {what} is longer than the largest number a float can hold; use smaller entries"
+        )
 
 
 def _check_projections(X: np.ndarray, Ws: dict[str, np.ndarray]) -> None:

@@ -65,7 +65,10 @@ if mix_heads:
     if multi.sync_W_o(lab):
         bump_rev(lab)
     st.markdown("**W_O** (rows: concatenated columns, columns: outputs)")
-    matrix_editor(lab, "multi_head", "W_o")
+    if "W_o" in lab["tables"]:
+        matrix_editor(lab, "multi_head", "W_o")
+    else:
+        st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
 try:
     view = lab["last"]["multi"] = multi.run_multi(lab)
     stale = False
