@@ -11,11 +11,15 @@ deltas for rows that do not exist) goes through :func:`attention_views.editors.a
 
 Nothing else may escape, and a failed edit never loses the last valid state: the table objects kept
 from the last run that computed are unchanged, and running them again gives the same weights.
+
+``FUZZ_EXAMPLES`` (default 120) sets hypothesis's examples per property, for a longer run:
+``FUZZ_EXAMPLES=2000 python -m pytest tests/fuzz/test_fuzz_edits.py``.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -42,7 +46,9 @@ from attention_views.state import (
 
 SCENARIOS = tuple(ac.list_scenarios())
 FUZZ = settings(
-    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "120")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
 # ---- what a student (or a damaged link, or a CSV) can put into a cell ----------------------------

@@ -17,13 +17,18 @@
    apple-orange; also test_fuzz_edits.py::test_a_W_o_of_extreme_entries_computes_or_explains).
 5. Playground: V entries of 1e308 in every column give output rows longer than the float range
    (2e308), and ``figures.activation_bars`` raises "norms entry 0 is inf" (found by the same run;
-   entries up to about 1e307 are fine since activation_norms no longer squares them).
+   entries up to about 1e307 are fine since activation_norms no longer squares them). Fixed in
+   0447f94 with the message "row 0 of the output is longer than the largest number a float can
+   hold", which names no table: the student is not told that V (or W_V) is the table to change,
+   and the row is counted from 0 where the editors' messages count from 1 (found by
+   test_fuzz_edits.py with FUZZ_EXAMPLES=1500; the test below asks for V to be named).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import zlib
 from pathlib import Path
 
@@ -114,3 +119,6 @@ def test_output_rows_longer_than_the_float_range_are_explained_not_a_crash():
     at.session_state[f"playground_editor_V_{lab['rev']}"] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
+    errors = [e.value for e in at.error]
+    # The message must say which table to change (rule 6: what, where, how to fix): the output is weights · V.
+    assert any(re.search(r"\bV\b", e) and "output" in e for e in errors), errors
