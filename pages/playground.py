@@ -28,7 +28,8 @@ st.title("Playground")
 st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
 attention_controls(lab, "playground")
 
-left, right = st.columns([5, 6], gap="medium")
+# projector mode: tables (collapsed) above, figures across the full width so the back row can read them
+left, right = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
 with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
     editors_panel(lab, "playground")
 if lab["mask"] == "custom":
