@@ -291,8 +291,9 @@ def run_multi(lab: dict) -> MultiHeadView:
     labels = tuple(concat_labels(lab))
     W_o = table_to_matrix(lab["tables"][W_O], W_O) if lab["use_W_o"] and W_O in lab["tables"] else None
     output = mix(concat, None if W_o is None else W_o[1])
-    check_output_lengths(single.output, "the single head's output")
-    check_output_lengths(output, "the multi-head output")
+    fix = "V" if is_direct(lab) else "W_v"
+    check_output_lengths(single.output, "the single head's output (weights · V)", query_tokens, fix)
+    check_output_lengths(output, "the multi-head output", query_tokens, "W_o" if W_o is not None else fix)
     out_labels = labels if W_o is None else tuple(value_columns(lab["tables"][W_O]))
     return MultiHeadView(tuple(query_tokens), tuple(key_tokens), tuple(names), tuple(heads), concat, labels,
                          output, out_labels, W_o is not None, single, single_name)

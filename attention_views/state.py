@@ -150,16 +150,22 @@ def run_single_head(lab: dict) -> SingleHead:
     result = ac.scaled_dot_product_attention(
         Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab["temperature"]
     )
-    check_output_lengths(result.output, "the output")
+    check_output_lengths(result.output, "the output (weights · V)", q_tokens, "V" if "V" in mats else "W_v")
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
 
 
-def check_output_lengths(output: np.ndarray, what: str) -> None:
-    """Raise if a row of ``output`` is too long for a float (its activation strength would be inf)."""
+def check_output_lengths(output: np.ndarray, what: str, tokens: list[str], fix: str) -> None:
+    """Raise if a row of ``output`` is too long for a float (its activation strength would be inf).
+
+    The message counts rows from 1 and names the token, as the editors do, and the table ``fix``
+    whose entries should be made smaller.
+    """
     bad = np.flatnonzero(~np.isfinite(ac.activation_norms(output)))
     if bad.size:
+        i = int(bad[0])
         raise ac.AttentionInputError(
-            f"row {bad[0]} of {what} is longer than the largest number a float can hold; use smaller entries"
+            f"row {i + 1} ({tokens[i]!r}) of {what} is longer than the largest number a float can hold; "
+            f"use smaller entries in {fix}"
         )
 
 
