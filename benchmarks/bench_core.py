@@ -1,0 +1,98 @@
+"""Benchmark: one multi_head_attention call (with W_o) against a plain NumPy matmul of the same work.
+
+Run from the repository root::
+
+    python benchmarks/bench_core.py
+
+For each (tokens, d_model, heads) it prints the median time of one call, the GFLOP/s that works out
+to, the GFLOP/s of a square ``A @ B`` doing the same number of flops (the machine's ceiling, measured
+in the same run) and the ratio. Only matmul flops are counted (a multiply-add is 2 flops):
+
+- projections ``X @ W_q``, ``X @ W_k``, ``X @ W_v``: ``3 * 2 n d^2``
+- ``Q @ K.T`` over all heads: ``2 n^2 d``;  ``weights @ V`` over all heads: ``2 n^2 d``
+- ``concat @ W_o``: ``2 n d^2``
+
+so ``flops = 8 n d^2 + 4 n^2 d`` for ``n`` tokens and ``d = d_model`` (independent of the head count).
+The goal is at least 50% of the ceiling at 512 tokens and above. It is a benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+import attention_core as ac  # noqa: E402
+
+CASES = ((10, 8, 4), (64, 64, 4), (256, 256, 8), (512, 512, 8), (1024, 512, 8))
+GOAL = 0.5  # fraction of the matmul ceiling, at 512 tokens and above
+
+
+def attention_flops(n: int, d: int) -> int:
+    """Matmul flops of one multi-head self-attention call with W_o: 8 n d^2 + 4 n^2 d."""
+    return 8 * n * d * d + 4 * n * n * d
+
+
+def median_seconds(*fns: Callable[[], object], min_total: float = 1.5, min_repeats: int = 9) -> list[float]:
+    """Median wall time of each ``fn()``, timed in alternation so they share the machine's load.
+
+    The machine may be busy with other work; alternating the calls lets both medians see the same
+    conditions, so their ratio stays meaningful even when the absolute numbers move.
+    """
+    for fn in fns:
+        fn()  # warm-up: first-touch allocations, BLAS thread start-up
+    times: list[list[float]] = [[] for _ in fns]
+    while len(times[0]) < min_repeats or sum(map(sum, times)) < min_total:
+        for fn, ts in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - start)
+    return [statistics.median(ts) for ts in times]
+
+
+def bench_case(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, float]:
+    X = rng.standard_normal((n, d))  # (n, d_model)
+    W_q, W_k, W_v, W_o = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(4))  # (d_model, d_model)
+    heads = ac.split_heads(W_q, W_k, W_v, h)
+    flops = attention_flops(n, d)
+    m = max(1, round((flops / 2) ** (1 / 3)))  # square matmul with 2 m^3 ~= the same flops
+    A, B = rng.standard_normal((m, m)), rng.standard_normal((m, m))
+    t_attn, t_mm = median_seconds(lambda: ac.multi_head_attention(X, heads=heads, W_o=W_o), lambda: A @ B)
+    gflops_attn = flops / t_attn / 1e9
+    gflops_mm = 2 * m**3 / t_mm / 1e9
+    return {"time": t_attn, "gflops": gflops_attn, "ceiling": gflops_mm, "ratio": gflops_attn / gflops_mm, "m": m}
+
+
+def main() -> None:
+    rng = np.random.default_rng(0)
+    print(f"numpy {np.__version__}, float64, {os.cpu_count()} CPUs, load average {_load()}")
+    print("flops = 8 n d^2 + 4 n^2 d (matmuls only); ceiling = a square A @ B of the same flops, timed alternately")
+    header = (
+        f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'MFLOP':>9} {'median ms':>10} {'GFLOP/s':>8} "
+        f"{'matmul m':>8} {'ceiling GFLOP/s':>15} {'ratio':>6}  goal"
+    )
+    print(header)
+    print("-" * len(header))
+    for n, d, h in CASES:
+        r = bench_case(n, d, h, rng)
+        goal = ("ok" if r["ratio"] >= GOAL else "BELOW") if n >= 512 else "-"
+        print(
+            f"{n:>6} {d:>7} {h:>5} {attention_flops(n, d) / 1e6:>9.1f} {r['time'] * 1e3:>10.3f} "
+            f"{r['gflops']:>8.2f} {r['m']:>8} {r['ceiling']:>15.2f} {r['ratio']:>6.0%}  {goal}"
+        )
+    print(f"load average after: {_load()} (a busy machine lowers both columns; the ratio is what counts)")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+
+
+if __name__ == "__main__":
+    main()
