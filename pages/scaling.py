@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
+from attention_views import cached_figures, figures
 from attention_views.widgets import chart, finish, lab, projector
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
@@ -70,8 +70,8 @@ st.caption(f"The scores q·k in this row have standard deviation {spread:.2f}; d
 st.subheader("As d_k grows")
 var_unscaled, var_scaled = variance_curves(int(seed))
 sat = saturation_curves(n_keys, int(seed))
-chart(figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
-chart(figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big),
+chart(cached_figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
+chart(cached_figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big),
                 key="scaling_saturation")
 st.caption(f"Each point: {VARIANCE_SAMPLES} random pairs (q, k) for the variance, {SATURATION_SAMPLES} random rows "
            f"of {n_keys} keys for the saturation, drawn from seed {seed}. Uniform weights would have entropy "
@@ -90,9 +90,9 @@ st.caption(f"Rough expectation: {w.d_k} × {w.var_q:.2f} × {w.var_k:.2f} ≈ {w
 st.caption("Rows: queries t0 to t3; columns: keys t0 to t3. Dividing by √8 shrinks every score by the same factor.")
 raw_col, scaled_col = st.columns(2)
 with raw_col:
-    chart(figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
+    chart(cached_figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
           key="scaling_worked_raw")
 with scaled_col:
-    chart(figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big),
-          key="scaling_worked_scaled")
+    chart(cached_figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}",
+                                        projector=big), key="scaling_worked_scaled")
 finish()
