@@ -109,14 +109,20 @@ def scaled_dot_product_attention(
 
 
 def attend(
-    Q: np.ndarray, K: np.ndarray, V: np.ndarray, add: np.ndarray | None, scale: float, temperature: float
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    add: np.ndarray | None,
+    scale: float,
+    temperature: float,
+    out: np.ndarray | None = None,
 ) -> AttentionResult:
     """The arithmetic, on inputs that are already validated (additive mask or None).
 
-    One (n_q, n_k) array is allocated: it holds the scaled scores, then the masked scores, then,
+    One (n_q, n_k) array (``out`` if given) holds the scaled scores, then the masked scores, then,
     after an in-place softmax, the weights.
     """
-    weights, max_abs = scaled_scores(Q, K, scale / temperature)  # (n_q, n_k), a bound on its entries
+    weights, max_abs = scaled_scores(Q, K, scale / temperature, out)  # (n_q, n_k), a bound on its entries
     if add is not None:
         weights += add  # masked: -inf where a key is blocked
         max_abs = None  # an additive mask may hold any finite number
@@ -125,8 +131,10 @@ def attend(
     return AttentionResult(Q, K, V, weights, output, scale, temperature, add)
 
 
-def scaled_scores(Q: np.ndarray, K: np.ndarray, factor: float) -> tuple[np.ndarray, float]:
-    """(Q @ K.T) * factor as a new (n_q, n_k) array and a bound on its entries' size.
+def scaled_scores(
+    Q: np.ndarray, K: np.ndarray, factor: float, out: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
+    """(Q @ K.T) * factor as an (n_q, n_k) array (new, or written into ``out``) and a bound on its entries.
 
     Raises AttentionInputError if it overflows. By Cauchy-Schwarz every entry, and every partial
     sum inside the matmul, is at most ``|q_i| |k_j|`` in size; when that bound is comfortably
@@ -138,10 +146,10 @@ def scaled_scores(Q: np.ndarray, K: np.ndarray, factor: float) -> tuple[np.ndarr
         k_norm = np.sqrt(np.einsum("ij,ij->i", K, K))  # (n_k,)
         bound = float(q_norm.max() * k_norm.max())
         if bound * max(1.0, abs(factor)) < 1e300:
-            return (Q * factor) @ K.T, bound * abs(factor)  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+            return np.matmul(Q * factor, K.T, out=out), bound * abs(factor)  # (n_q, d_k) @ (d_k, n_k)
         scores = Q @ K.T  # (n_q, n_k)
         _check_scores(scores, "Q @ K.T")
-        scaled = scores * factor  # (n_q, n_k)
+        scaled = np.multiply(scores, factor, out=out)  # (n_q, n_k)
     _check_scores(scaled, "the scaled scores")
     return scaled, float(np.abs(scaled).max())
 
