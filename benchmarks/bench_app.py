@@ -43,13 +43,10 @@ import cProfile
 import io
 import os
 import pstats
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,6 +60,7 @@ import streamlit.testing.v1.app_test as app_test  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import attention_core as ac  # noqa: E402
+import devserver  # noqa: E402
 from attention_views.editors import matrix_table  # noqa: E402
 from attention_views.state import dim_labels, new_lab  # noqa: E402
 
@@ -275,49 +273,17 @@ _IDLE_JS = """() => {
 SLIDER = ".st-key-playground_temperature input[type=range]"
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-        "--server.fileWatcherType=none",
-        "--browser.gatherUsageStats=false",
-    ]
-    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-                if response.read() == b"ok":
-                    return server, url
-        except OSError:
-            time.sleep(0.3)
-        if server.poll() is not None:
-            break
-    server.terminate()
-    raise RuntimeError("streamlit did not become healthy in 90 s")
-
-
 def browser_times(repeats: int) -> dict[str, list[float]]:
     """Per seed scenario: ms from the key press on the temperature slider to the new heatmap painted."""
     from playwright.sync_api import sync_playwright
 
-    server, url = start_server()
+    server = devserver.start()
     out: dict[str, list[float]] = {}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for scenario in SCENARIOS:
-                context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
+                context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=server.url)
                 page = context.new_page()
                 page.goto(f"/playground?scenario={scenario}", wait_until="domcontentloaded")
                 page.wait_for_function(_HEATMAP_JS, timeout=60_000)
@@ -340,11 +306,7 @@ def browser_times(repeats: int) -> dict[str, list[float]]:
                 context.close()
             browser.close()
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        devserver.stop_server(server)
     return out
 
 
