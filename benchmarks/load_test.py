@@ -35,9 +35,7 @@ import itertools
 import json
 import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections import Counter
@@ -52,9 +50,14 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from websockets.asyncio.client import connect  # a dependency of Streamlit 1.67 itself (its server is uvicorn)
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere
+
+import devserver  # noqa: E402
+
 FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 NO_XSRF_TOKEN = "PLACEHOLDER_AUTH_TOKEN"  # what the frontend sends when it has no _streamlit_xsrf cookie
 LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+HEALTHY_WITHIN_S = 60.0
 
 
 # ---------------------------------------------------------------- messages a browser tab sends
@@ -327,49 +330,7 @@ async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: floa
             await tab.close()
 
 
-# ---------------------------------------------------------------- the server and its memory
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_server(port: int, app_dir: Path) -> subprocess.Popen:
-    """``streamlit run app.py`` on loopback, in its own process group so it ends with its children.
-
-    No file watcher, as in production: a tree that others are editing must not reload mid-test.
-    """
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
-    cmd += ["--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"]
-    return subprocess.Popen(
-        cmd, cwd=app_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
-
-
-def wait_healthy(url: str, seconds: float = 60) -> None:
-    """Poll ``/_stcore/health`` until it answers ``ok`` (bounded)."""
-    import urllib.request
-
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        time.sleep(0.3)
-    raise SystemExit(f"the server at {url} did not become healthy within {seconds:.0f} s")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, 15)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-        proc.wait(5)
+# ---------------------------------------------------------------- the server's memory and CPU
 
 
 def process_tree(pid: int) -> list[int]:
@@ -570,17 +531,20 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     server = None
-    if not args.url:
-        port = free_port()
-        args.url = f"http://127.0.0.1:{port}"
-        server = start_server(port, args.app_dir)
-        args.server_pid.append(server.pid)
     try:
-        wait_healthy(args.url)
+        if args.url:
+            devserver.wait_healthy(args.url, timeout=HEALTHY_WITHIN_S)
+        else:  # no file watcher (devserver), as in production: a tree others edit must not reload mid-test
+            server = devserver.start(args.app_dir, timeout=HEALTHY_WITHIN_S)
+            args.url = server.url
+            args.server_pid.append(server.process.pid)
+    except devserver.ServerError as err:
+        raise SystemExit(str(err)) from None
+    try:
         result = asyncio.run(run_load(args, args.server_pid))
     finally:
         if server is not None:
-            stop_server(server)
+            devserver.stop_server(server)
     report(result, args.json)
     return 1 if result["errors"] else 0
 
