@@ -20,29 +20,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
+sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+import devserver  # noqa: E402
 
 
 def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path) -> str:
@@ -67,54 +60,22 @@ def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Pa
     return conf
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, seconds: float = 90) -> None:
-    """Poll ``url/_stcore/health`` until it answers 200 (bounded); fail early if ``proc`` died."""
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[0]} exited with {proc.returncode} before {url} was healthy")
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
-                if resp.status == 200:
-                    return
-        time.sleep(0.3)
-    raise RuntimeError(f"{url} was not healthy within {seconds:.0f} s")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    """End one process started here, and its children, through its own process group."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(5)
-
-
 @dataclass
 class Topology:
     """The running processes of one start, and where to reach them."""
 
     url: str
     run: Path
-    replicas: list[subprocess.Popen] = field(default_factory=list)
+    replicas: list[devserver.Server] = field(default_factory=list)
     nginx: subprocess.Popen | None = None
 
     @property
+    def processes(self) -> list[subprocess.Popen]:
+        return [r.process for r in self.replicas] + ([self.nginx] if self.nginx else [])
+
+    @property
     def pids(self) -> list[int]:
-        return [p.pid for p in self.replicas] + ([self.nginx.pid] if self.nginx else [])
-
-
-def start_replica(i: int, port: int, secret: str, app_dir: Path, run: Path) -> subprocess.Popen:
-    """``streamlit run app.py`` on 127.0.0.1:port, sharing ``secret`` with the other replicas."""
-    env = os.environ | {"STREAMLIT_SERVER_COOKIE_SECRET": secret}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1"]
-    cmd += ["--server.port", str(port), "--server.headless", "true", "--server.fileWatcherType", "none"]
-    with (run / f"replica{i}.log").open("w") as log:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(cmd, cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        return [p.pid for p in self.processes]
 
 
 def start_nginx(conf: str, run: Path) -> subprocess.Popen:
@@ -135,18 +96,20 @@ def topology(replicas: int, port: int, app_dir: Path, keep_logs: bool = False) -
     """Start N replicas and nginx in front of them; stop all of them on the way out, whatever happens."""
     run = Path(tempfile.mkdtemp(prefix="attention-lab-deploy-"))
     top, secret = Topology(f"http://127.0.0.1:{port}", run), secrets.token_hex(32)
-    ports = [free_port() for _ in range(replicas)]
+    env = {"STREAMLIT_SERVER_COOKIE_SECRET": secret}  # the same on every replica; never on a command line
+    ports = [devserver.free_port() for _ in range(replicas)]
     try:
-        top.replicas = [start_replica(i + 1, p, secret, app_dir, run) for i, p in enumerate(ports)]
-        for proc, p in zip(top.replicas, ports, strict=True):
-            wait_healthy(f"http://127.0.0.1:{p}", proc)
+        for i, p in enumerate(ports):  # all start at once, then each is waited for
+            top.replicas.append(devserver.launch(app_dir, p, env, log=run / f"replica{i + 1}.log"))
+        for replica in top.replicas:
+            replica.wait_healthy()
         top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run), run)
-        wait_healthy(top.url, top.nginx)
+        devserver.wait_healthy(top.url, top.nginx)
         print(f"{replicas} replica(s) on ports {ports} behind nginx at {top.url} (run folder {run})", flush=True)
         yield top
     finally:
-        for proc in ([top.nginx] if top.nginx else []) + top.replicas:
-            stop(proc)
+        for proc in reversed(top.processes):  # nginx first
+            devserver.stop(proc, timeout=15)
         if not keep_logs:
             shutil.rmtree(run, ignore_errors=True)
 
@@ -211,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         print(f"open {top.url}/playground; Ctrl-C stops (or after {args.seconds:.0f} s)", flush=True)
         end = time.monotonic() + args.seconds
-        while time.monotonic() < end and all(p.poll() is None for p in [top.nginx, *top.replicas]):
+        while time.monotonic() < end and all(p.poll() is None for p in top.processes):
             time.sleep(1)
     return 0
 
