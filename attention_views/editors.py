@@ -45,11 +45,15 @@ def value_columns(frame: pd.DataFrame) -> list[str]:
 
 def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     """What the editor shows: numeric columns as floats (a bad or empty entry shows as an empty cell)."""
-    shown = frame.copy()
-    for col in value_columns(shown):
-        shown[col] = pd.to_numeric(shown[col].map(_number_or_none), errors="coerce").astype(float)
-    if TOKEN in shown.columns:
-        shown[TOKEN] = shown[TOKEN].map(lambda t: "" if t is None or t is pd.NA else str(t)).astype(str)
+    values = _value_cells(frame)  # (rows, cols) object
+    block = finite_block(frame)
+    if block is None:  # some cell is not a finite number: that one shows empty
+        block = np.array([[np.nan if (x := _number_or_none(v)) is None else x for v in row] for row in values],
+                         dtype=float).reshape(values.shape)
+    shown = pd.DataFrame(block, index=frame.index, columns=value_columns(frame))
+    if TOKEN in frame.columns:
+        tokens = frame[TOKEN].map(lambda t: "" if t is None or t is pd.NA else str(t)).astype(str)
+        shown.insert(frame.columns.get_loc(TOKEN), TOKEN, tokens)
     return shown
 
 
@@ -95,6 +99,9 @@ def table_to_matrix(frame: pd.DataFrame, table: str) -> tuple[list[str], np.ndar
     if not cols:
         raise TableError(table, f"{table} has no number columns; add at least one dimension")
     labels = row_labels(frame)
+    M = finite_block(frame)
+    if M is not None:
+        return labels, M
     M = np.empty((frame.shape[0], len(cols)))  # (rows, cols)
     for j, col in enumerate(cols):
         for i, value in enumerate(frame[col].tolist()):
@@ -105,6 +112,31 @@ def table_to_matrix(frame: pd.DataFrame, table: str) -> tuple[list[str], np.ndar
                     table, f"{table} row {i + 1} ({labels[i]!r}), column {col!r} {err}; type a finite number there"
                 ) from None
     return labels, M
+
+
+PLAIN_NUMBERS = frozenset((float, int, np.float64))  # cell types read as they are (bool is not one of them)
+
+
+def _value_cells(frame: pd.DataFrame) -> np.ndarray:
+    """The raw cells of the numeric columns, by position: an object array (rows, cols)."""
+    return frame.to_numpy(dtype=object)[:, [k for k, c in enumerate(frame.columns) if c != TOKEN]]
+
+
+def finite_block(frame: pd.DataFrame) -> np.ndarray | None:
+    """The numeric cells as floats (rows, cols) when every one is already a finite number, else None.
+
+    The fast path of :func:`table_to_matrix` and :func:`display_table`: a whole clean table is
+    converted at once; any other cell (text, empty, NaN, inf, an integer beyond the float range)
+    gives None and the caller goes cell by cell, so its message names the first bad cell.
+    """
+    values = _value_cells(frame)
+    if not {type(v) for v in values.flat} <= PLAIN_NUMBERS:
+        return None
+    try:
+        block = values.astype(float)
+    except OverflowError:  # a Python int beyond the float range
+        return None
+    return block if np.isfinite(block).all() else None
 
 
 def row_labels(frame: pd.DataFrame) -> list[str]:

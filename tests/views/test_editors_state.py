@@ -11,6 +11,7 @@ from attention_views.editors import (
     TableError,
     apply_delta,
     display_table,
+    finite_block,
     matrix_table,
     parse_number,
     table_to_matrix,
@@ -64,6 +65,39 @@ def test_display_table_shows_bad_entries_as_empty_numeric_cells():
     shown = display_table(frame)
     assert shown["d0"].dtype == float
     assert np.isnan(shown["d0"].iloc[0]) and shown["d0"].iloc[1] == 3.0
+
+
+@pytest.mark.parametrize("tokens", [True, False])
+def test_whole_table_fast_path_gives_the_cell_by_cell_numbers(tokens):
+    rng = np.random.default_rng(3)
+    frame = matrix_table(rng.normal(size=(5, 4)), list("abcde"), ["d0", "d1", "d2", "d3"], tokens=tokens)
+    frame.iat[0, 1], frame.iat[1, 2], frame.iat[2, 1] = 7, np.float64(0.1), 2**60 + 1  # as the editor/links send
+    values = frame[[c for c in frame.columns if c != TOKEN]].to_numpy(dtype=object)
+    by_cell = np.array([[parse_number(v) for v in row] for row in values])
+    assert finite_block(frame) is not None
+    np.testing.assert_array_equal(table_to_matrix(frame, "X")[1], by_cell)
+    np.testing.assert_array_equal(display_table(frame)[["d0", "d1", "d2", "d3"]].to_numpy(), by_cell)
+    assert list(display_table(frame).columns) == list(frame.columns)
+
+
+@pytest.mark.parametrize("value", [None, "1.5", True, np.nan, -np.inf, 10**400, np.float32(0.5)])
+def test_any_other_cell_leaves_the_fast_path(value):
+    frame = _table()
+    frame.iat[1, 2] = value
+    assert finite_block(frame) is None  # table_to_matrix and display_table then check cell by cell
+    shown = display_table(frame)["d1"].iloc[1]
+    try:
+        expected = parse_number(value)
+    except ValueError:
+        expected = np.nan
+    np.testing.assert_array_equal(shown, expected)
+
+
+def test_a_huge_integer_is_reported_not_overflowed():
+    frame = _table()
+    frame.iat[0, 1] = -(10**400)
+    with pytest.raises(TableError, match=r"X row 1 \('a'\), column 'd0' is a negative 401-digit number"):
+        table_to_matrix(frame, "X")
 
 
 def test_five_edits_in_a_row_all_stick():
