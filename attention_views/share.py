@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.editors import TOKEN
+from attention_views.editors import TOKEN, finite_block
 from attention_views.state import (
     HEAD_MODES,
     MASK_KINDS,
@@ -35,6 +35,7 @@ MAX_TOKEN_CHARS = 16_000  # refuse longer links before decoding anything
 MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing a link (no zip bombs)
 MAX_FILE_BYTES = 1_000_000  # a saved file holds every table in full and a snapshot: 64 x 64 each fits
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
+SMALL_JSON_BYTES = 16_000  # larger JSON is packed fast (zlib level 1), unless that lands near LINK_LIMIT
 MAX_LABEL_CHARS = 100
 SCALARS = {  # lab field -> short payload key
     "mask": "m", "mask_pad": "mp", "mask_window": "mw", "mask_prefix": "mx",
@@ -52,8 +53,12 @@ def table_payload(frame: pd.DataFrame) -> dict:
     tokens = TOKEN in frame.columns
     cols = [c for c in frame.columns if c != TOKEN]
     rows = frame[TOKEN].tolist() if tokens else list(frame.index)
-    return {"tok": tokens, "rows": [str(r) for r in rows], "cols": [str(c) for c in cols],
-            "data": [[_cell(v) for v in row] for row in frame[cols].itertuples(index=False)]}
+    block = finite_block(frame)  # a clean table at once; else cell by cell, keeping bad cells as typed
+    if block is not None:
+        data = block.tolist()
+    else:
+        data = [[_cell(v) for v in row] for row in frame[cols].itertuples(index=False)]
+    return {"tok": tokens, "rows": [str(r) for r in rows], "cols": [str(c) for c in cols], "data": data}
 
 
 def _cell(value: object) -> object:
@@ -67,9 +72,13 @@ def _cell(value: object) -> object:
     return None if value is None or value is pd.NA else str(value)[:MAX_LABEL_CHARS]
 
 
-def lab_payload(lab: dict, page: str = "", *, full: bool = False) -> dict:
-    """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all)."""
-    pristine = new_lab(lab["scenario"])
+def lab_payload(lab: dict, page: str = "", *, full: bool = False, pristine: dict | None = None) -> dict:
+    """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all).
+
+    ``pristine``: ``new_lab(lab["scenario"])`` when the caller already has one (it is only read).
+    """
+    if pristine is None or pristine["scenario"] != lab["scenario"]:
+        pristine = new_lab(lab["scenario"])
     out = {"v": VERSION, "s": lab["scenario"]}
     if page:
         out["p"] = page
@@ -105,7 +114,11 @@ def encode(lab: dict, page: str = "") -> str:
 def encode_payload(payload: dict) -> str:
     """A payload from :func:`lab_payload` as a compact link token."""
     raw = json.dumps(payload, separators=(",", ":"), allow_nan=False).encode()
-    return VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    small = len(raw) <= SMALL_JSON_BYTES
+    packed = zlib.compress(raw, 9 if small else 1)  # level 9 on 300 kB of numbers costs 0.1-0.3 s
+    if not small and len(packed) < LINK_LIMIT:  # it may still fit in a link: pack it as small as it gets
+        packed = zlib.compress(raw, 9)
+    return VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
 
 
 def decode(token: str) -> tuple[dict, str]:

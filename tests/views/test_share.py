@@ -113,3 +113,54 @@ def test_largest_state_with_a_snapshot_fits_in_a_file():
     back, _ = share.from_json(text)
     assert back["tables"]["X"].equals(lab["tables"]["X"])
     assert isinstance(back["tables"]["W_v"], pd.DataFrame)
+
+
+def _large_lab(fill: str) -> dict:
+    """random-seed42 with X (64, 64) and W's (64, 64): random numbers, or zeros (compresses to almost nothing)."""
+    from attention_views.editors import matrix_table
+
+    lab = new_lab("random-seed42")
+    rng = np.random.default_rng(1)
+    tokens, dims = [f"t{i}" for i in range(64)], [f"d{j}" for j in range(64)]
+    make = (lambda: rng.normal(size=(64, 64))) if fill == "random" else (lambda: np.zeros((64, 64)))
+    lab["tables"]["X"] = matrix_table(make(), tokens, dims, tokens=True)
+    for name in ("W_q", "W_k", "W_v"):
+        lab["tables"][name] = matrix_table(make(), dims, dims, tokens=False)
+    return lab
+
+
+def _packed(token: str) -> bytes:
+    body = token.partition(".")[2]
+    return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+
+
+@pytest.mark.parametrize("fill", ["random", "zeros"])
+def test_large_views_round_trip_and_small_links_stay_as_small_as_possible(fill):
+    lab = _large_lab(fill)
+    token = share.encode(lab)
+    raw = json.dumps(share.lab_payload(lab), separators=(",", ":"), allow_nan=False).encode()
+    assert len(raw) > share.SMALL_JSON_BYTES
+    assert zlib.decompress(_packed(token)) == raw
+    if len(token) <= share.MAX_TOKEN_CHARS:
+        back, _ = share.decode(token)
+    else:  # too long for the app to open as a link (it says so): the packed JSON still rebuilds the view
+        back = share.payload_to_lab(json.loads(zlib.decompress(_packed(token))))
+    for name, frame in lab["tables"].items():
+        assert back["tables"][name].equals(frame), name
+    if fill == "zeros":  # fits in a link: packed exactly as tightly as zlib's best level
+        assert _packed(token) == zlib.compress(raw, 9)
+
+
+def test_table_payload_of_a_clean_table_equals_the_cell_by_cell_one():
+    lab = _large_lab("random")
+    frame = lab["tables"]["X"]
+    frame.iat[0, 1], frame.iat[1, 2] = 7, np.float64(0.25)  # an int from a link, a NumPy float
+    fast = share.table_payload(frame)
+    assert fast["data"] == [[share._cell(v) for v in row] for row in frame.iloc[:, 1:].itertuples(index=False)]
+    assert fast["data"][0][0] == 7.0 and isinstance(fast["data"][0][0], float)
+
+
+def test_payload_with_a_given_pristine_lab_equals_the_one_built_inside():
+    lab = _edited("emma-friend")
+    assert share.lab_payload(lab, "playground", pristine=new_lab("emma-friend")) == share.lab_payload(lab, "playground")
+    assert share.lab_payload(lab, pristine=new_lab("apple-orange")) == share.lab_payload(lab)  # other scenario: ignored
