@@ -47,6 +47,9 @@ from attention_views.state import (
 
 LAB = "lab"
 SHARE_SLOT = "_share_slot"  # this run's share-panel container (a per-session placeholder, re-made every run)
+LINK_CACHE = "_link_cache"  # the last link token and what it was made from (see link_state)
+PRISTINE = "_pristine_lab"  # this session's pristine copy of its scenario, to tell the edits apart
+REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 PAGE_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
@@ -120,9 +123,9 @@ def finish() -> None:
     ss = st.session_state
     lab, page = ss[LAB], ss.get("page", "")
     params = {"scenario": lab["scenario"]}
-    payload = share.lab_payload(lab, page)
-    if payload.keys() - {"v", "s", "p"}:
-        params["state"] = share.encode_payload(payload)
+    token = link_state(lab, page)
+    if token is not None:
+        params["state"] = token
     if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
         st.query_params.from_dict(params)
     query = "&".join(f"{k}={v}" for k, v in params.items())
@@ -139,8 +142,42 @@ def finish() -> None:
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
         if ss.get("sidebar_upload_error"):
             st.error(ss["sidebar_upload_error"], icon="⚠️")
-    with st.sidebar.expander("Reproduce in NumPy", icon=":material/code:"):
-        reproduce_panel(ss[LAB])
+    reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
+    if reproduce.open:  # the script is written only while someone is looking at it
+        with reproduce:
+            reproduce_panel(ss[LAB])
+
+
+def link_state(lab: dict, page: str) -> str | None:
+    """The link's ``state=`` token for the lab (None for a pristine view), encoded again only after a change.
+
+    The last token is kept in this session with what it was made from: the scenario, page and scalar
+    fields by value (with their types: 1 and 1.0 encode differently), the painted mask by value, and
+    the tables and heads by identity, which is enough because they are replaced, never edited in
+    place (editors.apply_delta and every other change build a new DataFrame).
+    """
+    ss = st.session_state
+    values = (lab["scenario"], page, *((type(lab[f]), lab[f]) for f in share.SCALARS), tuple(lab["tables"]))
+    frames = (lab["heads"], *lab["tables"].values())
+    mask = lab.get("mask_custom")
+    last = ss.get(LINK_CACHE)
+    if (last is not None and last["values"] == values and len(last["frames"]) == len(frames)
+            and all(a is b for a, b in zip(last["frames"], frames, strict=True)) and _same_mask(last["mask"], mask)):
+        return last["token"]
+    pristine = ss.get(PRISTINE)
+    if pristine is None or pristine["scenario"] != lab["scenario"]:
+        pristine = ss[PRISTINE] = new_lab(lab["scenario"])  # this session's own copy, only ever read
+    payload = share.lab_payload(lab, page, pristine=pristine)
+    token = share.encode_payload(payload) if payload.keys() - {"v", "s", "p"} else None
+    ss[LINK_CACHE] = {"values": values, "frames": frames, "mask": None if mask is None else mask.copy(),
+                      "token": token}
+    return token
+
+
+def _same_mask(a: object, b: object) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.shape == b.shape and bool((a == b).all())
 
 
 def _on_upload() -> None:
@@ -255,7 +292,8 @@ def matrix_editor(lab: dict, prefix: str, name: str, *, dynamic_rows: bool = Fal
 
 def _csv_popover(lab: dict, prefix: str, name: str) -> None:
     with st.popover(f"{name} as CSV", icon=":material/table_view:"):
-        st.download_button(f"Download {name}.csv", table_to_csv(lab["tables"][name]), file_name=f"{name}.csv",
+        frame = lab["tables"][name]  # never edited in place, so the callable made on click sees this table
+        st.download_button(f"Download {name}.csv", lambda: table_to_csv(frame), file_name=f"{name}.csv",
                            mime="text/csv", key=f"{prefix}_csv_down_{name}")
         key, error_key = f"{prefix}_csv_up_{name}_{lab['rev']}", f"{prefix}_csv_error_{name}"
         st.file_uploader(f"Replace {name} from a CSV file", type=["csv"], key=key,
@@ -289,8 +327,8 @@ def chart(fig: object, key: str, **kwargs: object) -> object:
 
 def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:
     """A download button for a result table as CSV."""
-    st.download_button(label, frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
-                       icon=":material/download:")
+    st.download_button(label, lambda: frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
+                       icon=":material/download:")  # written on click
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:

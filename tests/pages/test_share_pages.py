@@ -70,9 +70,35 @@ def test_projector_mode_enlarges_figure_text():
     assert heat["textfont"]["size"] >= 16
 
 
+def _scripts(at: AppTest) -> list[str]:
+    return [c.value for c in at.code if "attention_core" in c.value]
+
+
 def test_sidebar_offers_the_numpy_script_of_the_current_view():
     at = _open({"scenario": "emma-friend"})
+    assert not _scripts(at), "the script is written only once its expander is opened"
+    at.session_state["sidebar_reproduce"] = True  # what a click on the expander sends
+    at.run()
+    assert_clean(at)
+    assert _scripts(at) and "mask = None" in _scripts(at)[0]
     at.radio(key="playground_mask").set_value("causal").run()
-    scripts = [c.value for c in at.code if "attention_core" in c.value]
-    assert scripts, "no reproduce-in-NumPy script in the sidebar"
-    assert "causal" in scripts[0]
+    assert "causal" in _scripts(at)[0]  # still open, and following the view
+    at.slider(key="playground_temperature").set_value(0.7).run()
+    assert "temperature = 0.7" in _scripts(at)[0]
+
+
+def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
+    at = _open({"scenario": "random-seed42"})
+    at.toggle(key="sidebar_projector").set_value(True).run()  # a rerun that leaves the view as it is
+    assert _param(at, "state") is None
+    at.slider(key="playground_temperature").set_value(0.7).run()
+    first = _param(at, "state")
+    at.toggle(key="sidebar_projector").set_value(False).run()
+    assert _param(at, "state") == first
+    edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
+    second = _param(at, "state")
+    assert second != first
+    lab, _ = share.decode(second)
+    assert lab["tables"]["X"].iat[0, 1] == 2.5 and lab["temperature"] == 0.7
+    edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 3.5}})  # the same cell again
+    assert share.decode(_param(at, "state"))[0]["tables"]["X"].iat[0, 1] == 3.5
