@@ -1,15 +1,24 @@
 """The figure builders of :mod:`attention_views.figures`, cached across reruns (and sessions).
 
-Building a plotly figure through its object model costs 10-40 ms; a rerun that changes one control
-rebuilds every chart on the page. ``cached_figures.attention_heatmap(...)`` takes the same arguments
-as ``figures.attention_heatmap(...)`` and returns the same figure, built once per distinct input and
-kept as a plain dict (plotly 7.1, pinned: ``_validate=False`` skips re-checking a built figure):
-the figures are pure functions of their arguments, so
-the cache holds only immutable data and nothing of one session can reach another.
+``cached_figures.attention_heatmap(...)`` takes the same arguments as ``figures.attention_heatmap(...)``
+and returns the same figure, built once per distinct input by ``figures.attention_heatmap_spec`` as a
+plain dict (no plotly objects), kept with ``st.cache_data``. The builders are pure functions of their
+arguments, so the cache holds only immutable data and nothing of one session can reach another.
+
+What reaches the browser, and why the figure is a :class:`SpecFigure` (streamlit 1.67.0 and plotly 7.1.0,
+pinned; ``streamlit/elements/plotly_chart.py``, ``plotly_chart``): st.plotly_chart calls
+``plotly.tools.return_figure_from_figure_or_data(fig, validate_figure=True)``, which for a ``BaseFigure``
+returns ``fig.to_dict()`` (on a real ``go.Figure`` a ``copy.deepcopy`` of every trace: about a second for
+eight 64x64 heads) and for a plain dict re-validates it (``Figure(**d).to_dict()``, as slow); then
+``plotly.io.to_json(figure, validate=False)``, which reads the dict (it only pops each trace's ``uid``,
+which a spec never has), and ``_resolve_content_width/_height`` read ``figure["layout"]``. A SpecFigure
+is a ``go.Figure`` whose ``to_dict()`` is the cached spec itself, so the only work left is the JSON.
+If another version changes that path, ``tests/views/test_figure_specs.py`` says so.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 
@@ -19,18 +28,45 @@ import streamlit as st
 from attention_views import figures
 
 
+class SpecFigure(go.Figure):
+    """A ``go.Figure`` made from a finished figure spec, without plotly's object model until it is needed.
+
+    ``to_dict()``/``to_plotly_json()`` return the spec as it is (not a copy: do not modify it). Anything
+    else (``fig.layout``, ``fig.update_layout(...)``, ``fig.to_json()``) first turns this object into an
+    ordinary validated ``go.Figure`` of a copy of the spec, which from then on behaves exactly like one.
+    """
+
+    def __init__(self, spec: dict) -> None:  # no go.Figure.__init__: that builds and validates every trace
+        self._spec = spec  # a private name, which BaseFigure.__setattr__ lets through
+
+    def __getattr__(self, name: str) -> object:
+        """Called only for attributes not yet set: plotly's internals are built here, on first use."""
+        spec = self.__dict__.pop("_spec", None)
+        if spec is None or name.startswith("__"):
+            raise AttributeError(name)
+        go.Figure.__init__(self, copy.deepcopy(spec))  # the deep copy keeps the cached spec unmodified
+        return getattr(self, name)
+
+    def to_dict(self) -> dict:
+        spec = self.__dict__.get("_spec")
+        return spec if spec is not None else super().to_dict()
+
+    def to_plotly_json(self) -> dict:
+        return self.to_dict()
+
+
 @st.cache_data(max_entries=2048, ttl=3600, show_spinner=False)
-def _figure_dict(name: str, args: tuple, kwargs: dict) -> dict:
-    return getattr(figures, name)(*args, **kwargs).to_plotly_json()
+def _figure_spec(name: str, args: tuple, kwargs: dict) -> dict:
+    return figures.SPECS[name](*args, **kwargs)
 
 
-def _call(name: str, *args: object, **kwargs: object) -> go.Figure:
-    # The cached dict was validated when the builder made it; re-validating it costs ~2 ms a chart.
-    return go.Figure(_figure_dict(name, args, kwargs), _validate=False)
+def _call(name: str, *args: object, **kwargs: object) -> SpecFigure:
+    # st.cache_data hands every call its own copy (unpickled), so a caller may change the figure freely
+    return SpecFigure(_figure_spec(name, args, kwargs))
 
 
 def __getattr__(name: str) -> Callable[..., go.Figure]:
     """``cached_figures.<builder>``: the cached twin of ``figures.<builder>``."""
-    if name.startswith("_") or not callable(getattr(figures, name, None)):
+    if name not in figures.SPECS:
         raise AttributeError(f"attention_views.figures has no figure builder {name!r}")
     return functools.partial(_call, name)

@@ -1,14 +1,24 @@
-"""Figure builders: NumPy arrays + token labels in, ``plotly.graph_objects.Figure`` out.
+"""Figure builders: NumPy arrays + token labels in, a plotly figure out.
+
+Every figure comes in two forms with the same arguments and the same ``ValueError``s:
+
+- ``<name>_spec(...) -> dict``: the figure as plotly's JSON structure (``{"data": [trace dicts],
+  "layout": {...}}``), written by hand. No plotly object is built, so it is cheap (the object model's
+  validation and copies were most of a rerun's CPU); ``attention_views.cached_figures`` caches these.
+- ``<name>(...) -> plotly.graph_objects.Figure``: ``go.Figure(<name>_spec(...))``, validated, for
+  notebooks and tests. It proves the hand-written dict is valid plotly: a typo raises here.
 
 Pure functions: they never compute attention and never call Streamlit. Conventions shared by all:
 
 - Grids put queries on rows (first query at the top) and keys on columns. Axes are numeric
   (0..n-1) with tick labels, because plotly merges repeated category labels ("is" twice) and
-  drops empty ones; the labels also travel in ``customdata`` so hovers name the tokens.
+  drops empty ones; the labels also travel in ``customdata`` ([row label, column label] per cell) so
+  hovers name the tokens, and the value comes from the cell itself (``%{z:.4f}``).
 - ``-inf`` entries (masked scores) are drawn as grey cells with the text "−inf" and the hover
   "masked"; plotly cannot draw infinities, so no inf ever reaches the figure.
 - Cell values are written in the cells while both sides are at most ``theme.CELL_TEXT_LIMIT``
-  (``show_text=None``); beyond that drawing text makes the browser crawl.
+  (``show_text=None``); beyond that drawing text makes the browser crawl, and ``z`` travels as a
+  plotly typed array (base64 ``{"dtype", "bdata", "shape"}``, NaN for a gap) instead of a JSON list.
 - ``projector=True`` selects ``theme.PROJECTOR``: larger fonts, thicker gaps, higher contrast.
 
 Inputs are validated first; a ``ValueError`` says which argument is wrong and how to fix it.
@@ -16,13 +26,15 @@ Inputs are validated first; a ``ValueError`` says which argument is wrong and ho
 
 from __future__ import annotations
 
+import base64
+import functools
+import inspect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
-from plotly.subplots import make_subplots
 
 from attention_views import theme
 from attention_views.theme import MINUS_INF, Style
@@ -96,11 +108,6 @@ def _cell_text(value: float) -> str:
     return f"{round(value, 2) + 0.0:.2f}" if np.isfinite(value) else MINUS_INF
 
 
-def _hover_value(value: float) -> str:
-    """Four decimals for a hover ("0.5812"); "masked" for -inf."""
-    return f"{value + 0.0:.4f}" if np.isfinite(value) else "masked"
-
-
 def _num(value: float) -> str:
     """A short exact-looking number for arithmetic ("1.0", "0.72", "2.42")."""
     if value == 0 or 1e-3 <= abs(value) < 1e5:
@@ -113,56 +120,116 @@ def _hover_name(label: str, index: int) -> str:
     return label if label.strip() else f"(blank #{index})"
 
 
+# ---------------------------------------------------------------- spec -> figure
+
+SPECS: dict[str, Callable[..., dict]] = {}  # builder name -> its spec function (for attention_views.cached_figures)
+
+
+def _figure_builder(spec: Callable[..., dict]) -> Callable[..., go.Figure]:
+    """Register ``<name>_spec`` and return its twin ``<name>``: same arguments, a validated ``go.Figure``."""
+    name = spec.__name__.removesuffix("_spec")
+
+    @functools.wraps(spec)
+    def build(*args: object, **kwargs: object) -> go.Figure:
+        return go.Figure(spec(*args, **kwargs))  # validated: a hand-written key plotly does not know raises
+
+    build.__name__ = build.__qualname__ = name
+    build.__signature__ = inspect.signature(spec).replace(return_annotation="go.Figure")
+    del build.__wrapped__  # help() shows the signature above, not the spec's
+    SPECS[name] = spec
+    return build
+
+
+def _spec(traces: list[dict], layout: dict) -> dict:
+    return {"data": traces, "layout": layout}
+
+
 # ---------------------------------------------------------------- shared pieces
 
 
-def _cell_data(rows: list[str], cols: list[str], values: list[list[str]]) -> list[list[list[str]]]:
-    """customdata[i][j] = [row label, column label, value as hover text]."""
+def _cells(rows: list[str], cols: list[str], keep: np.ndarray | None = None) -> list[list[list[str] | None]]:
+    """customdata[i][j] = [row label, column label] (None where ``keep`` is False: a gap never hovers)."""
     r = [_hover_name(label, i) for i, label in enumerate(rows)]
     c = [_hover_name(label, j) for j, label in enumerate(cols)]
-    return [[[r[i], c[j], value] for j, value in enumerate(row)] for i, row in enumerate(values)]
+    if keep is None:
+        return [[[ri, cj] for cj in c] for ri in r]
+    return [[[ri, cj] if k else None for cj, k in zip(c, row, strict=True)] for ri, row in zip(r, keep, strict=True)]
 
 
-def _hovertemplate(row_name: str, col_name: str, value_name: str) -> str:
-    fields = f"{row_name}: %{{customdata[0]}}<br>{col_name}: %{{customdata[1]}}<br>{value_name}: %{{customdata[2]}}"
-    return fields + "<extra></extra>"
+def _hovertemplate(row_name: str, col_name: str, value_name: str, value: str = "%{z:.4f}") -> str:
+    return f"{row_name}: %{{customdata[0]}}<br>{col_name}: %{{customdata[1]}}<br>{value_name}: {value}<extra></extra>"
 
 
-def _grid_trace(z: list, text: list | None, customdata: list, names: tuple[str, ...], s: Style, **kw) -> go.Heatmap:
-    """One heatmap on numeric axes (cell (i, j) at x=j, y=i) with cell text and a customdata hover."""
-    return go.Heatmap(
-        z=z,
-        x=list(range(len(z[0]))),
-        y=list(range(len(z))),
-        text=text,
-        texttemplate="%{text}" if text is not None else None,
-        textfont={"size": s.cell_font},  # colour left to plotly: black or white, whichever contrasts
-        customdata=customdata,
-        hovertemplate=_hovertemplate(*names),
-        hoverongaps=False,
-        xgap=s.gap,
-        ygap=s.gap,
-        **kw,
-    )
+def _is_big(*shape: int) -> bool:
+    """A grid with a side over CELL_TEXT_LIMIT: no cell text, z as a typed array."""
+    return any(n > theme.CELL_TEXT_LIMIT for n in shape)
 
 
-def _value_trace(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names, **kw) -> go.Heatmap:
+def _typed_array(Z: np.ndarray) -> dict:
+    """A 2-D float array as a plotly typed array (plotly.js >= 2.28 decodes it); NaN cells are gaps.
+
+    float32 (half the bytes; hovers show 4 decimals) unless a value would overflow it.
+    """
+    finite = np.abs(Z[np.isfinite(Z)])
+    dtype = "f4" if finite.size == 0 or finite.max() < 1e38 else "f8"
+    raw = np.ascontiguousarray(Z, dtype=np.dtype(dtype).newbyteorder("<"))  # plotly.js reads little-endian
+    bdata = base64.b64encode(raw.tobytes()).decode("ascii")
+    return {"dtype": dtype, "bdata": bdata, "shape": f"{Z.shape[0]}, {Z.shape[1]}"}  # shape as plotly.py writes it
+
+
+def _z(Z: np.ndarray) -> list | dict:
+    """z for a heatmap: nested lists (None for a NaN gap) on small grids, a typed array on big ones."""
+    if _is_big(*Z.shape):
+        return _typed_array(Z)
+    return [[None if v != v else v for v in row] for row in Z.tolist()]  # v != v: NaN
+
+
+@functools.lru_cache(maxsize=64)
+def _validated_colorscale(scale: str | tuple) -> tuple:
+    return go.Heatmap(colorscale=scale).colorscale  # once per scale: the pairs a built figure would carry
+
+
+def _colorscale(scale: str | Sequence) -> list:
+    """A colour scale as [[position, colour], ...], as plotly resolves names ("RdBu_r") and lists."""
+    key = scale if isinstance(scale, str) else tuple(tuple(x) if isinstance(x, list | tuple) else x for x in scale)
+    return [list(pair) for pair in _validated_colorscale(key)]
+
+
+def _heatmap(z: list | dict, cells: list, hover: str, s: Style, shape: tuple[int, int], text: list | None,
+             **kw: object) -> dict:
+    """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a customdata hover."""
+    trace = {
+        "type": "heatmap", "z": z, "x": list(range(shape[1])), "y": list(range(shape[0])),
+        "textfont": {"size": s.cell_font},  # colour left to plotly: black or white, whichever contrasts
+        "customdata": cells, "hovertemplate": hover, "hoverongaps": False, "xgap": s.gap, "ygap": s.gap,
+    }
+    if text is not None:
+        trace.update(text=text, texttemplate="%{text}")
+    return {**trace, **kw}
+
+
+def _value_trace(M: np.ndarray, cells: list, s: Style, *, text: bool, names, **kw) -> dict:
     """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`."""
-    z = [[float(v) if np.isfinite(v) else None for v in row] for row in M]
-    cell_text = [[_cell_text(v) if np.isfinite(v) else "" for v in row] for row in M] if text else None
-    hover = [[_hover_value(v) for v in row] for row in M]
-    return _grid_trace(z, cell_text, _cell_data(rows, cols, hover), names, s, **kw)
+    finite = np.isfinite(M)
+    cell_text = [[_cell_text(v) if np.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
+    return _heatmap(_z(np.where(finite, M, np.nan)), cells, _hovertemplate(*names), s, M.shape, cell_text, **kw)
 
 
-def _masked_trace(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names) -> go.Heatmap:
-    """Grey cells with "−inf" and the hover "masked" where M is -inf, filling the value trace's gaps."""
-    blocked = np.isneginf(M)
-    z = [[1.0 if b else None for b in row] for row in blocked]
-    cell_text = [[MINUS_INF if b else "" for b in row] for row in blocked] if text else None
-    hover = [[_hover_value(v) for v in row] for row in M]
+def _masked_trace(blocked: np.ndarray, cells: list, s: Style, *, text: bool, names) -> dict:
+    """Grey cells with "−inf" and the hover "masked" where ``blocked``, filling the value trace's gaps."""
+    cell_text = [[MINUS_INF if b else "" for b in row] for row in blocked.tolist()] if text else None
     grey = [[0.0, theme.MASKED_COLOR], [1.0, theme.MASKED_COLOR]]
-    return _grid_trace(z, cell_text, _cell_data(rows, cols, hover), names, s, colorscale=grey, showscale=False,
-                       name="masked")
+    return _heatmap(_z(np.where(blocked, 1.0, np.nan)), cells, _hovertemplate(*names[:2], names[2], "masked"), s,
+                    blocked.shape, cell_text, colorscale=grey, showscale=False, name="masked")
+
+
+def _grid_traces(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names, **kw) -> list[dict]:
+    """Value heatmap of M plus, when M has -inf cells, the grey masked overlay (each hovers only its cells)."""
+    blocked = np.isneginf(M)  # (n_q, n_k)
+    if not blocked.any():
+        return [_value_trace(M, _cells(rows, cols), s, text=text, names=names, **kw)]
+    return [_value_trace(M, _cells(rows, cols, ~blocked), s, text=text, names=names, **kw),
+            _masked_trace(blocked, _cells(rows, cols, blocked), s, text=text, names=names)]
 
 
 def _ticks(labels: list[str], room_px: float, font: int) -> dict:
@@ -172,11 +239,11 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
     return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
 
 
-def _grid_axes(fig: go.Figure, rows: list[str], cols: list[str], s: Style, *, height_px: float) -> None:
-    """Token tick labels on both axes of a grid, first row at the top, no zero line or grid lines."""
+def _grid_axes(rows: list[str], cols: list[str], s: Style, *, height_px: float) -> tuple[dict, dict]:
+    """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines."""
     common = {"showgrid": False, "zeroline": False, "automargin": True}
-    fig.update_xaxes(range=[-0.5, len(cols) - 0.5], **_ticks(cols, ASSUMED_WIDTH_PX, s.font), **common)
-    fig.update_yaxes(range=[len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common)
+    return ({"range": [-0.5, len(cols) - 0.5], **_ticks(cols, ASSUMED_WIDTH_PX, s.font), **common},
+            {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common})
 
 
 def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> tuple[float, float]:
@@ -198,32 +265,36 @@ def _colorbar(title: str, s: Style) -> dict:
     return {"title": {"text": title}, "thickness": 20 if s is theme.PROJECTOR else 14, "outlinewidth": 0}
 
 
-def _outline(fig: go.Figure, cell: tuple[int, int]) -> None:
+def _outline(cell: tuple[int, int]) -> list[dict]:
     """A black-and-white rectangle around cell (i, j): visible on every colour scale."""
     i, j = cell
-    for color, width in zip(theme.SELECTED_OUTLINE, (5, 2), strict=True):
-        fig.add_shape(
-            type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5, line={"color": color, "width": width},
-            layer="above", name="selected",
-        )
+    return [{"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
+             "line": {"color": color, "width": width}, "layer": "above", "name": "selected"}
+            for color, width in zip(theme.SELECTED_OUTLINE, (5, 2), strict=True)]
 
 
-def _finish(fig: go.Figure, title: str, s: Style, *, height: int, width: int | None = None, margin=None) -> go.Figure:
-    """House layout: light template, title and fonts from the style, tight margins, fixed height."""
-    fig.update_layout(
-        template=theme.TEMPLATE,
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-        title={"text": title, "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"},
-        font={"size": s.font},
-        hoverlabel={"font": {"size": s.font}},
-        height=int(height),
-        width=None if width is None else int(width),
-        margin=margin or {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10},
-    )
-    fig.update_xaxes(**theme.AXIS_STYLE)
-    fig.update_yaxes(**theme.AXIS_STYLE)
-    return fig
+def _finish(traces: list[dict], layout: dict, title: str, s: Style, *, height: int, width: float | None = None,
+            margin: dict | None = None) -> dict:
+    """The figure with the house layout: no template, title and fonts from the style, tight margins, fixed height.
+
+    Every 2-D axis (``xaxis``, ``yaxis2``, ...; at least ``xaxis`` and ``yaxis``) gets theme.AXIS_STYLE.
+    """
+    out = {
+        **layout,
+        "template": theme.template(),
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        "title": {"text": title, "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"},
+        "font": {"size": s.font},
+        "hoverlabel": {"font": {"size": s.font}},
+        "height": int(height),
+        "margin": margin or {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10},
+    }
+    if width is not None:
+        out["width"] = int(width)
+    for key in {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}:
+        out[key] = {**out.get(key, {}), **theme.AXIS_STYLE}
+    return _spec(traces, out)
 
 
 def _height(n_rows: int, row_px: int, *, extra: int, low: int, high: int) -> int:
@@ -241,15 +312,7 @@ def _text_colors(values: np.ndarray, colorscale: str) -> list[str]:
 # ---------------------------------------------------------------- heatmaps
 
 
-def _grid_figure(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names, **kw) -> go.Figure:
-    """Value heatmap of M plus, when M has -inf cells, the grey masked overlay."""
-    fig = go.Figure(_value_trace(M, rows, cols, s, text=text, names=names, **kw))
-    if np.isneginf(M).any():
-        fig.add_trace(_masked_trace(M, rows, cols, s, text=text, names=names))
-    return fig
-
-
-def attention_heatmap(
+def attention_heatmap_spec(
     matrix: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
@@ -263,7 +326,7 @@ def attention_heatmap(
     show_text: bool | None = None,
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
 
     ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
@@ -276,18 +339,20 @@ def attention_heatmap(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
-    fig = _grid_figure(M, queries, keys, s, text=_show_text(show_text, *M.shape), names=("query", "key", value_name),
-                       zmin=lo, zmax=hi, colorscale=scale, colorbar=_colorbar(value_name, s))
+    traces = _grid_traces(M, queries, keys, s, text=_show_text(show_text, *M.shape), names=("query", "key", value_name),
+                          zmin=lo, zmax=hi, colorscale=_colorscale(scale), colorbar=_colorbar(value_name, s))
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
-    _grid_axes(fig, queries, keys, s, height_px=height - 150)
-    fig.update_xaxes(title_text=KEY_AXIS_TITLE)
-    fig.update_yaxes(title_text=QUERY_AXIS_TITLE)
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
+    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
     if cell is not None:
-        _outline(fig, cell)
-    return _finish(fig, title or f"Attention {value_name}s (rows: queries, columns: keys)", s, height=height)
+        layout["shapes"] = _outline(cell)
+    return _finish(traces, layout, title or f"Attention {value_name}s (rows: queries, columns: keys)", s, height=height)
 
 
-def matrix_heatmap(
+attention_heatmap = _figure_builder(attention_heatmap_spec)
+
+
+def matrix_heatmap_spec(
     matrix: np.ndarray,
     row_labels: Sequence[str],
     col_labels: Sequence[str],
@@ -296,7 +361,7 @@ def matrix_heatmap(
     colorscale: str | list | None = None,
     show_text: bool | None = None,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """Compact heatmap of a (rows, cols) matrix such as Q, K, V, X, W or an output; rows top-down.
 
     Default colours: the diverging scale with 0 in the middle (range symmetric around 0). With a
@@ -307,49 +372,54 @@ def matrix_heatmap(
     rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
     cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
-    fig = _grid_figure(M, rows, cols, s, text=_show_text(show_text, *M.shape), names=("row", "column", "value"),
-                       zmin=lo, zmax=hi, colorscale=colorscale or theme.DIVERGING_COLORSCALE,
-                       colorbar=_colorbar("", s))
+    traces = _grid_traces(M, rows, cols, s, text=_show_text(show_text, *M.shape), names=("row", "column", "value"),
+                          zmin=lo, zmax=hi, colorscale=_colorscale(colorscale or theme.DIVERGING_COLORSCALE),
+                          colorbar=_colorbar("", s))
     height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
-    _grid_axes(fig, rows, cols, s, height_px=height - 110)
-    return _finish(fig, title or "Matrix values", s, height=height)
+    x, y = _grid_axes(rows, cols, s, height_px=height - 110)
+    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
 
 
-def mask_heatmap(
+matrix_heatmap = _figure_builder(matrix_heatmap_spec)
+
+
+def mask_heatmap_spec(
     additive: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     title: str = "Additive mask",
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """The additive (n_q, n_k) mask in two colours: 0 = may attend (light blue), −inf = blocked (grey)."""
     s = theme.style(projector)
     M = _as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
     queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
-    words = [[MINUS_INF if np.isneginf(v) else ("0" if v == 0 else _num(v)) for v in row] for row in M]
-    hover = [[f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})" for w in row] for row in words]
-    z = np.where(np.isneginf(M), 0.0, 1.0).tolist()
-    fig = go.Figure(_grid_trace(
-        z, words if _show_text(None, *M.shape) else None, _cell_data(queries, keys, hover), ("query", "key", "mask"),
-        s, zmin=0.0, zmax=1.0, colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]], showscale=False,
-    ))
+    words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else _num(v)) for v in row] for row in M.tolist()]
+    cells = [[[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
+             for c, r in zip(_cells(queries, keys), words, strict=True)]  # [query, key, the mask word]
+    trace = _heatmap(_z(np.where(np.isneginf(M), 0.0, 1.0)), cells, _hovertemplate("query", "key", "mask",
+                     "%{customdata[2]}"), s, M.shape, words if _show_text(None, *M.shape) else None,
+                     zmin=0.0, zmax=1.0, colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
+                     showscale=False)
     height = _height(M.shape[0], s.small_row_px, extra=150, low=260, high=800)
-    _grid_axes(fig, queries, keys, s, height_px=height - 150)
-    fig.update_xaxes(title_text=KEY_AXIS_TITLE)
-    fig.update_yaxes(title_text=QUERY_AXIS_TITLE)
-    return _finish(fig, title or "Additive mask", s, height=height)
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
+    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
+    return _finish([trace], layout, title or "Additive mask", s, height=height)
 
 
-def delta_heatmap(
+mask_heatmap = _figure_builder(mask_heatmap_spec)
+
+
+def delta_heatmap_spec(
     before: np.ndarray,
     after: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """after − before for two (n_q, n_k) matrices, diverging around 0 with a symmetric range.
 
     A cell that is -inf (masked) in either matrix has no difference and is drawn masked.
@@ -359,11 +429,15 @@ def delta_heatmap(
     if A.shape != B.shape:
         raise ValueError(f"before has shape {B.shape} but after has shape {A.shape}; compare matrices of one shape")
     delta = np.subtract(A, B, out=np.full(A.shape, -np.inf), where=np.isfinite(A) & np.isfinite(B))  # (n_q, n_k)
-    return attention_heatmap(delta, query_tokens, key_tokens, title="Change: after − before", value_name="change",
-                             zmin=None, zmax=None, zmid=0.0, colorscale=theme.DIVERGING_COLORSCALE, projector=projector)
+    return attention_heatmap_spec(delta, query_tokens, key_tokens, title="Change: after − before", value_name="change",
+                                  zmin=None, zmax=None, zmid=0.0, colorscale=theme.DIVERGING_COLORSCALE,
+                                  projector=projector)
 
 
-def head_grid(
+delta_heatmap = _figure_builder(delta_heatmap_spec)
+
+
+def head_grid_spec(
     weights: list[np.ndarray],
     names: list[str],
     query_tokens: Sequence[str],
@@ -372,7 +446,7 @@ def head_grid(
     cols: int = 2,
     show_text: bool | None = None,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis."""
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
@@ -382,18 +456,46 @@ def head_grid(
         raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=[str(name) for name in names])
     text = _show_text(show_text, *mats[0].shape)
-    for h, M in enumerate(mats):
-        trace = _value_trace(M, queries, keys, s, text=text, names=("query", "key", f"weight ({names[h]})"),
-                             coloraxis="coloraxis", name=str(names[h]))
-        fig.add_trace(trace, row=h // n_cols + 1, col=h % n_cols + 1)
+    cells = _cells(queries, keys)  # one list for every head: the spec is never mutated
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
-    _grid_axes(fig, queries, keys, s, height_px=panel - 80)
-    fig.update_layout(coloraxis={"colorscale": s.weights_colorscale, "cmin": 0.0, "cmax": 1.0,
-                                 "colorbar": _colorbar("weight", s)})
-    fig.update_annotations(font_size=s.font)  # the subplot titles (head names)
-    return _finish(fig, "Attention weights per head (rows: queries, columns: keys)", s, height=panel * n_rows + 70)
+    x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
+    layout, traces = _subplot_grid(n_rows, n_cols, [str(name) for name in names], x, y, s), []
+    for h, M in enumerate(mats):
+        suffix = "" if h == 0 else str(h + 1)
+        traces.append(_value_trace(M, cells, s, text=text, names=("query", "key", f"weight ({names[h]})"),
+                                   coloraxis="coloraxis", name=str(names[h]), xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+    layout["coloraxis"] = {"colorscale": _colorscale(s.weights_colorscale), "cmin": 0.0, "cmax": 1.0,
+                           "colorbar": _colorbar("weight", s)}
+    return _finish(traces, layout, "Attention weights per head (rows: queries, columns: keys)", s,
+                   height=panel * n_rows + 70)
+
+
+head_grid = _figure_builder(head_grid_spec)
+
+
+def _subplot_grid(n_rows: int, n_cols: int, titles: list[str], x: dict, y: dict, s: Style) -> dict:
+    """Axes and title annotations of ``make_subplots(rows, cols, subplot_titles=titles)`` (plotly 7.1's spacing).
+
+    Cell k (reading order, from the top left) has axes ``xaxis{k+1}``/``yaxis{k+1}`` ("" for k = 0), each
+    a copy of ``x``/``y`` with its domain; a non-blank title sits centred above its cell.
+    """
+    hs, vs = 0.2 / n_cols, 0.5 / n_rows  # make_subplots' defaults with subplot titles
+    w, h = (1.0 - hs * (n_cols - 1)) / n_cols, (1.0 - vs * (n_rows - 1)) / n_rows
+    layout: dict = {"annotations": []}
+    for k in range(n_rows * n_cols):
+        r, c = divmod(k, n_cols)
+        x0, y0 = sum([w] * c) + c * hs, sum([h] * (n_rows - 1 - r)) + (n_rows - 1 - r) * vs
+        x_dom, y_dom = [x0, x0 + w], [max(y0, 0.0), min(y0 + h, 1.0)]
+        suffix = "" if k == 0 else str(k + 1)
+        layout[f"xaxis{suffix}"] = {**x, "anchor": f"y{suffix}", "domain": x_dom}
+        layout[f"yaxis{suffix}"] = {**y, "anchor": f"x{suffix}", "domain": y_dom}
+        if k < len(titles) and titles[k]:
+            layout["annotations"].append({
+                "text": titles[k], "x": sum(x_dom) / 2.0, "y": y_dom[1], "xref": "paper", "yref": "paper",
+                "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": s.font},
+            })
+    return layout
 
 
 def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
@@ -413,14 +515,14 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
 # ---------------------------------------------------------------- clickable grid
 
 
-def clickable_grid(
+def clickable_grid_spec(
     weights: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """The (n_q, n_k) weights as square scatter markers, one per cell, that a click selects.
 
     ``st.plotly_chart(fig, on_select="rerun", selection_mode="points", width="content")`` returns the
@@ -434,40 +536,48 @@ def clickable_grid(
     cell = _check_cell(selected, W.shape)
     n_q, n_k = W.shape
     px = float(np.clip(640 / max(n_q, n_k), 8, 88 if projector else 72))  # side of one cell in pixels
-    fig = go.Figure(_grid_markers(W, queries, keys, s, px))
     margin, tickangle = _grid_margin(queries, keys, s, px)
-    fig.update_xaxes(title_text=KEY_AXIS_TITLE, tickangle=tickangle)
-    fig.update_yaxes(title_text=QUERY_AXIS_TITLE)
-    for axis, labels, n in ((fig.update_xaxes, keys, n_k), (fig.update_yaxes, queries, n_q)):
-        axis(**_ticks(labels, n * px, s.font), showgrid=False, zeroline=False, automargin=False, fixedrange=True)
-    fig.update_xaxes(range=[-0.5, n_k - 0.5])
-    fig.update_yaxes(range=[n_q - 0.5, -0.5])
-    fig.update_layout(clickmode="event+select", plot_bgcolor="white")
+    fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
+    layout = {
+        "xaxis": {"title": {"text": KEY_AXIS_TITLE}, "tickangle": tickangle, **_ticks(keys, n_k * px, s.font), **fixed,
+                  "range": [-0.5, n_k - 0.5]},
+        "yaxis": {"title": {"text": QUERY_AXIS_TITLE}, **_ticks(queries, n_q * px, s.font), **fixed,
+                  "range": [n_q - 0.5, -0.5]},
+        "clickmode": "event+select",
+    }
     if cell is not None:
-        _outline(fig, cell)
-    return _finish(fig, "Click a cell to pick a query and a key", s, margin=margin,
-                   width=margin["l"] + margin["r"] + n_k * px, height=margin["t"] + margin["b"] + n_q * px)
+        layout["shapes"] = _outline(cell)
+    width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
+    return _finish([_grid_markers(W, queries, keys, s, px)], layout, "Click a cell to pick a query and a key", s,
+                   margin=margin, width=width, height=height)
 
 
-def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float) -> go.Scatter:
-    """One square marker per cell at (x=j, y=i), coloured by weight; customdata [i, j]."""
+clickable_grid = _figure_builder(clickable_grid_spec)
+
+
+def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float) -> dict:
+    """One square marker per cell at (x=j, y=i), coloured by weight; customdata [i, j]; hover names the tokens."""
     i, j = np.indices(W.shape)  # (n_q, n_k) each
     values = W.ravel()  # (n_q * n_k,)
     text = _show_text(None, *W.shape)
-    hover = [f"query: {_hover_name(queries[a], a)}<br>key: {_hover_name(keys[b], b)}<br>weight: {_hover_value(v)}"
-             for a, b, v in zip(i.ravel(), j.ravel(), values, strict=True)]
-    return go.Scatter(
-        x=j.ravel().tolist(), y=i.ravel().tolist(),
-        mode="markers+text" if text else "markers",
-        marker={"symbol": "square", "size": max(px - 2 * s.gap, 4), "color": values.tolist(), "cmin": 0.0,
-                "cmax": 1.0, "colorscale": s.weights_colorscale, "colorbar": _colorbar("weight", s), "line_width": 0},
-        text=[_cell_text(v) for v in values] if text else None,
-        textfont={"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)} if text else None,
-        customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
-        hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
-        selected={"marker": {"opacity": 1.0}}, unselected={"marker": {"opacity": 1.0}},
-        showlegend=False, name="cells",
-    )
+    q = [_hover_name(label, a) for a, label in enumerate(queries)]
+    k = [_hover_name(label, b) for b, label in enumerate(keys)]
+    trace = {
+        "type": "scatter", "x": j.ravel().tolist(), "y": i.ravel().tolist(),
+        "mode": "markers+text" if text else "markers",
+        "marker": {"symbol": "square", "size": max(px - 2 * s.gap, 4), "color": values.tolist(), "cmin": 0.0,
+                   "cmax": 1.0, "colorscale": _colorscale(s.weights_colorscale), "colorbar": _colorbar("weight", s),
+                   "line": {"width": 0}},
+        "customdata": np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
+        "hovertext": [f"query: {qa}<br>key: {kb}" for qa in q for kb in k],
+        "hovertemplate": "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>",
+        "selected": {"marker": {"opacity": 1.0}}, "unselected": {"marker": {"opacity": 1.0}},
+        "showlegend": False, "name": "cells",
+    }
+    if text:
+        trace["text"] = [_cell_text(v) for v in values.tolist()]
+        trace["textfont"] = {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)}
+    return trace
 
 
 def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
@@ -490,59 +600,68 @@ def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tu
 # ---------------------------------------------------------------- bars
 
 
-def activation_bars(
+def activation_bars_spec(
     tokens: Sequence[str],
     norms: np.ndarray,
     *,
     title: str = "Activation strength",
     yaxis_title: str = "L2 norm of output row",
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
-    fig = go.Figure(go.Bar(
-        x=list(range(values.size)), y=values.tolist(), name=yaxis_title, marker_color=theme.series_color(0),
-        customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
-        hovertemplate=f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
-    ))
-    _bar_axes(fig, labels, s, yaxis_title)
-    return _finish(fig, title or "Activation strength", s, height=440 if projector else 360)
+    bar = {
+        "type": "bar", "x": list(range(values.size)), "y": values.tolist(), "name": yaxis_title,
+        "marker": {"color": theme.series_color(0)}, "customdata": [_hover_name(t, i) for i, t in enumerate(labels)],
+        "hovertemplate": f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
+    }
+    return _finish([bar], _bar_axes(labels, s, yaxis_title), title or "Activation strength", s,
+                   height=440 if projector else 360)
 
 
-def grouped_activation_bars(
+activation_bars = _figure_builder(activation_bars_spec)
+
+
+def grouped_activation_bars_spec(
     tokens: Sequence[str],
     series: dict[str, np.ndarray],
     *,
     title: str = "Single-head vs multi-head activation strength",
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """Side-by-side bars per token, one colour per series (as in the apple/orange notebook, seed 002)."""
     s = theme.style(projector)
     if not series:
         raise ValueError("series is empty: give at least one named list of values, e.g. {'single-head': norms}")
     labels = ["" if t is None else str(t) for t in tokens]
-    fig = go.Figure()
+    names = [_hover_name(t, i) for i, t in enumerate(labels)]
+    bars = []
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
-        fig.add_trace(go.Bar(
-            x=list(range(v.size)), y=v.tolist(), name=str(name), offsetgroup=str(n), marker_color=theme.series_color(n),
-            customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
-            hovertemplate=f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
-        ))
-    _bar_axes(fig, labels, s, "Activation strength")
-    fig.update_layout(barmode="group", legend={"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0,
-                                               "yanchor": "bottom"})
-    return _finish(fig, title or "Activation strength", s, height=480 if projector else 400)
+        bars.append({
+            "type": "bar", "x": list(range(v.size)), "y": v.tolist(), "name": str(name), "offsetgroup": str(n),
+            "marker": {"color": theme.series_color(n)}, "customdata": names,
+            "hovertemplate": f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
+        })
+    layout = {**_bar_axes(labels, s, "Activation strength"), "barmode": "group",
+              "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"}}
+    return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400)
 
 
-def _bar_axes(fig: go.Figure, labels: list[str], s: Style, yaxis_title: str) -> None:
-    fig.update_xaxes(title_text="Token", range=[-0.5, len(labels) - 0.5], **_ticks(labels, ASSUMED_WIDTH_PX, s.font))
-    fig.update_yaxes(title_text=yaxis_title, rangemode="tozero", automargin=True)
+grouped_activation_bars = _figure_builder(grouped_activation_bars_spec)
 
 
-def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> go.Figure:
+def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
+    return {
+        "xaxis": {"title": {"text": "Token"}, "range": [-0.5, len(labels) - 0.5],
+                  **_ticks(labels, ASSUMED_WIDTH_PX, s.font)},
+        "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
+    }
+
+
+def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> dict:
     r"""Bars of the terms of the dot product, one per dimension: $q \cdot k = \sum_i q_i k_i$, sum annotated."""
     s = theme.style(projector)
     q = _as_vector(q, None, "q")  # (d_k,)
@@ -551,53 +670,66 @@ def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *
     terms = q * k  # (d_k,)
     hover = [f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {_num(a)} × {_num(b)} = {_num(a * b)}"
              for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))]
-    few = q.size <= theme.CELL_TEXT_LIMIT
-    fig = go.Figure(go.Bar(
-        x=list(range(q.size)), y=terms.tolist(), hovertext=hover, hovertemplate="%{hovertext}<extra></extra>",
-        marker_color=[theme.series_color(0) if t >= 0 else theme.series_color(5) for t in terms],
-        text=[_num(t) for t in terms] if few else None, textposition="outside", cliponaxis=False,
-        textfont={"size": s.cell_font},
-    ))
+    bar = {
+        "type": "bar", "x": list(range(q.size)), "y": terms.tolist(), "hovertext": hover,
+        "hovertemplate": "%{hovertext}<extra></extra>",
+        "marker": {"color": [theme.series_color(0) if t >= 0 else theme.series_color(5) for t in terms]},
+        "textposition": "outside", "cliponaxis": False, "textfont": {"size": s.cell_font},
+    }
+    if q.size <= theme.CELL_TEXT_LIMIT:
+        bar["text"] = [_num(t) for t in terms]
     total = _num(float(terms.sum()))
     spelled = " + ".join(_num(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
-    fig.add_annotation(text=f"q·k = {spelled} = <b>{total}</b>", xref="paper", yref="paper", x=1.0, y=1.0,
-                       xanchor="right", yanchor="bottom", showarrow=False, font={"size": s.font}, name="sum")
-    fig.update_xaxes(title_text="Dimension", range=[-0.5, q.size - 0.5], **_ticks(labels, ASSUMED_WIDTH_PX, s.font))
-    fig.update_yaxes(title_text="q_i × k_i", zeroline=True, zerolinecolor="#444", automargin=True)
-    return _finish(fig, "The dot product term by term", s, height=440 if projector else 360)
+    layout = {
+        "annotations": [{"text": f"q·k = {spelled} = <b>{total}</b>", "xref": "paper", "yref": "paper", "x": 1.0,
+                         "y": 1.0, "xanchor": "right", "yanchor": "bottom", "showarrow": False,
+                         "font": {"size": s.font}, "name": "sum"}],
+        "xaxis": {"title": {"text": "Dimension"}, "range": [-0.5, q.size - 0.5],
+                  **_ticks(labels, ASSUMED_WIDTH_PX, s.font)},
+        "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
+    }
+    return _finish([bar], layout, "The dot product term by term", s, height=440 if projector else 360)
+
+
+product_terms_bar = _figure_builder(product_terms_bar_spec)
 
 
 # ---------------------------------------------------------------- scaling
 
 
-def variance_vs_dk(
+def variance_vs_dk_spec(
     d_ks: np.ndarray, var_unscaled: np.ndarray, var_scaled: np.ndarray, *, projector: bool = False
-) -> go.Figure:
+) -> dict:
     r"""Var(q·k) against d_k, unscaled (grows like d_k) and scaled by $1/\sqrt{d_k}$ (stays near 1)."""
     s = theme.style(projector)
     d = _positive_dks(d_ks)
-    fig = go.Figure()
-    lines = (("unscaled: Var(q·k)", var_unscaled, "var_unscaled"),
-             ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))
-    for n, (name, values, arg) in enumerate(lines):
+    lines = []
+    for n, (name, values, arg) in enumerate((("unscaled: Var(q·k)", var_unscaled, "var_unscaled"),
+                                             ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))):
         v = _as_vector(values, d.size, arg)  # (len(d_ks),)
-        fig.add_trace(go.Scatter(x=d.tolist(), y=v.tolist(), name=name, mode="lines+markers",
-                                 line={"color": theme.series_color(n), "width": 3},
-                                 hovertemplate=f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>"))
-    _dk_axis(fig, d)
-    # log y too: on a linear axis the scaled line (about 1) is flat against 0 next to d_k = 512
-    fig.update_yaxes(type="log", title_text="variance of the score (log scale)", automargin=True)
-    fig.update_layout(legend={"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"})
-    return _finish(fig, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s, height=460 if projector else 380)
+        lines.append({"type": "scatter", "x": d.tolist(), "y": v.tolist(), "name": name, "mode": "lines+markers",
+                      "line": {"color": theme.series_color(n), "width": 3},
+                      "hovertemplate": f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>"})
+    layout = {
+        "xaxis": _dk_axis(d),
+        # log y too: on a linear axis the scaled line (about 1) is flat against 0 next to d_k = 512
+        "yaxis": {"type": "log", "title": {"text": "variance of the score (log scale)"}, "automargin": True},
+        "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
+    }
+    return _finish(lines, layout, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s,
+                   height=460 if projector else 380)
 
 
-def saturation_vs_dk(
+variance_vs_dk = _figure_builder(variance_vs_dk_spec)
+
+
+def saturation_vs_dk_spec(
     d_ks: np.ndarray,
     max_weight: Mapping[str, np.ndarray],
     entropy_bits: Mapping[str, np.ndarray],
     *,
     projector: bool = False,
-) -> go.Figure:
+) -> dict:
     """Softmax saturation as d_k grows: max weight of a row (left axis) and its entropy in bits (right axis).
 
     Both dicts are keyed by series name (e.g. "unscaled", "scaled"); a name keeps one colour.
@@ -607,29 +739,35 @@ def saturation_vs_dk(
     if not max_weight and not entropy_bits:
         raise ValueError("max_weight and entropy_bits are both empty: give at least one series, e.g. {'scaled': ...}")
     color = {name: theme.series_color(n) for n, name in enumerate(dict.fromkeys([*max_weight, *entropy_bits]))}
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    for series, label, dash, secondary in ((max_weight, "max weight", "solid", False),
-                                           (entropy_bits, "entropy (bits)", "dot", True)):
+    lines = []
+    for series, label, dash, yaxis in ((max_weight, "max weight", "solid", "y"),
+                                       (entropy_bits, "entropy (bits)", "dot", "y2")):
         for name, values in series.items():
             v = _as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
-            fig.add_trace(go.Scatter(
-                x=d.tolist(), y=v.tolist(), name=f"{label}, {name}", mode="lines+markers",
-                line={"color": color[name], "dash": dash, "width": 3},
-                hovertemplate=f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
-            ), secondary_y=secondary)
-    _dk_axis(fig, d)
-    fig.update_yaxes(title_text="max softmax weight", range=[0, 1.05], secondary_y=False)
-    fig.update_yaxes(title_text="entropy (bits)", rangemode="tozero", showgrid=False, tickmode="auto", secondary_y=True)
-    fig.update_layout(legend={"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"})
-    height = 500 if projector else 420
-    return _finish(fig, "Softmax saturation as d_k grows", s, height=height,
+            lines.append({
+                "type": "scatter", "x": d.tolist(), "y": v.tolist(), "name": f"{label}, {name}",
+                "mode": "lines+markers", "line": {"color": color[name], "dash": dash, "width": 3},
+                "hovertemplate": f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
+                "xaxis": "x", "yaxis": yaxis,
+            })
+    layout = {  # the axes of make_subplots(specs=[[{"secondary_y": True}]]): room on the right for y2
+        "xaxis": {"anchor": "y", "domain": [0.0, 0.94], **_dk_axis(d)},
+        "yaxis": {"anchor": "x", "domain": [0.0, 1.0], "title": {"text": "max softmax weight"}, "range": [0, 1.05]},
+        "yaxis2": {"anchor": "x", "overlaying": "y", "side": "right", "title": {"text": "entropy (bits)"},
+                   "rangemode": "tozero", "showgrid": False, "tickmode": "auto"},
+        "legend": {"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"},
+    }
+    return _finish(lines, layout, "Softmax saturation as d_k grows", s, height=500 if projector else 420,
                    margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font})
 
 
-def _dk_axis(fig: go.Figure, d: np.ndarray) -> None:
+saturation_vs_dk = _figure_builder(saturation_vs_dk_spec)
+
+
+def _dk_axis(d: np.ndarray) -> dict:
     """Log x axis for d_k, ticked at the d_k values themselves while there are few of them."""
     ticks = {"tickvals": d.tolist(), "ticktext": [f"{v:g}" for v in d]} if d.size <= 12 else {}
-    fig.update_xaxes(type="log", title_text="d_k (log scale)", **ticks)
+    return {"type": "log", "title": {"text": "d_k (log scale)"}, **ticks}
 
 
 def _positive_dks(d_ks: np.ndarray) -> np.ndarray:
@@ -642,7 +780,7 @@ def _positive_dks(d_ks: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- vectors
 
 
-def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) -> go.Figure:
+def vector_arrows_spec(vectors: dict[str, np.ndarray], *, projector: bool = False) -> dict:
     """Arrows from the origin to each vector's first 3 dims (3-D) or first 2 (2-D), equal aspect."""
     s = theme.style(projector)
     if not vectors:
@@ -652,49 +790,55 @@ def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) ->
     tips = {name: np.pad(v, (0, max(0, dims - v.size)))[:dims] for name, v in full.items()}  # name -> (dims,)
     biggest = float(np.max(np.abs(np.stack(list(tips.values())))))  # largest coordinate drawn
     reach = 1.15 * biggest if biggest > 0 else 1.0
-    fig = _arrows_3d(tips, reach, s) if dims == 3 else _arrows_2d(tips, reach, s)
+    traces, layout = _arrows_3d(tips, reach, s) if dims == 3 else _arrows_2d(tips, reach, s)
     longest = max(v.size for v in full.values())
     title = f"Vectors from the origin (first {dims} of {longest} dims)" if longest > dims else "Vectors from the origin"
-    fig.update_layout(showlegend=False)  # each arrow is labelled at its tip
-    return _finish(fig, title, s, height=560 if projector else 460)
+    layout["showlegend"] = False  # each arrow is labelled at its tip
+    return _finish(traces, layout, title, s, height=560 if projector else 460)
 
 
-def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> go.Figure:
-    fig = go.Figure()
+vector_arrows = _figure_builder(vector_arrows_spec)
+
+
+def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[dict], dict]:
+    traces, arrows = [], []
     for n, (name, (x, y)) in enumerate(tips.items()):
         color = theme.series_color(n)
-        fig.add_annotation(x=x, y=y, ax=0, ay=0, xref="x", yref="y", axref="x", ayref="y", text="", showarrow=True,
-                           arrowhead=3, arrowsize=1.2, arrowwidth=3, arrowcolor=color)
-        fig.add_trace(go.Scatter(x=[x], y=[y], mode="markers+text", name=name, text=[name], textposition="top center",
-                                 marker={"color": color, "size": 8}, textfont={"size": s.font, "color": color},
-                                 hovertemplate=f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>"))
-    fig.update_xaxes(range=[-reach, reach], title_text="dim 0", zeroline=True, zerolinewidth=2, zerolinecolor="#888")
-    fig.update_yaxes(range=[-reach, reach], title_text="dim 1", zeroline=True, zerolinewidth=2, zerolinecolor="#888",
-                     scaleanchor="x", scaleratio=1)
-    return fig
+        x, y = float(x), float(y)
+        arrows.append({"x": x, "y": y, "ax": 0, "ay": 0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
+                       "text": "", "showarrow": True, "arrowhead": 3, "arrowsize": 1.2, "arrowwidth": 3,
+                       "arrowcolor": color})
+        traces.append({"type": "scatter", "x": [x], "y": [y], "mode": "markers+text", "name": name, "text": [name],
+                       "textposition": "top center", "marker": {"color": color, "size": 8},
+                       "textfont": {"size": s.font, "color": color},
+                       "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>"})
+    axis = {"range": [-reach, reach], "zeroline": True, "zerolinewidth": 2}  # theme.AXIS_STYLE colours the zero line
+    layout = {"annotations": arrows, "xaxis": {**axis, "title": {"text": "dim 0"}},
+              "yaxis": {**axis, "title": {"text": "dim 1"}, "scaleanchor": "x", "scaleratio": 1}}
+    return traces, layout
 
 
-def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> go.Figure:
-    fig = go.Figure()
+def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[dict], dict]:
+    traces = []
     for n, (name, (x, y, z)) in enumerate(tips.items()):
         color = theme.series_color(n)
-        fig.add_trace(go.Scatter3d(
-            x=[0, x], y=[0, y], z=[0, z], mode="lines+markers+text", name=name, text=["", name],
-            textposition="top center", line={"color": color, "width": 7},
-            marker={"color": color, "size": [2, 7], "symbol": "diamond"}, textfont={"size": s.font, "color": color},
-            hovertemplate=f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
-        ))
+        traces.append({
+            "type": "scatter3d", "x": [0, float(x)], "y": [0, float(y)], "z": [0, float(z)],
+            "mode": "lines+markers+text", "name": name, "text": ["", name], "textposition": "top center",
+            "line": {"color": color, "width": 7}, "marker": {"color": color, "size": [2, 7], "symbol": "diamond"},
+            "textfont": {"size": s.font, "color": color},
+            "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
+        })
     axes = {f"{a}axis": {"range": [-reach, reach], "zeroline": True, "title": {"text": f"dim {n}"}}
             for n, a in enumerate("xyz")}
     camera = {"eye": {"x": 1.7, "y": -1.4, "z": 0.8}}  # side-on: the default eye looks along (1, 1, 1),
-    fig.update_layout(scene={"aspectmode": "cube", "camera": camera, **axes})  # where positive vectors point
-    return fig
+    return traces, {"scene": {"aspectmode": "cube", "camera": camera, **axes}}  # where positive vectors point
 
 
 # ---------------------------------------------------------------- head similarity
 
 
-def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> go.Figure:
+def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> dict:
     """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
 
     1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
@@ -705,11 +849,12 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
         raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
     full = _as_labels(names, S.shape[0], "names", "heads")
     short = [f"h{h + 1}" for h in range(S.shape[0])]
-    hover = [[_hover_value(v) for v in row] for row in S]
-    text = [[_cell_text(v) for v in row] for row in S] if _show_text(None, *S.shape) else None
-    fig = go.Figure(_grid_trace(S.tolist(), text, _cell_data(full, full, hover), ("head", "head", "similarity"), s,
-                                zmin=0.0, zmax=1.0, colorscale=s.weights_colorscale,
-                                colorbar=_colorbar("similarity", s)))
+    trace = _value_trace(S, _cells(full, full), s, text=_show_text(None, *S.shape),
+                         names=("head", "head", "similarity"), zmin=0.0, zmax=1.0,
+                         colorscale=_colorscale(s.weights_colorscale), colorbar=_colorbar("similarity", s))
     height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
-    _grid_axes(fig, short, short, s, height_px=height - 150)
-    return _finish(fig, "Head similarity", s, height=height)
+    x, y = _grid_axes(short, short, s, height_px=height - 150)
+    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)
+
+
+head_similarity_heatmap = _figure_builder(head_similarity_heatmap_spec)

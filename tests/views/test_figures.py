@@ -1,6 +1,7 @@
 """Figure builders: traces, values, labels, hovers, masked cells and projector sizes (no browser)."""
 
 import ast
+import base64
 import json
 import re
 
@@ -23,10 +24,19 @@ def _weights(n_q: int, n_k: int, seed: int = 0) -> np.ndarray:
     return ac.softmax(logits, axis=-1)
 
 
+def _z(trace) -> np.ndarray:
+    """A heatmap's z as floats (None -> NaN), from nested lists or a plotly typed array."""
+    if isinstance(trace.z, dict):
+        raw = np.frombuffer(base64.b64decode(trace.z["bdata"]), dtype=np.dtype(trace.z["dtype"]))
+        return raw.reshape([int(n) for n in trace.z["shape"].split(",")]).astype(float)
+    return np.array([[np.nan if v is None else v for v in row] for row in trace.z], dtype=float)
+
+
 def _hover(trace, i: int, j: int) -> str:
-    """The hover text plotly would show for grid cell (i, j) of a heatmap trace."""
+    """The hover text plotly would show for grid cell (i, j) of a heatmap trace (customdata, %{z:.4f})."""
     cell = trace.customdata[i][j]
     text = re.sub(r"%\{customdata\[(\d)\]\}", lambda m: str(cell[int(m.group(1))]), trace.hovertemplate)
+    text = text.replace("%{z:.4f}", f"{_z(trace)[i, j] + 0.0:.4f}")
     return text.replace("<extra></extra>", "")
 
 
@@ -279,7 +289,8 @@ def test_clickable_grid_is_one_square_marker_per_cell_with_customdata_i_j():
     assert trace.marker.colorscale == go.Scatter(marker={"colorscale": theme.WEIGHTS_COLORSCALE}).marker.colorscale
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     assert list(fig.layout.yaxis.ticktext) == ["is", "is"]
-    assert trace.hovertext[4] == f"query: is<br>key: b<br>weight: {W[1, 1]:.4f}"
+    assert trace.hovertext[4] == "query: is<br>key: b"
+    assert trace.hovertemplate == "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>"
     assert trace.unselected.marker.opacity == 1.0, "clicking must not fade the other cells"
 
 
