@@ -11,6 +11,7 @@ from attention_views.state import run_single_head
 from attention_views.widgets import MASK_LABELS, attention_controls, chart, finish, lab, projector
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
+MARK = "▶"  # before the selected key's label in the tables
 SCALE_NOTE = {"sqrt": "$s = 1/\\sqrt{{d_k}} = 1/\\sqrt{{{d}}}$ = {s:.4g}", "none": "$s = 1$: no scaling",
               "custom": "$s$ = {s:.4g}, typed under Scaling"}
 CONVENTION = """The notebook stores the keys as a **(C, T)** matrix: one *column* per token (`K` is 4 x 9,
@@ -43,11 +44,17 @@ def _pick_from_grid() -> None:
         st.session_state.lab["selected"] = (int(cells[-1][0]), int(cells[-1][1]))
 
 
-def _table(columns: dict, *highlight: int) -> "pd.io.formats.style.Styler":
-    """Numbers to three decimals (−inf for a blocked score), the rows ``highlight`` (the selected key) marked."""
-    return pd.DataFrame(columns).style.format(lambda x: "−inf" if np.isneginf(x) else f"{x + 0.0:.3f}",
-                                              subset=list(columns)[1:]).apply(
-        lambda row: ["background-color: #ffe08a" if row.name in highlight else ""] * len(row), axis=1)
+def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
+    """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
+
+    Column formats rather than a pandas Styler, which cost Streamlit ~10 ms a table to render.
+    """
+    frame = pd.DataFrame(columns)
+    label, *numbers = frame.columns
+    if marked is not None:
+        frame[label] = [f"{MARK} {v}" if n == marked else v for n, v in enumerate(frame[label])]
+    where.dataframe(frame, hide_index=True, key=key,
+                    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
 
 
 lab = lab("step_by_step")
@@ -89,8 +96,8 @@ terms = [rf"{_num(a, True)} \times {_num(b, True)}" for a, b in zip(e.q, e.k, st
 terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
 st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {_num(e.dot)}")
 left, right = st.columns([2, 3], gap="medium")
-left.dataframe(_table({"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k,
-                              "q × k": e.products}), hide_index=True, key="step_by_step_products")
+_table(left, {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
+       "step_by_step_products")
 with right:
     chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
 
@@ -112,8 +119,9 @@ else:
 st.caption("The stable softmax subtracts the row maximum m before exponentiating so that no exponential "
            "overflows; m cancels between numerator and denominator, so the weights are exactly those of "
            "$e^{z}/\\sum e^{z}$. Blocked keys have $e^{-\\infty} = 0$.")
-st.dataframe(_table({"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, j),
-             hide_index=True, key="step_by_step_row")
+_table(st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, "step_by_step_row", j)
+st.caption(f"{MARK} marks the key {kt[j]}." + (" A key the mask blocks has the score −∞ (the table writes "
+           "-Infinity): its exp is 0." if np.isneginf(e.masked_row).any() else ""))
 
 st.subheader(f"4 · Output of {qt[i]}: the weights mix the value rows")
 st.latex(rf"o_{{{i}}} = \sum_l w_{{{i},l}}\, v_l")
@@ -121,9 +129,8 @@ v_cols = [f"v{c}" for c in range(r.V.shape[1])]
 mix = {"value row": [*head.value_labels, "output (sum)"], "weight": [*e.weights_row, e.weights_row.sum()]}
 mix |= {f"w × {c}": [*e.weighted_values[:, n], e.output[n]] for n, c in enumerate(v_cols)}
 vals, out = st.columns([2, 3], gap="medium") if len(v_cols) <= 4 else (st.container(), st.container())
-vals.dataframe(_table({"value row": head.value_labels} | {c: r.V[:, n] for n, c in enumerate(v_cols)}, j),
-               hide_index=True, key="step_by_step_values")
-out.dataframe(_table(mix, j, len(kt)), hide_index=True, key="step_by_step_output")
+_table(vals, {"value row": head.value_labels} | {c: r.V[:, n] for n, c in enumerate(v_cols)}, "step_by_step_values", j)
+_table(out, mix, "step_by_step_output", j)
 
 with st.expander("Why $QK^\\top$? Seed 003 stores K as (C, T); this app uses (T, C), one row per token"):
     st.markdown(CONVENTION)

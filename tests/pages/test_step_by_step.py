@@ -242,3 +242,17 @@ def test_wide_vectors_show_the_products_and_elide_the_middle():
     e = expected("random-causal", 0, 0)
     p = [f"{x:.4g}" for x in e.products]
     assert f"= {p[0]} + {p[1]} + {p[2]} + \\cdots + ({p[7]}) = {e.dot:.4g}" in latex(at)
+
+
+def test_the_selected_key_is_marked_in_the_row_values_and_output_tables():
+    at = open_page(PAGE, "emma-friend")  # opens on friend -> Emma
+    for table, column in (("row", "key"), ("output", "value row")):
+        labels = frame(at, table)[column].tolist()
+        assert [n for n, v in enumerate(labels) if v.startswith("▶")] == [EMMA], table
+        assert labels[EMMA] == "▶ Emma"
+    at.selectbox(key=KEY).set_value(SHE).run()
+    assert_clean(at)
+    labels = frame(at, "row")["key"].tolist()
+    assert labels[SHE] == "▶ she" and labels[EMMA] == "Emma"
+    assert frame(at, "output")["value row"].iloc[-1] == "output (sum)"
+    assert all(df.value[c].dtype == float for df in at.dataframe for c in df.value.columns[1:])  # numbers stay numbers
