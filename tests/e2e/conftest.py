@@ -6,16 +6,12 @@ If it is missing, every browser test fails with a message saying how to install 
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import devserver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = REPO_ROOT / "test-output"
@@ -31,58 +27,21 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1280, "height": 720}
-SERVER_START_S = 90
 _E2E_SECONDS: list[float] = []  # setup + call + teardown of every browser test, for the summary line
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as response:
-            return response.read() == b"ok"
-    except OSError:
-        return False
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 @pytest.fixture(scope="session")
 def app_url() -> Iterator[str]:
     """Start `streamlit run app.py` from the repo root; yield its base URL once /_stcore/health says ok."""
     OUTPUT.mkdir(exist_ok=True)
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = OUTPUT / "streamlit-e2e.log"
-    command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.headless=true", f"--server.port={port}", "--server.address=127.0.0.1",
-        "--server.fileWatcherType=none", "--browser.gatherUsageStats=false",
-    ]  # fmt: skip
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(command, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
-        try:
-            deadline = time.monotonic() + SERVER_START_S
-            while not _healthy(url):
-                if server.poll() is not None:
-                    pytest.fail(f"streamlit exited with code {server.returncode}; log {log_path}:\n{_tail(log_path)}")
-                if time.monotonic() > deadline:
-                    pytest.fail(f"streamlit not healthy after {SERVER_START_S}s; log {log_path}:\n{_tail(log_path)}")
-                time.sleep(0.3)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    try:
+        server = devserver.start(REPO_ROOT, log=OUTPUT / "streamlit-e2e.log")
+    except devserver.ServerError as err:
+        pytest.fail(str(err), pytrace=False)
+    try:
+        yield server.url
+    finally:
+        devserver.stop_server(server)
 
 
 @pytest.fixture(scope="session")
