@@ -151,3 +151,26 @@ def test_changing_the_scenario_keeps_the_exercise_and_its_edits():
     assert_clean(at)
     assert at.selectbox(key="exercises_pick").value == "friend-emma"
     assert shown_score(at) == edited
+
+
+def test_the_comparison_names_the_queries_once_and_says_which_side_is_which():
+    at = open_exercise("two-heads")
+    layout = plotly_figures(at)[0]["layout"]
+    assert layout["title"]["text"] == "Target (left) and your weights (right)"
+    assert layout["yaxis2"]["showticklabels"] is False and layout["yaxis4"]["showticklabels"] is False
+    assert layout["yaxis"].get("showticklabels", True) and layout["yaxis3"].get("showticklabels", True)
+    assert len(plotly_figures(at)) == 1 + 2, "the comparison, then a difference map per head"
+
+
+def test_two_sessions_keep_their_attempts_apart():
+    """A classroom shares one server process: one student's edits never reach another's page."""
+    ex = ac.load_exercise("self")
+    first = open_exercise("self")
+    edit_cells(first, key_of(first, "self", "Q"), {0: {"d0": 10.0}, 1: {"d1": 10.0}})
+    edited = shown_score(first)
+    second = open_exercise("self")
+    assert shown_score(second) == pytest.approx(ac.grade(ex, ex.start).score, abs=5e-5)
+    assert shown_score(second) != edited
+    second.button(key="exercises_load").click().run()
+    first.run()
+    assert shown_score(first) == edited, "the other session's Load solution leaves this one alone"

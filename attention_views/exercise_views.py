@@ -1,0 +1,227 @@
+"""Widgets and figures of the exercises page: this session's attempts, their editors, the comparison.
+
+Everything a student changes lives in ``st.session_state[STORE]`` (``{"pick": id, "attempts": {id:
+attempt}}``), apart from the lecture's lab so an exercise never clobbers it. An attempt is
+``{"tables": {name: DataFrame}, "rev": int, "hint": bool, "worked": bool, "last": Grade | None}``;
+``rev`` grows on *Load solution* / *Start over*, which gives the editors new keys. The figures come
+from :mod:`attention_views.cached_figures`: a rerun that changes nothing in them rebuilds nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+import attention_core as ac
+from attention_views import cached_figures
+from attention_views.editors import Delta, TableError, apply_delta, display_table, matrix_table, table_to_matrix
+
+STORE = "exercises"
+PICK = "exercises_pick"
+TAB_LABELS = {
+    "Q": "Q (queries)",
+    "K": "K (keys)",
+    "W_q": "W_Q",
+    "W_k": "W_K",
+    "W_q1": "W_Q head 1",
+    "W_k1": "W_K head 1",
+    "W_q2": "W_Q head 2",
+    "W_k2": "W_K head 2",
+}
+X_TAB = "X (fixed)"
+COMPARISON_TITLE = "Target (left) and your weights (right)"
+
+
+def titles() -> dict[str, str]:
+    """Exercise id -> title, easiest first."""
+    return {eid: ac.load_exercise(eid).title for eid in ac.list_exercises()}
+
+
+def store() -> dict:
+    """This session's exercise store; the picker comes back to its exercise after a scenario change."""
+    ex_store = st.session_state.setdefault(STORE, {"pick": ac.list_exercises()[0], "attempts": {}})
+    if PICK not in st.session_state:  # a scenario change clears exercises_* keys
+        st.session_state[PICK] = ex_store["pick"]
+    return ex_store
+
+
+def tables(ex: ac.Exercise, which: str) -> dict:
+    """The exercise's start or solution as editable tables, rows labelled by token or embedding dim."""
+    return {
+        name: matrix_table(getattr(ex, which)[name], ex.row_labels(), ex.dim_labels, tokens=False) for name in ex.tables
+    }
+
+
+def attempt(ex: ac.Exercise) -> dict:
+    """This session's attempt at ``ex``, made from its starting state on first use."""
+    attempts = st.session_state[STORE]["attempts"]
+    if ex.id not in attempts:
+        attempts[ex.id] = {"tables": tables(ex, "start"), "rev": 0, "hint": False, "worked": False, "last": None}
+    return attempts[ex.id]
+
+
+def load(ex_id: str, which: str) -> None:
+    """Replace the attempt's tables by the start or the solution; the editors restart from them."""
+    a = st.session_state[STORE]["attempts"][ex_id]
+    a["tables"], a["rev"] = tables(ac.load_exercise(ex_id), which), a["rev"] + 1
+
+
+def reveal(ex_id: str, flag: str) -> None:
+    """Show the hint or the worked solution from now on (``flag``: ``"hint"`` or ``"worked"``)."""
+    st.session_state[STORE]["attempts"][ex_id][flag] = True
+
+
+def action_buttons(ex: ac.Exercise) -> None:
+    """Hint, worked solution, load solution, start over: each acts in its callback, before the rerun."""
+    hint, worked, solution, reset = st.columns([2, 3, 3, 2])
+    hint.button(
+        "Hint",
+        key="exercises_hint",
+        on_click=reveal,
+        args=(ex.id, "hint"),
+        width="stretch",
+        icon=":material/lightbulb:",
+    )
+    worked.button(
+        "Show worked solution",
+        key="exercises_worked",
+        on_click=reveal,
+        args=(ex.id, "worked"),
+        width="stretch",
+        icon=":material/visibility:",
+    )
+    solution.button(
+        "Load solution",
+        key="exercises_load",
+        on_click=load,
+        args=(ex.id, "solution"),
+        width="stretch",
+        icon=":material/download_done:",
+    )
+    reset.button(
+        "Start over",
+        key="exercises_reset",
+        on_click=load,
+        args=(ex.id, "start"),
+        width="stretch",
+        icon=":material/restart_alt:",
+    )
+
+
+def narrow(columns: tuple[str, ...]) -> dict:
+    """Number columns narrow enough that a whole table fits its half of a 1280-px screen."""
+    return {c: st.column_config.NumberColumn(c, width=max(44, min(75, 280 // len(columns)))) for c in columns}
+
+
+def editor(ex: ac.Exercise, a: dict, name: str) -> np.ndarray | None:
+    """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None."""
+    key = f"exercises_editor_{ex.id}_{name}_{a['rev']}"
+    delta = Delta.from_state(st.session_state.get(key))
+    if delta is not None:
+        a["tables"][name] = apply_delta(a["tables"][name], delta)
+    st.data_editor(
+        display_table(a["tables"][name]),
+        key=key,
+        num_rows="fixed",
+        width="stretch",
+        column_config=narrow(ex.dim_labels),
+    )
+    try:
+        return table_to_matrix(a["tables"][name], name)[1]
+    except TableError as err:
+        st.error(str(err), icon="⚠️")
+        return None
+
+
+def editor_tabs(ex: ac.Exercise, a: dict) -> dict[str, np.ndarray | None]:
+    """A tab per editable table (plus the fixed X, read-only); name -> its matrix, None while it is invalid."""
+    names = [*ex.tables, *([X_TAB] if ex.X is not None else [])]
+    tabs = st.tabs([TAB_LABELS.get(n, n) for n in names])
+    mats = {}
+    for tab, name in zip(tabs, ex.tables, strict=False):
+        with tab:
+            mats[name] = editor(ex, a, name)
+    if ex.X is not None:
+        tabs[-1].caption("X is fixed: token i is the one-hot position p_i plus a constant 1. Q = X·W_Q, K = X·W_K.")
+        tabs[-1].dataframe(
+            display_table(matrix_table(ex.X, ex.tokens, ex.x_labels, tokens=False)),
+            key="exercises_X",
+            column_config=narrow(ex.x_labels),
+        )
+    return mats
+
+
+def help_notes(ex: ac.Exercise, a: dict) -> None:
+    """The hint and the worked solution, once revealed (they stay until the session ends)."""
+    if a["hint"]:
+        st.info(f"**Hint.** {ex.hint}", icon=":material/lightbulb:")
+    if a["worked"]:
+        st.success(f"**Worked solution.** {ex.worked} *Load solution* puts it in the tables.", icon=":material/school:")
+
+
+def grade_attempt(ex: ac.Exercise, a: dict, mats: dict, errors) -> bool:
+    """Grade valid tables into ``a["last"]``; True when the shown grade is stale (a table or Q·Kᵀ is invalid).
+
+    ``errors`` is the container (a column) that shows why the tables cannot be graded.
+    """
+    if any(M is None for M in mats.values()):
+        return True
+    try:
+        a["last"] = ac.grade(ex, mats)
+    except ac.AttentionInputError as err:
+        errors.error(str(err), icon=":material/error:")
+        return True
+    return False
+
+
+def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> object:
+    """Target (left) beside the student's ``weights (h, n, n)`` (right), a row per head, one 0..1 colour scale."""
+    panels = [M for h in range(ex.n_heads) for M in (ex.target[h], weights[h])]  # 2h x (n, n)
+    heads = [f" · head {h + 1}" if ex.n_heads > 1 else "" for h in range(ex.n_heads)]
+    fig = cached_figures.head_grid(
+        panels,
+        [f"{w}{s}" for s in heads for w in ("Target", "Yours")],
+        ex.tokens,
+        ex.tokens,
+        cols=2,
+        show_text=len(ex.tokens) <= 6,
+        projector=big,
+    )
+    # subplot (row r, column 2) has y axis 2r (plotly counts subplots row by row): the same queries as on the left
+    right = {f"yaxis{2 * h + 2}": {"showticklabels": False} for h in range(ex.n_heads)}
+    return _with_layout(fig, {"title": {"text": COMPARISON_TITLE}, **right})
+
+
+def _with_layout(fig: object, changes: dict[str, dict]) -> object:
+    """``fig`` with these layout parts merged in (``{"yaxis2": {"showticklabels": False}}``); ``fig`` is not modified.
+
+    The figure cache hands out a ``go.Figure`` made for this call, or its plain ``{"data", "layout"}`` dict,
+    which may be shared: that one is copied along the changed paths only.
+    """
+    if isinstance(fig, dict):
+        layout = dict(fig["layout"])
+        for part, props in changes.items():
+            layout[part] = {**layout.get(part, {}), **props}
+        return {**fig, "layout": layout}
+    return fig.update_layout(changes)
+
+
+def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list:
+    """Per head, the student's weights minus the target, diverging around 0."""
+    return [
+        cached_figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big)
+        for h in range(ex.n_heads)
+    ]
+
+
+def verdict(ex: ac.Exercise, g: ac.Grade, score_col, verdict_col) -> None:
+    """The score (mean |yours − target|) and whether it passes, in the two given columns."""
+    score_col.metric(
+        "Score",
+        f"{g.score:.4f}",
+        help=f"Mean |your weight − target weight| over every cell; passing: at most {ex.threshold}",
+    )
+    if g.passed:
+        verdict_col.success(f"Passed: {g.score:.4f} ≤ {ex.threshold}", icon=":material/check_circle:")
+    else:
+        verdict_col.info(f"Not yet: {g.score:.4f} > {ex.threshold}", icon=":material/flag:")

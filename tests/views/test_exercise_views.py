@@ -1,0 +1,67 @@
+"""Exercise views: the comparison figure (target left, yours right), the per-head differences, the titles."""
+
+import copy
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+import attention_core as ac
+from attention_views import exercise_views as xv
+
+
+def as_dict(fig) -> dict:
+    """A figure from the figure cache (a go.Figure or its plain dict) as plotly's JSON-like dict."""
+    return fig if isinstance(fig, dict) else fig.to_plotly_json()
+
+
+def heatmaps(fig) -> list[np.ndarray]:
+    return [np.asarray(t["z"], dtype=float) for t in as_dict(fig)["data"] if t.get("type") == "heatmap"]
+
+
+def test_titles_are_every_exercise_in_order():
+    assert list(xv.titles()) == ac.list_exercises()
+    assert xv.titles()["two-heads"] == ac.load_exercise("two-heads").title
+
+
+@pytest.mark.parametrize("eid", ["self", "two-heads"])
+def test_comparison_puts_target_left_and_yours_right_a_row_per_head(eid):
+    ex = ac.load_exercise(eid)
+    weights = ac.grade(ex, ex.start).weights  # (h, n, n)
+    fig = as_dict(xv.comparison(ex, weights, big=False))
+    shown = heatmaps(fig)
+    assert len(shown) == 2 * ex.n_heads
+    for h in range(ex.n_heads):
+        np.testing.assert_allclose(shown[2 * h], ex.target[h], atol=1e-12, err_msg=f"head {h + 1}: target, left")
+        np.testing.assert_allclose(shown[2 * h + 1], weights[h], atol=1e-12, err_msg=f"head {h + 1}: yours, right")
+    layout = fig["layout"]
+    assert layout["title"]["text"] == xv.COMPARISON_TITLE
+    assert layout["title"]["font"]["size"] > 0, "the builder's title font is kept"
+    for h in range(ex.n_heads):
+        left, right = ("yaxis" if h == 0 else f"yaxis{2 * h + 1}"), f"yaxis{2 * h + 2}"
+        assert layout[right]["showticklabels"] is False, f"{right}: the right column repeats the left's queries"
+        assert layout[left].get("showticklabels", True) is not False, f"{left}: the left column names the queries"
+
+
+def test_with_layout_leaves_a_shared_dict_alone_and_matches_the_figure_path():
+    fig = go.Figure(
+        go.Heatmap(z=[[0.0, 1.0]]), layout={"title": {"text": "old", "font": {"size": 18}}, "yaxis2": {"range": [1, 0]}}
+    )
+    spec = fig.to_plotly_json()
+    before = copy.deepcopy(spec)
+    changes = {"title": {"text": "new"}, "yaxis2": {"showticklabels": False}}
+    out = xv._with_layout(spec, changes)
+    assert spec == before, "the cached dict is not modified"
+    assert out["layout"]["title"] == {"text": "new", "font": {"size": 18}}
+    assert out["layout"]["yaxis2"] == {"range": [1, 0], "showticklabels": False}
+    assert out["data"] == spec["data"]
+    assert xv._with_layout(fig, changes).to_plotly_json()["layout"] == out["layout"]
+
+
+def test_differences_are_yours_minus_target_per_head():
+    ex = ac.load_exercise("two-heads")
+    weights = ac.grade(ex, ex.start).weights  # (h, n, n)
+    figs = xv.differences(ex, weights, big=True)
+    assert len(figs) == ex.n_heads
+    for h, fig in enumerate(figs):
+        np.testing.assert_allclose(heatmaps(fig)[0], weights[h] - ex.target[h], atol=1e-12)
