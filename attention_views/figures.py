@@ -168,10 +168,14 @@ def _is_big(*shape: int) -> bool:
 def _typed_array(Z: np.ndarray) -> dict:
     """A 2-D float array as a plotly typed array (plotly.js >= 2.28 decodes it); NaN cells are gaps.
 
-    float32 (half the bytes; hovers show 4 decimals) unless a value would overflow it.
+    uint8 for a 0/1 grid (a mask), else float32 (half the bytes of float64; hovers show 4 decimals, so
+    only a rounding tie in the 5th can differ) unless a value would overflow it.
     """
     finite = np.abs(Z[np.isfinite(Z)])
-    dtype = "f4" if finite.size == 0 or finite.max() < 1e38 else "f8"
+    if finite.size == Z.size and np.all((Z == 0) | (Z == 1)):
+        dtype = "u1"
+    else:
+        dtype = "f4" if finite.size == 0 or finite.max() < 1e38 else "f8"
     raw = np.ascontiguousarray(Z, dtype=np.dtype(dtype).newbyteorder("<"))  # plotly.js reads little-endian
     bdata = base64.b64encode(raw.tobytes()).decode("ascii")
     return {"dtype": dtype, "bdata": bdata, "shape": f"{Z.shape[0]}, {Z.shape[1]}"}  # shape as plotly.py writes it
