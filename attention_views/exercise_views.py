@@ -10,6 +10,7 @@ from :mod:`attention_views.cached_figures`: a rerun that changes nothing in them
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 import streamlit as st
 
 import attention_core as ac
@@ -174,7 +175,7 @@ def grade_attempt(ex: ac.Exercise, a: dict, mats: dict, errors) -> bool:
     return False
 
 
-def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> object:
+def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
     """Target (left) beside the student's ``weights (h, n, n)`` (right), a row per head, one 0..1 colour scale."""
     panels = [M for h in range(ex.n_heads) for M in (ex.target[h], weights[h])]  # 2h x (n, n)
     heads = [f" · head {h + 1}" if ex.n_heads > 1 else "" for h in range(ex.n_heads)]
@@ -192,21 +193,20 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> object:
     return _with_layout(fig, {"title": {"text": COMPARISON_TITLE}, **right})
 
 
-def _with_layout(fig: object, changes: dict[str, dict]) -> object:
+def _with_layout(fig: go.Figure, changes: dict[str, dict]) -> cached_figures.SpecFigure:
     """``fig`` with these layout parts merged in (``{"yaxis2": {"showticklabels": False}}``); ``fig`` is not modified.
 
-    The figure cache hands out a ``go.Figure`` made for this call, or its plain ``{"data", "layout"}`` dict,
-    which may be shared: that one is copied along the changed paths only.
+    Works on the figure's spec (``to_plotly_json``: for the cache's SpecFigure the spec itself, no plotly
+    objects), copied along the changed paths only; ``fig.update_layout`` would build and validate every trace.
     """
-    if isinstance(fig, dict):
-        layout = dict(fig["layout"])
-        for part, props in changes.items():
-            layout[part] = {**layout.get(part, {}), **props}
-        return {**fig, "layout": layout}
-    return fig.update_layout(changes)
+    spec = fig.to_plotly_json()  # {"data": [...], "layout": {...}}
+    layout = dict(spec["layout"])
+    for part, props in changes.items():
+        layout[part] = {**layout.get(part, {}), **props}
+    return cached_figures.SpecFigure({**spec, "layout": layout})
 
 
-def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list:
+def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list[go.Figure]:
     """Per head, the student's weights minus the target, diverging around 0."""
     return [
         cached_figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big)

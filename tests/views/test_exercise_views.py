@@ -7,16 +7,18 @@ import plotly.graph_objects as go
 import pytest
 
 import attention_core as ac
+from attention_views import cached_figures
 from attention_views import exercise_views as xv
 
 
-def as_dict(fig) -> dict:
-    """A figure from the figure cache (a go.Figure or its plain dict) as plotly's JSON-like dict."""
-    return fig if isinstance(fig, dict) else fig.to_plotly_json()
+def as_dict(fig: go.Figure) -> dict:
+    """A figure as plotly's JSON-like dict (for the cache's SpecFigure: its spec)."""
+    return fig.to_plotly_json()
 
 
-def heatmaps(fig) -> list[np.ndarray]:
-    return [np.asarray(t["z"], dtype=float) for t in as_dict(fig)["data"] if t.get("type") == "heatmap"]
+def heatmaps(spec: dict) -> list[np.ndarray]:
+    """The z matrices of a figure spec's heatmaps, in trace order."""
+    return [np.asarray(t["z"], dtype=float) for t in spec["data"] if t.get("type") == "heatmap"]
 
 
 def test_titles_are_every_exercise_in_order():
@@ -43,19 +45,20 @@ def test_comparison_puts_target_left_and_yours_right_a_row_per_head(eid):
         assert layout[left].get("showticklabels", True) is not False, f"{left}: the left column names the queries"
 
 
-def test_with_layout_leaves_a_shared_dict_alone_and_matches_the_figure_path():
-    fig = go.Figure(
+def test_with_layout_merges_into_the_spec_and_leaves_the_given_figure_alone():
+    spec = go.Figure(
         go.Heatmap(z=[[0.0, 1.0]]), layout={"title": {"text": "old", "font": {"size": 18}}, "yaxis2": {"range": [1, 0]}}
-    )
-    spec = fig.to_plotly_json()
+    ).to_plotly_json()
+    fig = cached_figures.SpecFigure(spec)
     before = copy.deepcopy(spec)
-    changes = {"title": {"text": "new"}, "yaxis2": {"showticklabels": False}}
-    out = xv._with_layout(spec, changes)
-    assert spec == before, "the cached dict is not modified"
-    assert out["layout"]["title"] == {"text": "new", "font": {"size": 18}}
-    assert out["layout"]["yaxis2"] == {"range": [1, 0], "showticklabels": False}
-    assert out["data"] == spec["data"]
-    assert xv._with_layout(fig, changes).to_plotly_json()["layout"] == out["layout"]
+    out = xv._with_layout(fig, {"title": {"text": "new"}, "yaxis2": {"showticklabels": False}})
+    assert fig.to_plotly_json() == before, "the cache's figure and its spec are not modified"
+    assert isinstance(out, cached_figures.SpecFigure), "no plotly object model: the chart sends the spec as it is"
+    layout = out.to_plotly_json()["layout"]
+    assert layout["title"] == {"text": "new", "font": {"size": 18}}
+    assert layout["yaxis2"] == {"range": [1, 0], "showticklabels": False}
+    assert out.to_plotly_json()["data"] == before["data"]
+    assert out.layout.title.text == "new", "it still behaves as a go.Figure"
 
 
 def test_differences_are_yours_minus_target_per_head():
@@ -64,4 +67,4 @@ def test_differences_are_yours_minus_target_per_head():
     figs = xv.differences(ex, weights, big=True)
     assert len(figs) == ex.n_heads
     for h, fig in enumerate(figs):
-        np.testing.assert_allclose(heatmaps(fig)[0], weights[h] - ex.target[h], atol=1e-12)
+        np.testing.assert_allclose(heatmaps(as_dict(fig))[0], weights[h] - ex.target[h], atol=1e-12)
