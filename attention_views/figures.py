@@ -31,6 +31,7 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 import numpy as np
 import plotly.graph_objects as go
@@ -122,11 +123,8 @@ def _hover_name(label: str, index: int) -> str:
 
 # ---------------------------------------------------------------- spec -> figure
 
-SPECS: dict[str, Callable[..., dict]] = {}  # builder name -> its spec function (for attention_views.cached_figures)
-
-
 def _figure_builder(spec: Callable[..., dict]) -> Callable[..., go.Figure]:
-    """Register ``<name>_spec`` and return its twin ``<name>``: same arguments, a validated ``go.Figure``."""
+    """The twin ``<name>`` of ``<name>_spec``: the same arguments, a validated ``go.Figure``."""
     name = spec.__name__.removesuffix("_spec")
 
     @functools.wraps(spec)
@@ -136,7 +134,6 @@ def _figure_builder(spec: Callable[..., dict]) -> Callable[..., go.Figure]:
     build.__name__ = build.__qualname__ = name
     build.__signature__ = inspect.signature(spec).replace(return_annotation="go.Figure")
     del build.__wrapped__  # help() shows the signature above, not the spec's
-    SPECS[name] = spec
     return build
 
 
@@ -862,3 +859,12 @@ def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *
 
 
 head_similarity_heatmap = _figure_builder(head_similarity_heatmap_spec)
+
+
+# builder name -> its spec function, for attention_views.cached_figures (read-only: shared by every session)
+SPECS: Mapping[str, Callable[..., dict]] = MappingProxyType({
+    spec.__name__.removesuffix("_spec"): spec
+    for spec in (attention_heatmap_spec, matrix_heatmap_spec, mask_heatmap_spec, delta_heatmap_spec, head_grid_spec,
+                 clickable_grid_spec, activation_bars_spec, grouped_activation_bars_spec, product_terms_bar_spec,
+                 variance_vs_dk_spec, saturation_vs_dk_spec, vector_arrows_spec, head_similarity_heatmap_spec)
+})
