@@ -171,8 +171,12 @@ def apply_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
     """A new table with the editor's delta applied: edits by position, then deletions, then additions.
 
     Edits for columns the table does not have are ignored. Added rows keep ``None`` where the
-    editor left a cell blank, so the empty cell is reported rather than silently filled.
+    editor left a cell blank, so the empty cell is reported rather than silently filled. A delta that
+    changes nothing (an editor reports all its edits on every rerun) gives back ``frame`` itself, so
+    an unchanged table keeps its identity (widgets.link_state relies on that).
     """
+    if not delta.added_rows and not delta.deleted_rows and _holds(frame, delta.edited_rows):
+        return frame
     out = frame.copy()
     n = out.shape[0]
     for i, cells in delta.edited_rows.items():
@@ -191,6 +195,17 @@ def apply_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
     if TOKEN in out.columns:
         out = out.reset_index(drop=True)
     return out
+
+
+def _holds(frame: pd.DataFrame, edits: Mapping[int, Mapping[str, object]]) -> bool:
+    """True when every edit that applies to ``frame`` is already there (the same value of the same type)."""
+    for i, cells in edits.items():
+        for col, value in cells.items():
+            if 0 <= i < frame.shape[0] and col in frame.columns:
+                old = frame.iat[i, frame.columns.get_loc(col)]
+                if not (old is value or (type(old) is type(value) and old == value)):
+                    return False
+    return True
 
 
 def resize_columns(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:

@@ -147,8 +147,12 @@ def parse_heads(frame: pd.DataFrame, d_model: int) -> list[ac.Head]:
 
 
 def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
-    """The heads table with an editor's delta applied (rows by position; text kept exactly as typed)."""
-    return apply_delta(frame, delta).reset_index(drop=True).astype(object)
+    """The heads table with an editor's delta applied (rows by position; text kept exactly as typed).
+
+    A delta that changes nothing gives back ``frame`` itself, as :func:`apply_delta` does.
+    """
+    out = apply_delta(frame, delta)
+    return frame if out is frame else out.reset_index(drop=True).astype(object)
 
 
 def heads_display(frame: pd.DataFrame) -> pd.DataFrame:

@@ -102,3 +102,20 @@ def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
     assert lab["tables"]["X"].iat[0, 1] == 2.5 and lab["temperature"] == 0.7
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 3.5}})  # the same cell again
     assert share.decode(_param(at, "state"))[0]["tables"]["X"].iat[0, 1] == 3.5
+
+
+def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
+    calls = []
+    encode = share.encode_payload
+    monkeypatch.setattr(share, "encode_payload", lambda payload: calls.append(1) or encode(payload))
+    at = _open({"scenario": "random-seed42"})
+    edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
+    tables = dict(at.session_state["lab"]["tables"])
+    first, count = _param(at, "state"), len(calls)
+    assert first and count >= 1
+    at.toggle(key="sidebar_projector").set_value(True).run()  # the editor still reports its edit
+    at.run()
+    assert all(at.session_state["lab"]["tables"][n] is f for n, f in tables.items()), "unchanged tables are kept"
+    assert len(calls) == count and _param(at, "state") == first
+    at.slider(key="playground_temperature").set_value(0.7).run()
+    assert len(calls) == count + 1 and share.decode(_param(at, "state"))[0]["temperature"] == 0.7

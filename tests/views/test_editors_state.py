@@ -112,6 +112,18 @@ def test_five_edits_in_a_row_all_stick():
     np.testing.assert_array_equal(table_to_matrix(frame, "X")[1], [[5.0, 7.0], [6.0, 8.0]])
 
 
+def test_a_delta_already_folded_in_keeps_the_table_itself():
+    frame = _table()
+    edits = {"edited_rows": {0: {"d0": 9.0, TOKEN: "z"}}, "added_rows": [], "deleted_rows": []}
+    assert apply_delta(frame, Delta.from_state({"edited_rows": {}, "added_rows": [], "deleted_rows": []})) is frame
+    once = apply_delta(frame, Delta.from_state(edits))
+    assert once is not frame and frame.iat[0, 1] == 1.0  # the input is never edited in place
+    assert apply_delta(once, Delta.from_state(edits)) is once  # the editor reports the same edit every rerun
+    again = apply_delta(once, Delta.from_state({**edits, "edited_rows": {0: {"d0": 9}}}))  # 9 typed as an int
+    assert again is not once and type(again.iat[0, 1]) is int
+    assert apply_delta(once, Delta.from_state({**edits, "added_rows": [{TOKEN: "c"}]})) is not once
+
+
 def test_added_and_deleted_rows():
     delta = Delta.from_state({"edited_rows": {"0": {TOKEN: "z"}}, "added_rows": [{TOKEN: "c", "d0": 5.0}],
                               "deleted_rows": [1]})

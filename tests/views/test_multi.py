@@ -251,3 +251,12 @@ def test_grid_shape_keeps_numbers_only_where_they_fit():
     assert multi.grid_shape(8, 4, 4) == (4, None)
     assert multi.grid_shape(8, 10, 10) == (4, False)
     assert multi.split_names({"Q": 8}, 8)[2] == "Head 3 (col 2)"
+
+
+def test_a_heads_delta_already_folded_in_keeps_the_heads_table_itself():
+    frame = new_lab("apple-orange")["heads"]
+    edit = Delta({1: {"dims": "0, 1"}}, [], [])
+    once = multi.apply_heads_delta(frame, edit)
+    assert once is not frame and once.iat[1, 1] == "0, 1" and frame.iat[1, 1] == "1, 3"
+    assert multi.apply_heads_delta(once, edit) is once  # the editor reports the same edit on every rerun
+    assert multi.apply_heads_delta(once, Delta({}, [], [])) is once
