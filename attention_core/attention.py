@@ -120,15 +120,49 @@ def attend(
     """The arithmetic, on inputs that are already validated (additive mask or None).
 
     One (n_q, n_k) array (``out`` if given) holds the scaled scores, then the masked scores, then,
-    after an in-place softmax, the weights.
+    after an in-place softmax, the weights. attend_stack() does the same for equal heads at once.
     """
     weights, max_abs = scaled_scores(Q, K, scale / temperature, out)  # (n_q, n_k), a bound on its entries
-    if add is not None:
-        weights += add  # masked: -inf where a key is blocked
-        max_abs = None  # an additive mask may hold any finite number
-    softmax_rows_inplace(weights, max_abs)  # (n_q, n_k), rows sum to 1 (0 if fully masked)
+    softmax_rows_inplace(weights, max_abs, add)  # masked, then (n_q, n_k) rows sum to 1 (0 if fully masked)
     output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
     return AttentionResult(Q, K, V, weights, output, scale, temperature, add)
+
+
+def attend_stack(
+    Q: np.ndarray,
+    K: np.ndarray,
+    V: np.ndarray,
+    add: np.ndarray | None,
+    scale: float,
+    temperature: float,
+    out: np.ndarray,
+) -> np.ndarray | None:
+    """attend() for h heads of equal widths at once; the weights ``(h, n_q, n_k)``, or None.
+
+    ``Q (h, n_q, d_k), K (h, n_k, d_k), V (h, n_k, d_v)``; the outputs ``weights @ V`` are written
+    into ``out (h, n_q, d_v)``. One matmul per stage for all heads instead of a Python loop. None
+    (nothing computed) when the scores might overflow: attend() head by head then finds and names
+    the entry.
+    """
+    factor = scale / temperature
+    bound = score_bound(Q, K)  # >= every |q_i . k_j| of every head
+    if not bound * max(1.0, abs(factor)) < 1e300:
+        return None
+    weights = np.matmul(Q * factor, K.swapaxes(-1, -2))  # (h, n_q, d_k) @ (h, d_k, n_k) -> (h, n_q, n_k)
+    softmax_rows_inplace(weights, bound * abs(factor), add)  # masked, then rows sum to 1 (0 if fully masked)
+    np.matmul(weights, V, out=out)  # (h, n_q, n_k) @ (h, n_k, d_v) -> (h, n_q, d_v)
+    return weights
+
+
+def score_bound(Q: np.ndarray, K: np.ndarray) -> float:
+    """max |q_i| max |k_j| over rows (per head for stacks ``(..., n, d_k)``): a bound on every |q_i . k_j|.
+
+    By Cauchy-Schwarz it also bounds every partial sum inside the matmul; inf if a length overflows.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        q_norm = np.sqrt(np.einsum("...ij,...ij->...i", Q, Q)).max(axis=-1)  # (...,) longest query
+        k_norm = np.sqrt(np.einsum("...ij,...ij->...i", K, K)).max(axis=-1)  # (...,) longest key
+        return float((q_norm * k_norm).max())
 
 
 def scaled_scores(
@@ -141,10 +175,8 @@ def scaled_scores(
     finite the factor is folded into Q (an (n_q, d_k) multiply instead of an (n_q, n_k) one) and
     no entry needs checking.
     """
+    bound = score_bound(Q, K)
     with np.errstate(over="ignore", invalid="ignore"):
-        q_norm = np.sqrt(np.einsum("ij,ij->i", Q, Q))  # (n_q,) row lengths
-        k_norm = np.sqrt(np.einsum("ij,ij->i", K, K))  # (n_k,)
-        bound = float(q_norm.max() * k_norm.max())
         if bound * max(1.0, abs(factor)) < 1e300:
             return np.matmul(Q * factor, K.T, out=out), bound * abs(factor)  # (n_q, d_k) @ (d_k, n_k)
         scores = Q @ K.T  # (n_q, n_k)

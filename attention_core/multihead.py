@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.attention import AttentionResult, attend, resolve_scale
+from attention_core.attention import AttentionResult, attend, attend_stack, resolve_scale
 from attention_core.errors import AttentionInputError, as_matrix, check_bias, check_positive
 from attention_core.masks import as_additive_mask
 
@@ -135,18 +135,50 @@ def multi_head_attention(
     width = sum(h.d_v for h in heads)
     W_o, b_o = _check_output_projection(W_o, b_o, width)
     Q_all, K_all, V_all = _project_all(X_q, X_kv, heads)  # (n_q, sum d_k), (n_k, sum d_k), (n_k, sum d_v)
+    results, concat = _attend_all(Q_all, K_all, V_all, heads, add, scale, temperature)  # concat (n_q, sum of d_v)
+    output = concat if W_o is None else concat @ W_o  # (n_q, sum of d_v) @ (sum of d_v, d_out) -> (n_q, d_out)
+    if b_o is not None:
+        output = output + b_o
+    return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
+
+
+def _attend_all(
+    Q_all: np.ndarray, K_all: np.ndarray, V_all: np.ndarray, heads: list[Head],
+    add: np.ndarray | None, scale: float | None, temperature: float,
+) -> tuple[tuple[AttentionResult, ...], np.ndarray]:
+    """Every head's attention and the concatenated outputs ``(n_q, sum of d_v)``.
+
+    Heads of one width (split_heads) go as one stack, each head's output written straight into its
+    column block of the concatenation; heads of different widths (selection heads) one by one.
+    """
+    h, n_q, n_k, d_k, d_v = len(heads), Q_all.shape[0], K_all.shape[0], heads[0].d_k, heads[0].d_v
+    if all(head.d_k == d_k and head.d_v == d_v for head in heads):
+        s = resolve_scale(scale, d_k)
+        Q = Q_all.reshape(n_q, h, d_k).transpose(1, 0, 2)  # (h, n_q, d_k): head i is column block i
+        K = K_all.reshape(n_k, h, d_k).transpose(1, 0, 2)  # (h, n_k, d_k)
+        V = V_all.reshape(n_k, h, d_v).transpose(1, 0, 2)  # (h, n_k, d_v)
+        concat = np.empty((n_q, h * d_v))
+        outputs = concat.reshape(n_q, h, d_v).transpose(1, 0, 2)  # (h, n_q, d_v), a view of concat
+        weights = attend_stack(Q, K, V, add, s, temperature, outputs)  # (h, n_q, n_k), or None
+        if weights is not None:
+            results = (AttentionResult(Q[i], K[i], V[i], weights[i], outputs[i], s, temperature, add) for i in range(h))
+            return tuple(results), concat
+    return _attend_each(Q_all, K_all, V_all, heads, add, scale, temperature)
+
+
+def _attend_each(
+    Q_all: np.ndarray, K_all: np.ndarray, V_all: np.ndarray, heads: list[Head],
+    add: np.ndarray | None, scale: float | None, temperature: float,
+) -> tuple[tuple[AttentionResult, ...], np.ndarray]:
+    """_attend_all one head at a time: heads of any widths, and scores that need an overflow check."""
     # all heads' weights in one block: faulting in h separate fresh arrays made QK^T ~1.8x slower
-    weights = np.empty((len(heads), X_q.shape[0], X_kv.shape[0]))  # (h, n_q, n_k)
+    weights = np.empty((len(heads), Q_all.shape[0], K_all.shape[0]))  # (h, n_q, n_k)
     blocks = zip(heads, _blocks([h.d_k for h in heads]), _blocks([h.d_v for h in heads]), weights, strict=True)
     results = tuple(
         attend(Q_all[:, qs], K_all[:, qs], V_all[:, vs], add, resolve_scale(scale, h.d_k), temperature, out=w)
         for h, qs, vs, w in blocks
     )
-    concat = np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
-    output = concat if W_o is None else concat @ W_o  # (n_q, sum of d_v) @ (sum of d_v, d_out) -> (n_q, d_out)
-    if b_o is not None:
-        output = output + b_o
-    return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
+    return results, np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
 
 
 def _project_all(X_q: np.ndarray, X_kv: np.ndarray, heads: list[Head]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

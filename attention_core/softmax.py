@@ -5,6 +5,9 @@ r"""Numerically stable softmax.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 
@@ -27,26 +30,56 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 
 EXP_SAFE = 300.0  # exp(x) for |x| <= 300 lies in [5e-131, 2e130]: no overflow, and a row sum stays finite
+BLOCK = 1 << 16  # entries softmax'd together: 512 KiB of float64 stays in a core's cache from exp to sum to scaling
+PARALLEL_FROM = 1 << 20  # entries from which the blocks are shared among threads (exp and sums release the GIL)
 
 
-def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None) -> np.ndarray:
-    """Row-wise softmax of a 2-D float array ``(n_q, n_k)``, written into ``x`` itself; returns ``x``.
+def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.ndarray | None = None) -> np.ndarray:
+    """Softmax along the last axis of ``x (..., n_q, n_k)``, written into ``x`` itself; returns ``x``.
 
-    The attention fast path: same values as ``softmax(x, axis=-1)`` (up to rounding) without the
-    temporary arrays. Subtracting the row maximum only matters when ``exp`` could overflow or
+    The attention fast path: same values as ``softmax(x + add, axis=-1)`` (up to rounding) without
+    temporary arrays. ``add (n_q, n_k)``, if given, is added first (an additive mask, the same for
+    every leading index). Subtracting the row maximum only matters when ``exp`` could overflow or
     underflow, so it is done only on rows whose maximum is beyond +-300, and not looked for at all
-    when the caller knows ``max_abs >= |x|`` (over the finite entries) is at most 300. A row that is
-    all -inf (fully masked) gives zeros.
+    when the caller knows ``max_abs >= |x|`` (over the finite entries) is at most 300 and there is no
+    ``add``. A row that is all -inf (fully masked) gives zeros. Large arrays go in cache-sized row
+    blocks, on as many threads as there are cores (at most 4); every row is computed the same way.
     """
+    if add is not None:
+        max_abs = None  # an additive mask may hold any finite number
+    if x.size <= BLOCK and x.flags.c_contiguous:  # small: one block, fewest NumPy calls
+        if add is not None:
+            x += add  # broadcast over the leading axes
+        _softmax_block(x.reshape(-1, x.shape[-1]), max_abs, None)  # a view: x is contiguous
+        return x
+    rows = max(1, BLOCK // x.shape[-1])
+    blocks = [
+        (x[i][r : r + rows], None if add is None else add[r : r + rows])
+        for i in np.ndindex(x.shape[:-2])
+        for r in range(0, x.shape[-2], rows)
+    ]  # disjoint views
+    workers = min(4, os.cpu_count() or 1, len(blocks))
+    if workers < 2 or x.size < PARALLEL_FROM:
+        for block, block_add in blocks:
+            _softmax_block(block, max_abs, block_add)
+        return x
+    with ThreadPoolExecutor(workers) as pool:  # per call: nothing is shared between calls
+        list(pool.map(lambda b: _softmax_block(b[0], max_abs, b[1]), blocks))
+    return x
+
+
+def _softmax_block(x: np.ndarray, max_abs: float | None, add: np.ndarray | None) -> None:
+    """softmax_rows_inplace on one 2-D block of rows ``(rows, n_k)``, plus its rows of ``add``."""
+    if add is not None:
+        x += add  # masked: -inf where a key is blocked
     if max_abs is None or not max_abs <= EXP_SAFE:
-        peak = x.max(axis=1)  # (n_q,)
+        peak = x.max(axis=1)  # (rows,)
         if np.isposinf(peak).any():  # a +inf entry: leave it to the general softmax's rule
             x[...] = softmax(x, axis=-1)
-            return x
-        far = np.isfinite(peak) & (np.abs(peak) > EXP_SAFE)  # (n_q,) rows that need the shift
+            return
+        far = np.isfinite(peak) & (np.abs(peak) > EXP_SAFE)  # (rows,) rows that need the shift
         if far.any():
             x[far] -= peak[far, None]
     np.exp(x, out=x)
-    total = x.sum(axis=1, keepdims=True)  # (n_q, 1); 0 on a fully masked row
+    total = x.sum(axis=1, keepdims=True)  # (rows, 1); 0 on a fully masked row
     x *= np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
-    return x
