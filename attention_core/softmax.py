@@ -32,6 +32,7 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 EXP_SAFE = 300.0  # exp(x) for |x| <= 300 lies in [5e-131, 2e130]: no overflow, and a row sum stays finite
 BLOCK = 1 << 16  # entries softmax'd together: 512 KiB of float64 stays in a core's cache from exp to sum to scaling
 PARALLEL_FROM = 1 << 20  # entries from which the blocks are shared among threads (exp and sums release the GIL)
+MAX_THREADS = 4
 
 
 def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.ndarray | None = None) -> np.ndarray:
@@ -42,8 +43,9 @@ def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.nd
     every leading index). Subtracting the row maximum only matters when ``exp`` could overflow or
     underflow, so it is done only on rows whose maximum is beyond +-300, and not looked for at all
     when the caller knows ``max_abs >= |x|`` (over the finite entries) is at most 300 and there is no
-    ``add``. A row that is all -inf (fully masked) gives zeros. Large arrays go in cache-sized row
-    blocks, on as many threads as there are cores (at most 4); every row is computed the same way.
+    ``add``. A row that is all -inf (fully masked) gives zeros. Large arrays go in row blocks (cache
+    sized on one thread; one large piece per thread on several, since every hand-over of the GIL between
+    threads costs time); every row is computed the same way either way.
     """
     if add is not None:
         max_abs = None  # an additive mask may hold any finite number
@@ -52,14 +54,14 @@ def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.nd
             x += add  # broadcast over the leading axes
         _softmax_block(x.reshape(-1, x.shape[-1]), max_abs, None)  # a view: x is contiguous
         return x
-    rows = max(1, BLOCK // x.shape[-1])
+    workers = min(MAX_THREADS, os.cpu_count() or 1) if x.size >= PARALLEL_FROM else 1
+    rows = max(1, (BLOCK if workers == 1 else x.size // (2 * workers)) // x.shape[-1])
     blocks = [
         (x[i][r : r + rows], None if add is None else add[r : r + rows])
         for i in np.ndindex(x.shape[:-2])
         for r in range(0, x.shape[-2], rows)
     ]  # disjoint views
-    workers = min(4, os.cpu_count() or 1, len(blocks))
-    if workers < 2 or x.size < PARALLEL_FROM:
+    if workers == 1:
         for block, block_add in blocks:
             _softmax_block(block, max_abs, block_add)
         return x

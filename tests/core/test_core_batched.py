@@ -194,7 +194,7 @@ def test_the_threaded_softmax_is_used_and_matches_the_serial_one(monkeypatch):
     monkeypatch.setattr(softmax_module, "ThreadPoolExecutor", CountedPool)
     threaded = softmax_rows_inplace(x.copy())
     cores = os.cpu_count() or 1
-    assert pools == ([min(4, cores)] if cores > 1 else [])
+    assert pools == ([min(softmax_module.MAX_THREADS, cores)] if cores > 1 else [])
     np.testing.assert_array_equal(threaded, serial)  # every row computed the same way, in any thread
 
 
