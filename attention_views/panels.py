@@ -5,6 +5,10 @@ then the drawing functions a page calls with its prefix. Every widget key starts
 ``{prefix}_readouts``, ``{prefix}_snapshot``, ``{prefix}_snapshot_clear``, ``{prefix}_permute``,
 ``{prefix}_permute_shuffle``, ``{prefix}_permute_reverse``, ...
 
+The snapshot and permutation sections are fragments (st.fragment): their buttons and toggle rerun
+only the section, with the head of the page's last full run, which is still current because every
+control that changes the head reruns the whole page. Neither section feeds the share link.
+
 Lab fields owned here (``state.new_lab`` does not create them, so each panel sets its defaults
 with ``lab.setdefault``): ``snapshot`` (None, or :func:`make_snapshot`'s dict: the weights and
 their tokens, saved in the JSON export by share.py), ``permute`` (the toggle) and
@@ -161,6 +165,7 @@ def _clear(lab: dict) -> None:
     lab["snapshot"] = None
 
 
+@st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
 def snapshot_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> None:
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
     lab.setdefault("snapshot", None)
@@ -257,6 +262,7 @@ def _set_seed(lab: dict, seed: int) -> None:
     lab["permute_seed"] = seed
 
 
+@st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
 def permutation_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> None:
     """A toggle that reorders the tokens, re-runs the head, and checks the weights moved with them."""
     lab.setdefault("permute", False)
