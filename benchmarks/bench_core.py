@@ -14,10 +14,16 @@ in the same run) and the ratio. Only matmul flops are counted (a multiply-add is
 
 so ``flops = 8 n d^2 + 4 n^2 d`` for ``n`` tokens and ``d = d_model`` (independent of the head count).
 The goal is at least 50% of the ceiling at 512 tokens and above. It is a benchmark, not a test.
+
+``--stages`` also splits the calls of 512 tokens and more into their stages (the same NumPy
+operations attention_core runs for heads of one width), each timed on its own, to show where the
+time goes: the matmuls at their own rates, the first touch of the fresh (h, n, n) weights, the
+softmax on one thread and on several.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import statistics
 import sys
@@ -74,6 +80,54 @@ def bench_case(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, fl
     }
 
 
+def bench_stages(n: int, d: int, h: int, rng: np.random.Generator) -> None:
+    """Print the median time of each stage of one call, timed alternately, beside the whole call."""
+    softmax_module = importlib.import_module("attention_core.softmax")
+    d_head, factor = d // h, 1 / np.sqrt(d // h)
+    X = rng.standard_normal((n, d))  # (n, d_model)
+    W_q, W_k, W_v, W_o = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(4))
+    heads, W = ac.split_heads(W_q, W_k, W_v, h), np.concatenate([W_q, W_k, W_v], axis=1)  # (d_model, 3 d_model)
+    QKV = X @ W  # (n, 3 d_model)
+    Q, K, V = (QKV[:, i * d : (i + 1) * d].reshape(n, h, d_head).transpose(1, 0, 2) for i in range(3))  # (h, n, d_head)
+    Kt = K.transpose(0, 2, 1)  # (h, d_head, n)
+    scores = np.matmul(Q * factor, Kt)  # (h, n, n)
+    weights, reused = softmax_module.softmax_rows_inplace(scores.copy()), np.empty_like(scores)
+    concat = np.empty((n, d))  # (n, h d_head)
+    work = [scores.copy() for _ in range(2)]  # softmax works in place: a fresh copy before every timing
+
+    def softmax(threads: bool) -> Callable[[], object]:
+        def run() -> None:
+            saved = softmax_module.PARALLEL_FROM
+            softmax_module.PARALLEL_FROM = saved if threads else 1 << 62
+            try:
+                work[threads][...] = scores  # the copy is part of this timing; it is timed alone below
+                softmax_module.softmax_rows_inplace(work[threads], 10.0)
+            finally:
+                softmax_module.PARALLEL_FROM = saved
+
+        return run
+
+    stages = {  # name: (function, matmul flops)
+        "projections X @ [W_q W_k W_v]": (lambda: X @ W, 6 * n * d * d),
+        "Q K^T, all heads, fresh memory": (lambda: np.matmul(Q * factor, Kt), 2 * n * n * d),
+        "Q K^T, all heads, reused memory": (lambda: np.matmul(Q * factor, Kt, out=reused), 2 * n * n * d),
+        "copy of the (h, n, n) scores": (lambda: np.copyto(work[0], scores), 0),
+        "copy + softmax, one thread": (softmax(False), 0),
+        "copy + softmax, threads": (softmax(True), 0),
+        "weights @ V into concat": (
+            lambda: np.matmul(weights, V, out=concat.reshape(n, h, d_head).transpose(1, 0, 2)),
+            2 * n * n * d,
+        ),
+        "concat @ W_o": (lambda: concat @ W_o, 2 * n * d * d),
+        "the whole call": (lambda: ac.multi_head_attention(X, heads=heads, W_o=W_o), attention_flops(n, d)),
+    }
+    times = time_alternately(*(fn for fn, _ in stages.values()), min_total=3.0)
+    print(f"\nstages of ({n} tokens, d_model {d}, {h} heads), median of {len(times[0])} alternated runs:")
+    for (name, (_, flops)), ts in zip(stages.items(), times, strict=True):
+        rate = f"{flops / statistics.median(ts) / 1e9:8.2f} GFLOP/s" if flops else ""
+        print(f"  {name:34} {statistics.median(ts) * 1e3:9.3f} ms {rate}")
+
+
 def main() -> None:
     rng = np.random.default_rng(0)
     print(f"numpy {np.__version__}, float64, {os.cpu_count()} CPUs, load average {_load()}")
@@ -93,6 +147,11 @@ def main() -> None:
             f"{r['gflops']:>8.2f} {r['m']:>8} {r['ceiling']:>15.2f} {r['ratio']:>6.0%} {r['best']:>7.0%}  {goal}"
         )
     print(f"load average after: {_load()} (a busy machine lowers both columns; the ratio is what counts)")
+    if "--stages" in sys.argv[1:]:
+        for n, d, h in CASES:
+            if n >= 512:
+                bench_stages(n, d, h, rng)
+        print(f"load average after the stages: {_load()}")
 
 
 def _load() -> str:
