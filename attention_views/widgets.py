@@ -136,7 +136,9 @@ def finish() -> None:
         else:
             st.caption("Link to this view (copy it with the icon):")
             st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
-        st.download_button("Download this view (JSON)", lambda: share.to_json(lab, page),  # made on click
+        view = {**lab, "tables": dict(lab["tables"])}  # this run's view (tables are replaced, never edited): the
+        # callable runs on another thread, maybe while the next rerun changes the lab
+        st.download_button("Download this view (JSON)", lambda: share.to_json(view, page),  # made on click
                            file_name=f"attention-lab-{lab['scenario']}.json", mime="application/json",
                            key="sidebar_download", width="stretch")
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
