@@ -5,9 +5,6 @@ r"""Numerically stable softmax.
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
 
@@ -31,9 +28,6 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
 
 EXP_SAFE = 300.0  # exp(x) for |x| <= 300 lies in [5e-131, 2e130]: no overflow, and a row sum stays finite
 BLOCK = 1 << 16  # entries softmax'd together: 512 KiB of float64 stays in a core's cache from exp to sum to scaling
-PARALLEL_FROM = 1 << 22  # entries (32 MiB) from which threads share the blocks; at 2M entries they measured slower
-MAX_THREADS = 4  # threads, the caller's included
-PIECES = 8  # blocks per thread when shared: a thread slowed by other work takes fewer
 
 
 def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.ndarray | None = None) -> np.ndarray:
@@ -44,9 +38,8 @@ def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.nd
     every leading index). Subtracting the row maximum only matters when ``exp`` could overflow or
     underflow, so it is done only on rows whose maximum is beyond +-300, and not looked for at all
     when the caller knows ``max_abs >= |x|`` (over the finite entries) is at most 300 and there is no
-    ``add``. A row that is all -inf (fully masked) gives zeros. Large arrays go in row blocks, the
-    calling thread and helper threads (one per further core) taking the next block until none is left;
-    every row is computed the same way in any thread.
+    ``add``. A row that is all -inf (fully masked) gives zeros. Large arrays go in row blocks of
+    about BLOCK entries, so that exp, the row sums and the scaling read a block from cache.
     """
     if add is not None:
         max_abs = None  # an additive mask may hold any finite number
@@ -55,28 +48,10 @@ def softmax_rows_inplace(x: np.ndarray, max_abs: float | None = None, add: np.nd
             x += add  # broadcast over the leading axes
         _softmax_block(x.reshape(-1, x.shape[-1]), max_abs, None)  # a view: x is contiguous
         return x
-    workers = min(MAX_THREADS, os.cpu_count() or 1) if x.size >= PARALLEL_FROM else 1
-    rows = max(1, max(BLOCK, x.size // (PIECES * workers)) // x.shape[-1])
-    blocks = iter(
-        [
-            (x[i][r : r + rows], None if add is None else add[r : r + rows])
-            for i in np.ndindex(x.shape[:-2])
-            for r in range(0, x.shape[-2], rows)
-        ]
-    )  # disjoint views, each taken by one thread (next() on a list iterator holds the GIL)
-
-    def drain() -> None:
-        for block, block_add in blocks:
-            _softmax_block(block, max_abs, block_add)
-
-    if workers == 1:
-        drain()
-        return x
-    with ThreadPoolExecutor(workers - 1) as pool:  # per call: nothing is shared between calls
-        helpers = [pool.submit(drain) for _ in range(workers - 1)]
-        drain()
-        for helper in helpers:
-            helper.result()  # re-raises a helper's error here
+    rows = max(1, BLOCK // x.shape[-1])
+    for i in np.ndindex(x.shape[:-2]):
+        for r in range(0, x.shape[-2], rows):
+            _softmax_block(x[i][r : r + rows], max_abs, None if add is None else add[r : r + rows])
     return x
 
 

@@ -18,7 +18,7 @@ The goal is at least 50% of the ceiling at 512 tokens and above. It is a benchma
 ``--stages`` also splits the calls of 512 tokens and more into their stages (the same NumPy
 operations attention_core runs for heads of one width), each timed on its own, to show where the
 time goes: the matmuls at their own rates, the first touch of the fresh (h, n, n) weights, the
-softmax on one thread and on several.
+softmax (one thread: exp and the row sums are not parallel in NumPy).
 """
 
 from __future__ import annotations
@@ -93,27 +93,18 @@ def bench_stages(n: int, d: int, h: int, rng: np.random.Generator) -> None:
     scores = np.matmul(Q * factor, Kt)  # (h, n, n)
     weights, reused = softmax_module.softmax_rows_inplace(scores.copy()), np.empty_like(scores)
     concat = np.empty((n, d))  # (n, h d_head)
-    work = [scores.copy() for _ in range(2)]  # softmax works in place: a fresh copy before every timing
+    work = scores.copy()  # softmax works in place: a fresh copy before every timing
 
-    def softmax(threads: bool) -> Callable[[], object]:
-        def run() -> None:
-            saved = softmax_module.PARALLEL_FROM
-            softmax_module.PARALLEL_FROM = saved if threads else 1 << 62
-            try:
-                work[threads][...] = scores  # the copy is part of this timing; it is timed alone below
-                softmax_module.softmax_rows_inplace(work[threads], 10.0)
-            finally:
-                softmax_module.PARALLEL_FROM = saved
-
-        return run
+    def softmax() -> None:
+        np.copyto(work, scores)  # the copy is part of this timing; it is timed alone below
+        softmax_module.softmax_rows_inplace(work, 10.0)
 
     stages = {  # name: (function, matmul flops)
         "projections X @ [W_q W_k W_v]": (lambda: X @ W, 6 * n * d * d),
         "Q K^T, all heads, fresh memory": (lambda: np.matmul(Q * factor, Kt), 2 * n * n * d),
         "Q K^T, all heads, reused memory": (lambda: np.matmul(Q * factor, Kt, out=reused), 2 * n * n * d),
-        "copy of the (h, n, n) scores": (lambda: np.copyto(work[0], scores), 0),
-        "copy + softmax, one thread": (softmax(False), 0),
-        "copy + softmax, threads": (softmax(True), 0),
+        "copy of the (h, n, n) scores": (lambda: np.copyto(work, scores), 0),
+        "copy + softmax": (softmax, 0),
         "weights @ V into concat": (
             lambda: np.matmul(weights, V, out=concat.reshape(n, h, d_head).transpose(1, 0, 2)),
             2 * n * n * d,

@@ -1,10 +1,8 @@
 """The fast paths against plain references: heads of one width run as one stack (attend_stack), and
-the in-place softmax runs large arrays in row blocks, shared among threads from PARALLEL_FROM entries."""
+the in-place softmax runs large arrays in row blocks."""
 
 from __future__ import annotations
 
-import importlib
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -16,7 +14,6 @@ from hypothesis.extra.numpy import arrays
 import attention_core as ac
 from attention_core.softmax import softmax_rows_inplace
 
-softmax_module = importlib.import_module("attention_core.softmax")  # the package re-exports the function
 SETTINGS = settings(deadline=None, max_examples=100)  # deadline off: the test machine is shared
 FINITE = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 
@@ -163,12 +160,9 @@ def rows_with_every_kind(rng: np.random.Generator, shape: tuple[int, ...], plus_
 
 @pytest.mark.parametrize("shape", [(3, 5), (2, 40, 30), (3, 700, 500), (1, 2, 100_000)])
 @pytest.mark.parametrize("with_mask", [False, True])
-@pytest.mark.parametrize("threads", [False, True])
-def test_the_in_place_softmax_of_a_stack_in_blocks_matches_softmax(shape, with_mask, threads, monkeypatch):
-    """One block, several blocks, rows longer than a block, on one thread or several; +inf entries
-    only without a mask (+inf - inf has no softmax)."""
-    if threads:
-        monkeypatch.setattr(softmax_module, "PARALLEL_FROM", 1)
+def test_the_in_place_softmax_of_a_stack_in_blocks_matches_softmax(shape, with_mask):
+    """One block, several blocks, rows longer than a block; +inf entries only without a mask (+inf - inf
+    has no softmax)."""
     rng = np.random.default_rng(sum(shape))
     x = rows_with_every_kind(rng, shape, plus_inf=not with_mask)  # scores are finite where a mask is added
     add = np.where(rng.random(shape[-2:]) < 0.7, 0.0, -np.inf) if with_mask else None
@@ -178,27 +172,6 @@ def test_the_in_place_softmax_of_a_stack_in_blocks_matches_softmax(shape, with_m
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
     if with_mask:
         assert np.all(got[..., np.isneginf(add)] == 0.0)
-
-
-def test_the_threaded_softmax_is_used_and_matches_the_serial_one(monkeypatch):
-    rng = np.random.default_rng(2)
-    x = rows_with_every_kind(rng, (4, 300, 300))
-    serial = x.copy()
-    monkeypatch.setattr(softmax_module, "PARALLEL_FROM", 1 << 62)
-    softmax_rows_inplace(serial)
-    pools = []
-
-    class CountedPool(ThreadPoolExecutor):
-        def __init__(self, workers: int) -> None:
-            pools.append(workers)
-            super().__init__(workers)
-
-    monkeypatch.setattr(softmax_module, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(softmax_module, "ThreadPoolExecutor", CountedPool)
-    threaded = softmax_rows_inplace(x.copy())
-    cores = os.cpu_count() or 1
-    assert pools == ([min(softmax_module.MAX_THREADS, cores) - 1] if cores > 1 else [])
-    np.testing.assert_array_equal(threaded, serial)  # every row computed the same way, in any thread
 
 
 def test_the_in_place_softmax_writes_into_a_non_contiguous_view():
