@@ -349,11 +349,13 @@ def head_readouts(
     st.subheader("Readouts per head")
     tabs_col, sim_col = st.columns([3, 2], gap="medium")
     with tabs_col:
-        frames = [readouts_frame(W, query_tokens, key_tokens) for W in weights]
-        for h, (tab, frame) in enumerate(zip(st.tabs(list(names)), frames, strict=True)):
+        tabs = st.tabs(list(names), key=f"{prefix}_readouts_tab", on_change="rerun")  # only the open one is drawn
+        for h, (tab, W) in enumerate(zip(tabs, weights, strict=True)):
+            if not tab.open:
+                continue
             with tab:
                 st.dataframe(
-                    frame,
+                    readouts_frame(W, query_tokens, key_tokens),
                     hide_index=True,
                     key=f"{prefix}_readouts_{h}",
                     width="stretch",

@@ -417,34 +417,52 @@ LIMITS_NOTE = (f"Sizes that stay interactive: at most {MAX_TOKENS} tokens, {MAX_
                f"heads. Heatmaps write their values in the cells up to {theme.CELL_TEXT_LIMIT} tokens.")
 
 
+EDITOR_TABS = {"Q": "Q (queries)", "K": "K (keys)", "V": "V (values)", "X": "X (embeddings)", "W_q": "W_Q",
+               "W_k": "W_K", "W_v": "W_V"}
+
+
 def editors_panel(lab: dict, prefix: str) -> None:
-    """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets."""
+    """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets.
+
+    Only the open tab's editor is drawn (the tabs rerun the page when switched): each editor costs a
+    few ms of every rerun. Edits of every table are folded in first, and a table that does not parse
+    is named below the tabs even while its tab is closed.
+    """
+    names = ("Q", "K", "V") if "Q" in lab["tables"] else ("X", "W_q", "W_k", "W_v")
+    for name in names:
+        apply_pending_edits(lab, prefix, name)
+    last = "Sizes" if "Q" in lab["tables"] else "Presets and sizes"
+    tabs = st.tabs([EDITOR_TABS[n] for n in names] + [last], key=f"{prefix}_tables_tab", on_change="rerun")
+    for tab, name in zip(tabs, names, strict=False):
+        if tab.open:
+            with tab:
+                matrix_editor(lab, prefix, name, dynamic_rows=name in ("X", "Q", "K", "V"))
+    if tabs[-1].open:
+        with tabs[-1]:
+            _sizes(lab, prefix)
+    closed = {name: lab["tables"][name] for tab, name in zip(tabs, names, strict=False) if not tab.open}
+    for name, error in table_errors({"tables": closed}).items():
+        st.error(f"{error} (tab {EDITOR_TABS[name]})", icon="⚠️")
+
+
+def _sizes(lab: dict, prefix: str) -> None:
+    """The size controls (and the presets for W_Q, W_K, W_V) of the editors' last tab."""
     tables = lab["tables"]
     if "Q" in tables:
-        tabs = st.tabs(["Q (queries)", "K (keys)", "V (values)", "Sizes"])
-        for tab, name in zip(tabs, ("Q", "K", "V"), strict=False):
-            with tab:
-                matrix_editor(lab, prefix, name, dynamic_rows=True)
-        with tabs[3]:
-            _size_input(lab, prefix, "d_k", "Width d_k of Q and K", ("Q", "K"), "d")
-            _size_input(lab, prefix, "d_v", "Width d_v of V", ("V",), "v")
-            st.caption(LIMITS_NOTE)
-        return
-    tabs = st.tabs(["X (embeddings)", "W_Q", "W_K", "W_V", "Presets and sizes"])
-    for tab, name in zip(tabs, ("X", "W_q", "W_k", "W_v"), strict=False):
-        with tab:
-            matrix_editor(lab, prefix, name, dynamic_rows=name == "X")
-    with tabs[4]:
-        _presets(lab, prefix)
-        n = st.number_input("Embedding dims d_model", 1, MAX_DIMS, tables["X"].shape[1] - 1,
-                            key=f"{prefix}_d_model_{lab['rev']}")
-        if n != tables["X"].shape[1] - 1:
-            resize_model_dims(lab, n)
-            bump_rev(lab)
-            st.rerun()
-        _size_input(lab, prefix, "d_k", "Head width d_k (columns of W_Q, W_K)", ("W_q", "W_k"), "k")
-        _size_input(lab, prefix, "d_v", "Value width d_v (columns of W_V)", ("W_v",), "v")
+        _size_input(lab, prefix, "d_k", "Width d_k of Q and K", ("Q", "K"), "d")
+        _size_input(lab, prefix, "d_v", "Width d_v of V", ("V",), "v")
         st.caption(LIMITS_NOTE)
+        return
+    _presets(lab, prefix)
+    n = st.number_input("Embedding dims d_model", 1, MAX_DIMS, tables["X"].shape[1] - 1,
+                        key=f"{prefix}_d_model_{lab['rev']}")
+    if n != tables["X"].shape[1] - 1:
+        resize_model_dims(lab, n)
+        bump_rev(lab)
+        st.rerun()
+    _size_input(lab, prefix, "d_k", "Head width d_k (columns of W_Q, W_K)", ("W_q", "W_k"), "k")
+    _size_input(lab, prefix, "d_v", "Value width d_v (columns of W_V)", ("W_v",), "v")
+    st.caption(LIMITS_NOTE)
 
 
 def _size_input(lab: dict, prefix: str, what: str, label: str, names: tuple[str, ...], col_prefix: str) -> None:

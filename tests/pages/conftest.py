@@ -61,6 +61,12 @@ def edit_cells(at: AppTest, key: str, edits: dict[int, dict[str, object]], added
     return at.run()
 
 
+def open_tab(at: AppTest, key: str, label: str) -> AppTest:
+    """Select tab ``label`` of the lazy tabs ``key`` (only the open tab is drawn) and rerun, as a click does."""
+    at.session_state[key] = label
+    return at.run()
+
+
 @pytest.fixture(params=SCENARIOS)
 def scenario(request) -> str:
     return request.param

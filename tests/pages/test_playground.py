@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
 from attention_views.state import new_lab, run_single_head
@@ -124,7 +124,7 @@ def test_reset_restores_the_pristine_scenario():
 
 
 def test_preset_and_size_changes():
-    at = open_page("playground", "random-seed42")
+    at = open_tab(open_page("playground", "random-seed42"), "playground_tables_tab", "Presets and sizes")
     at.selectbox(key="playground_preset").set_value("identity")
     at.button(key="playground_preset_apply").click().run()
     assert_clean(at)
@@ -188,4 +188,17 @@ def test_more_tokens_than_the_limit_are_refused_with_the_limit_named():
     assert_clean(at)
     assert any("at most 64 tokens" in e.value for e in at.error)
     assert weights_shown(at).shape == (3, 3)  # the last valid result stays
+    open_tab(at, "playground_tables_tab", "Presets and sizes")
     assert any("at most 64 tokens" in c.value for c in at.caption)
+
+
+def test_only_the_open_tables_tab_is_drawn_and_a_closed_tabs_error_is_named():
+    at = open_page("playground", "random-seed42")
+    assert len(at.get("data_editor")) == 1  # X only: W_Q, W_K and W_V are drawn when their tab is opened
+    edit_cells(at, editor_key(at, PREFIX, "W_k"), {1: {"k2": "abc"}})
+    assert_clean(at)
+    named = [e.value for e in at.error if "(tab W_K)" in e.value]
+    assert len(named) == 1 and "W_k" in named[0] and "row" in named[0], [e.value for e in at.error]
+    open_tab(at, "playground_tables_tab", "W_K")
+    assert not any("(tab W_K)" in e.value for e in at.error)  # now it is under its own editor
+    assert any("W_k" in e.value for e in at.error)
