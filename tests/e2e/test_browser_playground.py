@@ -11,6 +11,7 @@ from streamlit_browser import (
     open_page,
     screenshot,
     shape,
+    wait_idle,
     wait_until,
 )
 
@@ -74,4 +75,26 @@ def test_causal_mask_zeroes_the_upper_triangle(page):
     masked = wait_until(page, upper_triangle_blank, "weights above the diagonal to be 0", 30, False)
     assert masked, f"upper triangle not zero after choosing causal: {weights(page)}"
     assert all(abs(sum(row) - 1) < 1e-6 for row in masked), "each query's weights still sum to 1"
+    assert_clean(page)
+
+
+def open_tab(page, label: str):
+    """Click a tab of the tables' lazy tabs; the rerun draws its editor. Returns that editor."""
+    page.get_by_role("tab", name=label).click()
+    wait_idle(page)
+    editors = page.locator(".st-key-playground_tables_tab " + EDITOR)
+    wait_until(page, lambda: editors.count() == 1, f"the editor of tab {label}")
+    return editors.first
+
+
+def test_an_edit_in_a_closed_tab_survives_switching_tabs(page):
+    """Only the open tab's editor is drawn: an edit made in W_K stays when the tab is closed and reopened."""
+    before = open_playground(page, "random-seed42")
+    _, held = edit_last_column_cell(page, open_tab(page, "W_K"), row=0, text="7.5")
+    assert held == "7.5"
+    after = wait_until(page, lambda: (z := weights(page)) and z != before and z, "the heatmap to change", 30, False)
+    assert after, "the heatmap did not change after editing W_K"
+    for tab in ("X (embeddings)", "W_K"):
+        open_tab(page, tab)
+        assert weights(page) == after, f"the W_K edit was lost when the {tab} tab was opened"
     assert_clean(page)
