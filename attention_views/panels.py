@@ -349,7 +349,8 @@ def head_readouts(
     st.subheader("Readouts per head")
     tabs_col, sim_col = st.columns([3, 2], gap="medium")
     with tabs_col:
-        tabs = st.tabs(list(names), key=f"{prefix}_readouts_tab", on_change="rerun")  # only the open one is drawn
+        labels = [name if names.count(name) == 1 else f"{name} (h{h + 1})" for h, name in enumerate(names)]
+        tabs = st.tabs(labels, key=f"{prefix}_readouts_tab", on_change="rerun")  # only the open one is drawn
         for h, (tab, W) in enumerate(zip(tabs, weights, strict=True)):
             if not tab.open:
                 continue

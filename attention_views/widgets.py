@@ -429,14 +429,14 @@ def editors_panel(lab: dict, prefix: str) -> None:
     is named below the tabs even while its tab is closed.
     """
     names = ("Q", "K", "V") if "Q" in lab["tables"] else ("X", "W_q", "W_k", "W_v")
-    for name in names:
-        apply_pending_edits(lab, prefix, name)
     last = "Sizes" if "Q" in lab["tables"] else "Presets and sizes"
     tabs = st.tabs([EDITOR_TABS[n] for n in names] + [last], key=f"{prefix}_tables_tab", on_change="rerun")
     for tab, name in zip(tabs, names, strict=False):
         if tab.open:
             with tab:
-                matrix_editor(lab, prefix, name, dynamic_rows=name in ("X", "Q", "K", "V"))
+                matrix_editor(lab, prefix, name, dynamic_rows=name in ("X", "Q", "K", "V"))  # folds its edits in
+        else:
+            apply_pending_edits(lab, prefix, name)  # edits made before the tab was closed
     if tabs[-1].open:
         with tabs[-1]:
             _sizes(lab, prefix)

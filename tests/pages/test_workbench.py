@@ -222,3 +222,16 @@ def test_permutation_under_a_causal_mask_moves_the_mask_and_says_so():
 
 def test_the_scenario_list_is_the_one_the_pages_use():
     assert set(SCENARIOS) == set(ac.list_scenarios())
+
+
+def test_heads_with_the_same_name_get_their_own_readouts_tab():
+    at = open_page("multi_head", "apple-orange")
+    first = ac.scenarios.APPLE_ORANGE_HEADS[0][0]
+    edit_cells(at, editor_key(at, "multi_head", "heads"), {1: {"head": first}})  # head 2 renamed as head 1
+    assert_clean(at)
+    labels = [t.label for t in at.tabs][-4:]
+    assert labels[:2] == [f"{first} (h1)", f"{first} (h2)"]
+    gold = ac.run_scenario(ac.load_scenario("apple-orange"))
+    open_tab(at, "multi_head_readouts_tab", labels[1])
+    table = tables_with(at, "entropy (bits)")[0]
+    np.testing.assert_allclose(table["entropy (bits)"], ac.entropy_bits(gold.heads[1].weights), atol=1e-12)
