@@ -21,11 +21,18 @@ that follows, ``--repeats`` times:
   always one short run (about 6 ms): AppTest resets ``PagesManager.uses_pages_directory`` before
   every run, so widgets._leave_pages_folder_mode reruns each time; on a server that happens once
   per process, so it is not counted in ``script ms``.
+- ``finish ms``: CPU of Streamlit's own end-of-run work after that execution. A server's
+  ``ScriptRunner._on_script_finished`` ends with a full ``gc.collect(2)`` unless
+  ``runner.postScriptGC`` is false (as ``.streamlit/config.toml`` sets it: that collection alone
+  costs about 65 ms here); AppTest's runner leaves the collection out, so the benchmark runs it
+  there when the option is on, as the server would, and times it. The verdict counts it. The
+  benchmark runs from the repository root so that Streamlit reads the same config.toml as
+  ``streamlit run app.py``.
 - ``figures kB``: bytes of plotly figure JSON the run sends (sum of ``len(spec)`` of every
   plotly_chart element); ``tables kB``: Arrow bytes of the tables and editors, for comparison.
 
 Targets (issue 6): under 40 ms per rerun for the seed scenarios, under 400 ms for the 64-token
-state, figures under 1 MB. The verdict uses ``cpu ms``: the issue's measure (CPU time per rerun sets
+state, figures under 1 MB. The verdict uses ``cpu ms`` + ``finish ms``: the issue's measure (CPU time per rerun sets
 how many students a process serves) and the figure that stays put when the machine is busy; on an
 idle machine ``script ms`` is close to it. Each missed target gets a cProfile of one rerun of its slowest
 page, printed as the functions that dominate (cumulative and own time).
@@ -40,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import io
 import os
 import pstats
@@ -57,6 +65,8 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 import streamlit.runtime.scriptrunner.script_runner as script_runner  # noqa: E402
 import streamlit.testing.v1.app_test as app_test  # noqa: E402
+import streamlit.testing.v1.local_script_runner as local_script_runner  # noqa: E402
+from streamlit import config  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import attention_core as ac  # noqa: E402
@@ -89,8 +99,10 @@ class ScriptClock:
 
     def __init__(self) -> None:
         self.runs: list[tuple[float, float]] = []  # (wall s, thread cpu s) per script execution
+        self.finishes: list[float] = []  # thread cpu s of Streamlit's end-of-run work, per execution
         self.profiler: cProfile.Profile | None = None
         self._original = script_runner.exec_func_with_error_handling
+        self._original_finish = local_script_runner.LocalScriptRunner._on_script_finished
         self._cache_class = app_test.ScriptCache
 
     def __enter__(self) -> ScriptClock:
@@ -108,24 +120,38 @@ class ScriptClock:
                     profiler.disable()
                 self.runs.append((time.perf_counter() - wall, time.thread_time() - cpu))
 
+        original_finish = self._original_finish
+
+        def timed_finish(runner, *args, **kwargs):
+            cpu = time.thread_time()
+            try:
+                return original_finish(runner, *args, **kwargs)
+            finally:
+                if config.get_option("runner.postScriptGC"):  # what the server's ScriptRunner does here
+                    gc.collect(2)
+                self.finishes.append(time.thread_time() - cpu)
+
         script_runner.exec_func_with_error_handling = timed
+        local_script_runner.LocalScriptRunner._on_script_finished = timed_finish
         shared = self._cache_class()  # a server compiles each script once; AppTest makes a new cache per run
         app_test.ScriptCache = lambda: shared
         return self
 
     def __exit__(self, *exc) -> None:
         script_runner.exec_func_with_error_handling = self._original
+        local_script_runner.LocalScriptRunner._on_script_finished = self._original_finish
         app_test.ScriptCache = self._cache_class
 
-    def take(self) -> tuple[float, float, float]:
-        """(wall, cpu) of the last execution since the last take, and the cpu of the ones before it.
+    def take(self) -> tuple[float, float, float, float]:
+        """(wall, cpu, finish cpu) of the last execution since the last take, and the cpu of the ones before it.
 
         Executions before the last are cut short by a ``st.rerun`` (see the module docstring).
         """
         runs, self.runs = self.runs, []
+        finishes, self.finishes = self.finishes, []
         if not runs:
-            return 0.0, 0.0, 0.0
-        return runs[-1][0], runs[-1][1], sum(r[1] for r in runs[:-1])
+            return 0.0, 0.0, 0.0, 0.0
+        return runs[-1][0], runs[-1][1], finishes[-1] if finishes else 0.0, sum(r[1] for r in runs[:-1])
 
 
 # ---- the states and the control change ----------------------------------------------------------
@@ -192,17 +218,18 @@ def measure(scenario: str, repeats: int, clock: ScriptClock) -> list[dict]:
         at.switch_page(f"pages/{page}.py").run()
         at.run()  # warm: caches, imports, first-run work
         name, change = control(at, page)
-        script, cpu, whole, execs = [], [], [], []
+        script, cpu, finish, whole, execs = [], [], [], [], []
         for k in range(repeats + 1):
             change(k)
             clock.take()
             start = time.perf_counter()
             at.run()
             elapsed = time.perf_counter() - start
-            wall, thread_cpu, before = clock.take()
+            wall, thread_cpu, finish_cpu, before = clock.take()
             if k:  # the first change may fill a cache: not counted
                 script.append(wall)
                 cpu.append(thread_cpu)
+                finish.append(finish_cpu)
                 whole.append(elapsed)
                 execs.append(before)
         figures, tables = payload(at)
@@ -214,6 +241,7 @@ def measure(scenario: str, repeats: int, clock: ScriptClock) -> list[dict]:
                 "control": name,
                 "script": statistics.median(script),
                 "cpu": statistics.median(cpu),
+                "finish": statistics.median(finish),
                 "run": statistics.median(whole),
                 "extra": statistics.median(execs),
                 "figures": figures,
@@ -324,6 +352,7 @@ def main() -> None:
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium measurement")
     parser.add_argument("--profile-top", type=int, default=22, help="functions shown per profile")
     args = parser.parse_args()
+    os.chdir(ROOT)  # Streamlit reads .streamlit/config.toml from the working folder, as `streamlit run` here does
 
     print(
         f"# bench_app: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start, "
@@ -335,18 +364,22 @@ def main() -> None:
             rows += measure(scenario, args.repeats, clock)
             print(f"  measured {scenario}", file=sys.stderr)
 
-    print("| page | scenario | control | script ms | cpu ms | run ms | extra ms | figures kB | tables kB | target |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+    print(
+        "| page | scenario | control | script ms | cpu ms | finish ms | run ms | extra ms | figures kB | tables kB "
+        "| target (cpu + finish) |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     missed = []
     for r in rows:
         limit = BIG_TARGET_MS if r["scenario"] == BIG else SEED_TARGET_MS
-        ok_time, ok_size = r["cpu"] * 1000 < limit, r["figures"] / 1000 < PAYLOAD_TARGET_KB
+        ok_time, ok_size = (r["cpu"] + r["finish"]) * 1000 < limit, r["figures"] / 1000 < PAYLOAD_TARGET_KB
         verdict = f"{mark(ok_time)} < {limit:.0f} ms, {mark(ok_size)} < 1 MB"
         if r["errors"]:
             verdict += f" EXCEPTION: {r['errors'][0][:60]}"
         print(
             f"| {r['page']} | {r['scenario']} | {r['control']} | {r['script'] * 1000:.1f} | {r['cpu'] * 1000:.1f} "
-            f"| {r['run'] * 1000:.1f} | {r['extra'] * 1000:.1f} | {r['figures'] / 1000:.1f} | {r['tables'] / 1000:.1f} "
+            f"| {r['finish'] * 1000:.1f} | {r['run'] * 1000:.1f} | {r['extra'] * 1000:.1f} "
+            f"| {r['figures'] / 1000:.1f} | {r['tables'] / 1000:.1f} "
             f"| {verdict} |"
         )
         if not (ok_time and ok_size):
