@@ -59,6 +59,7 @@ from attention_core.similarity import (
     angle_degrees,
     cosine_similarity,
     pairwise_cosine,
+    unit_rows,
 )
 from attention_core.softmax import softmax
 from attention_core.stats import (
@@ -127,5 +128,6 @@ __all__ = [
     "softmax",
     "softmax_saturation",
     "split_heads",
+    "unit_rows",
     "weight_changes",
 ]

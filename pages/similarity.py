@@ -7,7 +7,16 @@ import attention_core as ac
 from attention_views import cached_figures as figures
 from attention_views.editors import TableError, matrix_table, table_to_matrix, value_columns
 from attention_views.state import resize_head_width
-from attention_views.widgets import bump_rev, chart, finish, lab, matrix_editor, numbers_frame, projector
+from attention_views.widgets import (
+    bump_rev,
+    chart,
+    finish,
+    lab,
+    matrix_editor,
+    metric_number,
+    numbers_frame,
+    projector,
+)
 
 SEED_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 NAMES = ["X", "Y"]
@@ -49,11 +58,13 @@ if not valid:
 
 M = vec["last"]  # (2, d)
 x, y = M
-norms = np.linalg.norm(M, axis=1)  # (2, d) -> (2,)
-units = M / norms[:, None]  # (2, d), each row of length 1
+norms = ac.activation_norms(M)  # (2, d) -> (2,), inf only past the float range
+units = ac.unit_rows(M)  # (2, d), each row of length 1 (entries near 1e308 included)
+with np.errstate(over="ignore", invalid="ignore"):
+    dot = float(x @ y)
 for col, label, value in zip(
     st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
-    (f"{x @ y:.2f}", f"{norms[0]:.2f}", f"{norms[1]:.2f}", f"{ac.cosine_similarity(x, y):.4f}",
+    (metric_number(dot), metric_number(norms[0]), metric_number(norms[1]), f"{ac.cosine_similarity(x, y):.4f}",
      f"{ac.angle_degrees(x, y):.2f}°"), strict=True,
 ):
     col.metric(label, value)

@@ -120,3 +120,16 @@ def test_a_broken_scenario_table_is_reported_not_drawn():
     assert not pairwise(at)
     assert any("keys K table has an error" in e.value and "'oops'" in e.value for e in at.error)
     assert metrics(at) == SEED_METRICS  # the two-vector part is untouched
+
+
+def test_huge_entries_keep_the_lengths_and_directions():
+    at = open_page("similarity")
+    edit_cells(at, EDITOR, {0: {"d0": 1e300, "d1": 2e300, "d2": 3e300, "d3": 4e300},
+                            1: {"d0": 1.2e300, "d1": 2.1e300, "d2": 2.9e300, "d3": 3.7e300}})
+    assert_clean(at)
+    dot, norm_x, norm_y, cosine, angle = metrics(at)
+    assert dot == "beyond ±1.8e308"  # 28.9e600: a float cannot hold it
+    assert (norm_x, norm_y) == ("5.477e+300", "5.287e+300")  # sqrt(30) and sqrt(27.95) times 1e300, not inf
+    assert (cosine, angle) == ("0.9980", "3.59°")  # the seed's direction, scaled
+    units = next(d.value for d in at.dataframe if "X_unit" in d.value.iloc[:, 0].tolist())
+    np.testing.assert_allclose(units.iloc[0, 1:].astype(float), [0.183, 0.365, 0.548, 0.73])
