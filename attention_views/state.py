@@ -143,7 +143,8 @@ def run_single_head(lab: dict) -> SingleHead:
     else:
         (q_tokens, X), W_q, W_k, W_v = mats["X"], mats["W_q"][1], mats["W_k"][1], mats["W_v"][1]
         _check_projections(X, {"W_q": W_q, "W_k": W_k, "W_v": W_v})
-        Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_model) @ (d_model, d_k) -> (n, d_k)
+        Q, K, V = (project(X, W, name, q_tokens, list(lab["tables"][name].columns))
+                   for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)))
         k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab["tables"]["W_q"].columns)
     _check_token_count(q_tokens, k_tokens)
     mask = lab_mask(lab, len(q_tokens), len(k_tokens))
@@ -152,6 +153,20 @@ def run_single_head(lab: dict) -> SingleHead:
     )
     check_output_lengths(result.output, "the output (weights · V)", q_tokens, "V" if "V" in mats else "W_v")
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
+
+
+def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns: list[str]) -> np.ndarray:
+    """X @ W (n, d_model) @ (d_model, d) -> (n, d); raises, naming the entry, if one is too large for a float."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        P = X @ W  # (n, d_model) @ (d_model, d) -> (n, d)
+    bad = np.argwhere(~np.isfinite(P))
+    if bad.size:
+        i, j = bad[0]
+        raise ac.AttentionInputError(
+            f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
+            f"use smaller entries in X or {name}"
+        )
+    return P
 
 
 def check_output_lengths(output: np.ndarray, what: str, tokens: list[str], fix: str) -> None:

@@ -202,3 +202,13 @@ def test_only_the_open_tables_tab_is_drawn_and_a_closed_tabs_error_is_named():
     open_tab(at, "playground_tables_tab", "W_K")
     assert not any("(tab W_K)" in e.value for e in at.error)  # now it is under its own editor
     assert any("W_k" in e.value for e in at.error)
+
+
+def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
+    at = open_page("playground", "random-seed42")
+    edit_cells(at, editor_key(at, PREFIX, "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
+    assert_clean(at)
+    tokens = list(new_lab("random-seed42")["tables"]["X"]["token"])
+    errors = [e.value for e in at.error]
+    assert any(f"X · W_q is too large for a float at row 2 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
+    assert weights_shown(at).shape == (3, 3)  # the last valid result stays
