@@ -465,8 +465,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--page", default="playground", help="URL path of the page (default playground)")
     p.add_argument(
         "--controls",
-        default="playground_temperature,playground_mask",
-        help="comma-separated widget keys to change in turn (sliders or radios)",
+        default="{page}_temperature,{page}_mask",
+        help="comma-separated widget keys to change in turn (sliders or radios); {page} is --page "
+        "(default: that page's temperature and mask)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds one request or run may take (default 60)")
     p.add_argument(
@@ -479,7 +480,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--label", default="", help="title of the printed table")
     p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
     args = p.parse_args(argv)
-    args.controls = [c for c in args.controls.split(",") if c]
+    args.controls = [c for c in args.controls.format(page=args.page).split(",") if c]
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
         p.error("--url must be a loopback address (127.0.0.0/8, localhost or [::1])")
     return args
