@@ -29,7 +29,7 @@ from attention_views.editors import (
     table_to_matrix,
     value_columns,
 )
-from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, check_output_lengths, lab_mask
+from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, check_output_lengths, lab_mask, project
 
 HEADS = "heads"  # where an error belongs: the heads table ...
 N_HEADS = "n_heads"  # ... or the number-of-heads input of the equal split
@@ -322,8 +322,14 @@ def _run_embedded(lab: dict) -> tuple:
         heads = [ac.Head(h.W_q, h.W_k, h.W_v, name=name)
                  for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab["n_heads"]), names, strict=True)]
         single = ac.Head(W["W_q"], W["W_k"], W["W_v"], name="Single head (full W)")
-    result = ac.multi_head_attention(X, heads=heads, **kwargs)
-    one = ac.multi_head_attention(X, heads=[single], **kwargs).heads[0]
+    try:
+        result = ac.multi_head_attention(X, heads=heads, **kwargs)
+        one = ac.multi_head_attention(X, heads=[single], **kwargs).heads[0]
+    except ac.AttentionInputError:
+        if head_mode(lab) != "selection":  # selection heads only copy entries of X: they cannot overflow
+            for name in ("W_q", "W_k", "W_v"):  # name the entry of X · W too large for a float, if that is why
+                project(X, W[name], name, tokens, list(lab["tables"][name].columns))
+        raise
     return tokens, tokens, result.names, result.heads, one, single.name
 
 

@@ -198,3 +198,12 @@ def test_bad_embedding_cell_is_explained_and_the_grid_stays():
     assert_clean(at)
     assert any("X row 5 ('orange'), column 'd2' is empty" in e for e in errors(at)), errors(at)
     np.testing.assert_allclose(grid_weights(at)[0], good[0])
+
+
+def test_split_heads_projection_too_large_for_a_float_names_x_and_the_matrix():
+    at = open_page("multi_head", "random-seed42")
+    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    edit_cells(at, editor_key(at, "multi_head", "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("X · W_q is too large for a float at row 2" in e and "column 'q0'" in e for e in errors), errors
