@@ -29,7 +29,15 @@ from attention_views.editors import (
     table_to_matrix,
     value_columns,
 )
-from attention_views.state import MAX_DIMS, MAX_HEADS, MAX_TOKENS, check_output_lengths, lab_mask, project
+from attention_views.state import (
+    MAX_DIMS,
+    MAX_HEADS,
+    MAX_TOKENS,
+    check_output_lengths,
+    checked_product,
+    lab_mask,
+    project,
+)
 
 HEADS = "heads"  # where an error belongs: the heads table ...
 N_HEADS = "n_heads"  # ... or the number-of-heads input of the equal split
@@ -255,16 +263,9 @@ def mix(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
             f"W_o has {W_o.shape[0]} rows but the concatenated heads have {concat.shape[1]} columns; "
             "W_o needs one row per concatenated column"
         )
-    with np.errstate(over="ignore", invalid="ignore"):
-        output = concat @ W_o  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
-    bad = np.argwhere(~np.isfinite(output))
-    if bad.size:
-        i, j = bad[0]
-        raise ac.AttentionInputError(
-            f"concat @ W_o overflowed at output row {i}, column {j}: W_o's entries are too large to multiply; "
-            "use smaller numbers in W_o"
-        )
-    return output
+    return checked_product(concat, W_o, lambda i, j: (  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
+        f"concat @ W_o overflowed at output row {i}, column {j}: W_o's entries are too large to multiply; "
+        "use smaller numbers in W_o"))
 
 
 def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:

@@ -8,6 +8,7 @@ into arrays validates them (editors.py) and the core validates shapes (Attention
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -155,18 +156,21 @@ def run_single_head(lab: dict) -> SingleHead:
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
 
 
-def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns: list[str]) -> np.ndarray:
-    """X @ W (n, d_model) @ (d_model, d) -> (n, d); raises, naming the entry, if one is too large for a float."""
+def checked_product(A: np.ndarray, B: np.ndarray, message: Callable[[int, int], str]) -> np.ndarray:
+    """A @ B (n, k) @ (k, m) -> (n, m); AttentionInputError(message(i, j)) for the first entry too large for a float."""
     with np.errstate(over="ignore", invalid="ignore"):
-        P = X @ W  # (n, d_model) @ (d_model, d) -> (n, d)
+        P = A @ B  # (n, k) @ (k, m) -> (n, m)
     bad = np.argwhere(~np.isfinite(P))
     if bad.size:
-        i, j = bad[0]
-        raise ac.AttentionInputError(
-            f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
-            f"use smaller entries in X or {name}"
-        )
+        raise ac.AttentionInputError(message(int(bad[0][0]), int(bad[0][1])))
     return P
+
+
+def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns: list[str]) -> np.ndarray:
+    """X @ W (n, d_model) @ (d_model, d) -> (n, d), naming the row (from 1), token and column that overflows."""
+    return checked_product(X, W, lambda i, j: (
+        f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
+        f"use smaller entries in X or {name}"))
 
 
 def check_output_lengths(output: np.ndarray, what: str, tokens: list[str], fix: str) -> None:
