@@ -66,7 +66,9 @@ def _number_or_none(value: object) -> float | None:
 
 def parse_number(value: object) -> float:
     """A finite float from an editor cell, or ValueError with the reason (empty, text, NaN, inf)."""
-    if value is None or value is pd.NA or (isinstance(value, str) and not value.strip()):
+    if value is None or value is pd.NA:  # the grid also sends a number past ±1.8e308 (it shows "Infinity") as null
+        raise ValueError("is empty, or too large for a float (beyond ±1.8e308)")
+    if isinstance(value, str) and not value.strip():
         raise ValueError("is empty")
     if isinstance(value, bool):
         raise ValueError(f"is {value!r}, not a number")

@@ -336,8 +336,8 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
 
 def metric_number(value: float) -> str:
     """A number for st.metric: two decimals while short ("2.42"), else scientific ("1.235e+200")."""
-    if not np.isfinite(value):
-        return "beyond ±1.8e308"  # past the float range: the true value exists but a float cannot hold it
+    if not np.isfinite(value):  # past the float range: the true value exists but a float cannot hold it
+        return "> 1.8e308" if value > 0 else "< −1.8e308" if value < 0 else "too large"
     return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
 
 
