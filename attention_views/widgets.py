@@ -433,22 +433,23 @@ def editors_panel(lab: dict, prefix: str) -> None:
     """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets.
 
     Only the open tab's editor is drawn (the tabs rerun the page when switched): each editor costs a
-    few ms of every rerun. Edits of every table are folded in first, and a table that does not parse
-    is named below the tabs even while its tab is closed.
+    few ms of every rerun. Every table's edits are folded in, by its editor when its tab is open and
+    directly when it is closed, and a closed table that does not parse is named below the tabs.
     """
     names = ("Q", "K", "V") if "Q" in lab["tables"] else ("X", "W_q", "W_k", "W_v")
     last = "Sizes" if "Q" in lab["tables"] else "Presets and sizes"
     tabs = st.tabs([EDITOR_TABS[n] for n in names] + [last], key=f"{prefix}_tables_tab", on_change="rerun")
+    closed = {}
     for tab, name in zip(tabs, names, strict=False):
         if tab.open:
             with tab:
                 matrix_editor(lab, prefix, name, dynamic_rows=name in ("X", "Q", "K", "V"))  # folds its edits in
         else:
             apply_pending_edits(lab, prefix, name)  # edits made before the tab was closed
+            closed[name] = lab["tables"][name]
     if tabs[-1].open:
         with tabs[-1]:
             _sizes(lab, prefix)
-    closed = {name: lab["tables"][name] for tab, name in zip(tabs, names, strict=False) if not tab.open}
     for name, error in table_errors({"tables": closed}).items():
         st.error(f"{error} (tab {EDITOR_TABS[name]})", icon="⚠️")
 
