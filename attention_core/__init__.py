@@ -46,6 +46,7 @@ from attention_core.permutation import (
     permute_weights,
     shuffled_order,
 )
+from attention_core.positions import rope, rope_angles, rotate_half
 from attention_core.readouts import RowReadouts, head_similarity, row_readouts
 from attention_core.scenarios import (
     SCENARIO_DEFAULT,
@@ -116,6 +117,9 @@ __all__ = [
     "permute_tokens",
     "permute_weights",
     "prefix_lm_mask",
+    "rope",
+    "rope_angles",
+    "rotate_half",
     "row_readouts",
     "run_scenario",
     "sample_score_row",
