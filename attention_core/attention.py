@@ -86,12 +86,12 @@ def scaled_dot_product_attention(
 def attention_stages(
     Q: np.ndarray, K: np.ndarray, V: np.ndarray, additive_mask: np.ndarray | None, scale: float, temperature: float
 ) -> AttentionResult:
-    """The five stages of scaled_dot_product_attention, in order, on inputs it has already validated.
+    """The five stages of scaled_dot_product_attention, in order, on inputs already validated.
 
     ``scores = Q @ K.T``, ``scaled = scores * scale / temperature``, ``masked = scaled + additive_mask``,
     ``weights = softmax(masked)``, ``output = weights @ V``. ``Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v)``,
     ``additive_mask (n_q, n_k)`` of 0 / -inf, or None for no mask. Raises AttentionInputError if the
-    scores overflow. multi_head_attention calls it once per head (its inputs are validated once, there).
+    scores overflow. The result keeps ``additive_mask`` itself. multi_head_attention calls it once per head.
     """
     n_q, n_k = Q.shape[0], K.shape[0]
     if additive_mask is None:
