@@ -8,8 +8,9 @@ For query ``i`` and key ``j``:
     w_{ij} = \frac{e^{z_{ij} - m_i}}{\sum_l e^{z_{il} - m_i}}, \quad m_i = \max_l z_{il}, \qquad
     o_i = \sum_l w_{il} v_l
 
-Subtracting the row maximum ``m_i`` is how the stable softmax avoids overflow; it cancels between
-numerator and denominator, so the weights are the same as with plain ``e^{z}``.
+Subtracting the row maximum ``m_i`` is how softmax avoids overflow; it cancels between numerator
+and denominator, so the weights are the same as with plain ``e^{z}``. The exponentials shown are
+the ones :func:`attention_core.softmax.softmax_terms` computes, the same function softmax uses.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from attention_core.attention import AttentionResult
 from attention_core.errors import AttentionInputError
+from attention_core.softmax import softmax_terms
 
 
 @dataclass(frozen=True)
@@ -55,20 +57,21 @@ class CellExplanation:
 def explain_cell(result: AttentionResult, i: int, j: int) -> CellExplanation:
     """The arithmetic of ``weights[i, j]`` and ``output[i]``, from the stored stages of ``result``.
 
+    ``dot = q_i . k_j``; ``exps, denominator`` are the terms softmax computed for ``masked[i]``
+    (``e^(masked[i] - row_max)`` and their sum), and ``weight = weights[i, j]``, read from the result.
     ``i`` indexes the queries (rows), ``j`` the keys (columns); both count from 0.
     """
     n_q, n_k = result.weights.shape
     i, j = _check_index(i, n_q, "query"), _check_index(j, n_k, "key")
-    masked_row = result.masked[i]  # (n_k,)
-    row_max = float(np.max(masked_row))
-    exps = np.exp(masked_row - (0.0 if np.isneginf(row_max) else row_max))  # (n_k,), exp(-inf) = 0
+    masked_row = result.masked[i]  # (n_k,) the row that went into the softmax
+    row_max, exps, total = softmax_terms(masked_row)  # (1,), (n_k,), (1,): the softmax's own terms
     q, k = result.Q[i], result.K[j]  # (d_k,), (d_k,)
     w_row = result.weights[i]  # (n_k,)
     return CellExplanation(
         i=i, j=j, q=q.copy(), k=k.copy(), products=q * k,
         dot=float(result.scores[i, j]), scale=result.scale, temperature=result.temperature,
         scaled=float(result.scaled[i, j]), allowed=bool(result.mask[i, j]),
-        masked_row=masked_row.copy(), row_max=row_max, exps=exps, denominator=float(exps.sum()),
+        masked_row=masked_row.copy(), row_max=row_max.item(), exps=exps, denominator=total.item(),
         weights_row=w_row.copy(), weight=float(w_row[j]),
         V=result.V.copy(), weighted_values=w_row[:, None] * result.V,  # (n_k, 1) * (n_k, d_v) -> (n_k, d_v)
         output=result.output[i].copy(),

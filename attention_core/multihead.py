@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.attention import AttentionResult, attend, attend_stack, resolve_scale
+from attention_core.attention import AttentionResult, attention_stages, resolve_scale
 from attention_core.errors import AttentionInputError, as_matrix, check_bias, check_positive
 from attention_core.masks import as_additive_mask
 
@@ -121,9 +121,11 @@ def multi_head_attention(
 ) -> MultiHeadResult:
     """Run every head on ``X_q (n_q, d_model)`` against ``X_kv (n_k, d_model)`` and mix the heads.
 
-    ``X_kv=None`` is self-attention. ``concat (n_q, sum of d_v)``; ``output = concat @ W_o + b_o``
-    ``(n_q, d_out)``, or ``concat`` when ``W_o`` is None. ``scale=None`` gives each head its own
-    ``1/sqrt(d_k)``.
+    ``head_i = scaled_dot_product_attention(X_q @ W_q + b_q, X_kv @ W_k + b_k, X_kv @ W_v + b_v)``
+    (its stages, attention_stages, on the inputs validated once here),
+    ``concat = [head_1.output, ..., head_h.output]`` side by side ``(n_q, sum of d_v)``,
+    ``output = concat @ W_o + b_o (n_q, d_out)``, or ``concat`` when ``W_o`` is None.
+    ``X_kv=None`` is self-attention. ``scale=None`` gives each head its own ``1/sqrt(d_k)``.
     """
     X_q = as_matrix(X_q, "X_q", copy=False)  # only read: no result keeps X, W or b
     X_kv = X_q if X_kv is None else as_matrix(X_kv, "X_kv", copy=False)
@@ -134,86 +136,31 @@ def multi_head_attention(
     temperature = check_positive(temperature, "temperature")
     width = sum(h.d_v for h in heads)
     W_o, b_o = _check_output_projection(W_o, b_o, width)
-    Q_all, K_all, V_all = _project_all(X_q, X_kv, heads)  # (n_q, sum d_k), (n_k, sum d_k), (n_k, sum d_v)
-    results, concat = _attend_all(Q_all, K_all, V_all, heads, add, scale, temperature)  # concat (n_q, sum of d_v)
+    results = []
+    for i, head in enumerate(heads):  # one head at a time: scaled_dot_product_attention on its projections
+        Q = _project(X_q, head.W_q, head.b_q, f"head {i} Q")  # (n_q, d_model) @ (d_model, d_k) -> (n_q, d_k)
+        K = _project(X_kv, head.W_k, head.b_k, f"head {i} K")  # (n_k, d_model) @ (d_model, d_k) -> (n_k, d_k)
+        V = _project(X_kv, head.W_v, head.b_v, f"head {i} V")  # (n_k, d_model) @ (d_model, d_v) -> (n_k, d_v)
+        head_mask = None if add is None else add.copy()  # each result owns its stages
+        results.append(attention_stages(Q, K, V, head_mask, resolve_scale(scale, head.d_k), temperature))
+    concat = np.concatenate([r.output for r in results], axis=1)  # h x (n_q, d_v) -> (n_q, sum of d_v)
     output = concat if W_o is None else concat @ W_o  # (n_q, sum of d_v) @ (sum of d_v, d_out) -> (n_q, d_out)
     if b_o is not None:
         output = output + b_o
-    return MultiHeadResult(results, tuple(h.name for h in heads), concat, output)
+    return MultiHeadResult(tuple(results), tuple(h.name for h in heads), concat, output)
 
 
-def _attend_all(
-    Q_all: np.ndarray, K_all: np.ndarray, V_all: np.ndarray, heads: list[Head],
-    add: np.ndarray | None, scale: float | None, temperature: float,
-) -> tuple[tuple[AttentionResult, ...], np.ndarray]:
-    """Every head's attention and the concatenated outputs ``(n_q, sum of d_v)``.
-
-    Heads of one width (split_heads) go as one stack, each head's output written straight into its
-    column block of the concatenation; heads of different widths (selection heads) one by one.
-    """
-    h, n_q, n_k, d_k, d_v = len(heads), Q_all.shape[0], K_all.shape[0], heads[0].d_k, heads[0].d_v
-    if all(head.d_k == d_k and head.d_v == d_v for head in heads):
-        s = resolve_scale(scale, d_k)
-        Q = Q_all.reshape(n_q, h, d_k).transpose(1, 0, 2)  # (h, n_q, d_k): head i is column block i
-        K = K_all.reshape(n_k, h, d_k).transpose(1, 0, 2)  # (h, n_k, d_k)
-        V = V_all.reshape(n_k, h, d_v).transpose(1, 0, 2)  # (h, n_k, d_v)
-        concat = np.empty((n_q, h * d_v))
-        outputs = concat.reshape(n_q, h, d_v).transpose(1, 0, 2)  # (h, n_q, d_v), a view of concat
-        weights = attend_stack(Q, K, V, add, s, temperature, outputs)  # (h, n_q, n_k), or None
-        if weights is not None:
-            results = (AttentionResult(Q[i], K[i], V[i], weights[i], outputs[i], s, temperature, add) for i in range(h))
-            return tuple(results), concat
-    return _attend_each(Q_all, K_all, V_all, heads, add, scale, temperature)
-
-
-def _attend_each(
-    Q_all: np.ndarray, K_all: np.ndarray, V_all: np.ndarray, heads: list[Head],
-    add: np.ndarray | None, scale: float | None, temperature: float,
-) -> tuple[tuple[AttentionResult, ...], np.ndarray]:
-    """_attend_all one head at a time: heads of any widths, and scores that need an overflow check."""
-    # all heads' weights in one block: faulting in h separate fresh arrays made QK^T ~1.8x slower
-    weights = np.empty((len(heads), Q_all.shape[0], K_all.shape[0]))  # (h, n_q, n_k)
-    blocks = zip(heads, _blocks([h.d_k for h in heads]), _blocks([h.d_v for h in heads]), weights, strict=True)
-    results = tuple(
-        attend(Q_all[:, qs], K_all[:, qs], V_all[:, vs], add, resolve_scale(scale, h.d_k), temperature, out=w)
-        for h, qs, vs, w in blocks
+def _project(X: np.ndarray, W: np.ndarray, b: np.ndarray | None, what: str) -> np.ndarray:
+    """X @ W + b: ``(n, d_model) @ (d_model, d) -> (n, d)``; AttentionInputError naming an entry that overflows."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
+        P = X @ W if b is None else X @ W + b  # (n, d)
+    if np.isfinite(P).all():
+        return P
+    i, j = np.argwhere(~np.isfinite(P))[0]
+    raise AttentionInputError(
+        f"{what} = X @ W + b overflowed at row {i}, column {j}: the numbers are too large to multiply; "
+        "use smaller entries"
     )
-    return results, np.concatenate([r.output for r in results], axis=1)  # (n_q, sum of d_v)
-
-
-def _project_all(X_q: np.ndarray, X_kv: np.ndarray, heads: list[Head]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every head's Q, K, V side by side, from one matmul per input (the heads' W's concatenated).
-
-    Head i's Q is the column block ``Q_all[:, sum of earlier d_k : + d_k]``; the same for K and V.
-    """
-    d_qk = sum(h.d_k for h in heads)
-    W = np.concatenate([h.W_q for h in heads] + [h.W_k for h in heads] + [h.W_v for h in heads], axis=1)
-    b = _concat_biases([(h.b_q, h.d_k) for h in heads] + [(h.b_k, h.d_k) for h in heads]
-                       + [(h.b_v, h.d_v) for h in heads])  # (2 sum d_k + sum d_v,) or None
-    if X_kv is X_q:  # self-attention: one (n, d_model) @ (d_model, 2 sum d_k + sum d_v)
-        QKV = X_q @ W
-        if b is not None:
-            QKV += b
-        return QKV[:, :d_qk], QKV[:, d_qk : 2 * d_qk], QKV[:, 2 * d_qk :]
-    Q = X_q @ W[:, :d_qk]  # (n_q, sum d_k)
-    KV = X_kv @ W[:, d_qk:]  # (n_k, sum d_k + sum d_v)
-    if b is not None:
-        Q += b[:d_qk]
-        KV += b[d_qk:]
-    return Q, KV[:, :d_qk], KV[:, d_qk:]
-
-
-def _concat_biases(pairs: list[tuple[np.ndarray | None, int]]) -> np.ndarray | None:
-    """Biases end to end, zeros for a head without one; None when no head has one (nothing to add)."""
-    if all(b is None for b, _ in pairs):
-        return None
-    return np.concatenate([np.zeros(width) if b is None else b for b, width in pairs])
-
-
-def _blocks(widths: list[int]) -> list[slice]:
-    """Consecutive column slices of the given widths: [0, w0), [w0, w0 + w1), ..."""
-    ends = np.cumsum(widths).tolist()
-    return [slice(end - w, end) for end, w in zip(ends, widths, strict=True)]
 
 
 def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:

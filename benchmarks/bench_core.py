@@ -13,17 +13,18 @@ in the same run) and the ratio. Only matmul flops are counted (a multiply-add is
 - ``concat @ W_o``: ``2 n d^2``
 
 so ``flops = 8 n d^2 + 4 n^2 d`` for ``n`` tokens and ``d = d_model`` (independent of the head count).
-The goal is at least 50% of the ceiling at 512 tokens and above. It is a benchmark, not a test.
+It is a benchmark, not a test. attention_core runs the plain path (a loop over heads, every stage
+kept as its own array, the softmax as taught), which is not tuned for these sizes: the app runs at
+most 64 tokens, 64 dimensions and 16 heads. The ratio says what that plainness costs on big inputs.
 
-``--stages`` also splits the calls of 512 tokens and more into their stages (the same NumPy
-operations attention_core runs for heads of one width), each timed on its own, to show where the
-time goes: the matmuls at their own rates, the first touch of the fresh (h, n, n) weights, the
-softmax (one thread: exp and the row sums are not parallel in NumPy).
+``--stages`` also splits the calls of 512 tokens and more into the stages of that plain path (the
+same NumPy operations, for every head), each timed on its own, to show where the time goes: the
+matmuls at their own rates, the elementwise (n, n) stages, the softmax (one thread: exp and the
+row sums are not parallel in NumPy).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import statistics
 import sys
@@ -36,9 +37,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 import attention_core as ac  # noqa: E402
+from attention_core.softmax import softmax  # noqa: E402
 
 CASES = ((10, 8, 4), (64, 64, 4), (256, 256, 8), (512, 512, 8), (1024, 512, 8))
-GOAL = 0.5  # fraction of the matmul ceiling, at 512 tokens and above
 
 
 def attention_flops(n: int, d: int) -> int:
@@ -81,39 +82,34 @@ def bench_case(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, fl
 
 
 def bench_stages(n: int, d: int, h: int, rng: np.random.Generator) -> None:
-    """Print the median time of each stage of one call, timed alternately, beside the whole call."""
-    softmax_module = importlib.import_module("attention_core.softmax")
-    d_head, factor = d // h, 1 / np.sqrt(d // h)
+    """Print the median time of each stage of one call, for all h heads, timed alternately, beside the whole call."""
     X = rng.standard_normal((n, d))  # (n, d_model)
-    W_q, W_k, W_v, W_o = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(4))
-    heads, W = ac.split_heads(W_q, W_k, W_v, h), np.concatenate([W_q, W_k, W_v], axis=1)  # (d_model, 3 d_model)
-    QKV = X @ W  # (n, 3 d_model)
-    Q, K, V = (QKV[:, i * d : (i + 1) * d].reshape(n, h, d_head).transpose(1, 0, 2) for i in range(3))  # (h, n, d_head)
-    Kt = K.transpose(0, 2, 1)  # (h, d_head, n)
-    scores = np.matmul(Q * factor, Kt)  # (h, n, n)
-    weights, reused = softmax_module.softmax_rows_inplace(scores.copy()), np.empty_like(scores)
-    concat = np.empty((n, d))  # (n, h d_head)
-    work = scores.copy()  # softmax works in place: a fresh copy before every timing
-
-    def softmax() -> None:
-        np.copyto(work, scores)  # the copy is part of this timing; it is timed alone below
-        softmax_module.softmax_rows_inplace(work, 10.0)
+    W_q, W_k, W_v, W_o = (rng.standard_normal((d, d)) / np.sqrt(d) for _ in range(4))  # (d_model, d_model)
+    heads = ac.split_heads(W_q, W_k, W_v, h)
+    scale = 1 / np.sqrt(d // h)
+    Q, K, V = X @ heads[0].W_q, X @ heads[0].W_k, X @ heads[0].W_v  # (n, d_head) each; every head alike
+    additive_mask = np.zeros((n, n))  # (n, n) no mask, as in bench_case
+    scores = Q @ K.T  # (n, d_head) @ (d_head, n) -> (n, n)
+    scaled = scores * scale  # (n, n)
+    masked = scaled + additive_mask  # (n, n)
+    weights = softmax(masked)  # (n, n)
+    concat = np.concatenate([weights @ V] * h, axis=1)  # (n, h d_head)
+    every_head = range(h)  # the loop over heads; each list keeps its h arrays, as a result does
 
     stages = {  # name: (function, matmul flops)
-        "projections X @ [W_q W_k W_v]": (lambda: X @ W, 6 * n * d * d),
-        "Q K^T, all heads, fresh memory": (lambda: np.matmul(Q * factor, Kt), 2 * n * n * d),
-        "Q K^T, all heads, reused memory": (lambda: np.matmul(Q * factor, Kt, out=reused), 2 * n * n * d),
-        "copy of the (h, n, n) scores": (lambda: np.copyto(work, scores), 0),
-        "copy + softmax": (softmax, 0),
-        "weights @ V into concat": (
-            lambda: np.matmul(weights, V, out=concat.reshape(n, h, d_head).transpose(1, 0, 2)),
-            2 * n * n * d,
+        "projections X @ W_q, W_k, W_v": (
+            lambda: [X @ W for head in heads for W in (head.W_q, head.W_k, head.W_v)], 6 * n * d * d
         ),
+        "scores = Q @ K.T": (lambda: [Q @ K.T for _ in every_head], 2 * n * n * d),
+        "scaled = scores * scale": (lambda: [scores * scale for _ in every_head], 0),
+        "masked = scaled + additive_mask": (lambda: [scaled + additive_mask for _ in every_head], 0),
+        "weights = softmax(masked)": (lambda: [softmax(masked) for _ in every_head], 0),
+        "output = weights @ V": (lambda: [weights @ V for _ in every_head], 2 * n * n * d),
         "concat @ W_o": (lambda: concat @ W_o, 2 * n * d * d),
         "the whole call": (lambda: ac.multi_head_attention(X, heads=heads, W_o=W_o), attention_flops(n, d)),
     }
     times = time_alternately(*(fn for fn, _ in stages.values()), min_total=3.0)
-    print(f"\nstages of ({n} tokens, d_model {d}, {h} heads), median of {len(times[0])} alternated runs:")
+    print(f"\nstages of ({n} tokens, d_model {d}, {h} heads), all heads, median of {len(times[0])} alternated runs:")
     for (name, (_, flops)), ts in zip(stages.items(), times, strict=True):
         rate = f"{flops / statistics.median(ts) / 1e9:8.2f} GFLOP/s" if flops else ""
         print(f"  {name:34} {statistics.median(ts) * 1e3:9.3f} ms {rate}")
@@ -123,19 +119,18 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print(f"numpy {np.__version__}, float64, {os.cpu_count()} CPUs, load average {_load()}")
     print("flops = 8 n d^2 + 4 n^2 d (matmuls only); ceiling = a square A @ B of the same flops, timed alternately;")
-    print("ratio = median vs median (the goal's measure); best-of = fastest vs fastest, less hurt by a busy machine")
+    print("ratio = median vs median; best-of = fastest vs fastest, less hurt by a busy machine")
     header = (
         f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'MFLOP':>9} {'median ms':>10} {'GFLOP/s':>8} "
-        f"{'matmul m':>8} {'ceiling GFLOP/s':>15} {'ratio':>6} {'best-of':>7}  goal"
+        f"{'matmul m':>8} {'ceiling GFLOP/s':>15} {'ratio':>6} {'best-of':>7}"
     )
     print(header)
     print("-" * len(header))
     for n, d, h in CASES:
         r = bench_case(n, d, h, rng)
-        goal = ("ok" if r["ratio"] >= GOAL else "BELOW") if n >= 512 else "-"
         print(
             f"{n:>6} {d:>7} {h:>5} {attention_flops(n, d) / 1e6:>9.1f} {r['time'] * 1e3:>10.3f} "
-            f"{r['gflops']:>8.2f} {r['m']:>8} {r['ceiling']:>15.2f} {r['ratio']:>6.0%} {r['best']:>7.0%}  {goal}"
+            f"{r['gflops']:>8.2f} {r['m']:>8} {r['ceiling']:>15.2f} {r['ratio']:>6.0%} {r['best']:>7.0%}"
         )
     print(f"load average after: {_load()} (a busy machine lowers both columns; the ratio is what counts)")
     if "--stages" in sys.argv[1:]:

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import attention_core as ac
-from attention_core.softmax import softmax_rows_inplace
+from attention_core.softmax import softmax_terms
 
 SETTINGS = settings(deadline=None, max_examples=150)  # deadline off: the test machine is shared
 FINITE = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -228,12 +228,24 @@ def test_softmax_gives_plus_inf_entries_all_the_weight():
 @SETTINGS
 @given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 7)),
               elements=st.floats(-1e300, 1e300) | st.just(-np.inf)))
-def test_the_in_place_row_softmax_matches_softmax(x):
-    """attention_core's fast path (used by every attention call) against the public softmax."""
-    expected = ac.softmax(x, axis=-1)
-    got = softmax_rows_inplace(x.copy())
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
-    assert np.all(got[np.isneginf(x)] == 0.0)
+def test_softmax_divides_the_exponentials_of_the_row_minus_its_maximum(x):
+    """The taught formula, on every row: m = max x, exps = e^(x - m) (largest term e^0 = 1), softmax = exps / sum."""
+    m, exps, total = softmax_terms(x)
+    np.testing.assert_array_equal(m[:, 0], x.max(axis=1))
+    open_rows = ~np.isneginf(m[:, 0])
+    assert np.all(exps[open_rows].max(axis=1) == 1.0)
+    assert np.all(exps[np.isneginf(x)] == 0.0) and np.all(total[~open_rows] == 0.0)
+    w = ac.softmax(x)
+    np.testing.assert_array_equal(w[open_rows], exps[open_rows] / total[open_rows])
+    assert np.all(w[~open_rows] == 0.0) and np.all(w[np.isneginf(x)] == 0.0)
+
+
+@SETTINGS
+@given(matrix(4, 6, st.floats(-50, 50)))
+def test_softmax_equals_the_unshifted_formula_where_that_does_not_overflow(x):
+    """e^x / sum e^x, the textbook formula without the shift, is the same function for moderate scores."""
+    plain = np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+    np.testing.assert_allclose(ac.softmax(x), plain, rtol=1e-12, atol=1e-300)
 
 
 def test_causal_mask_is_lower_triangular_and_rectangular_when_asked():

@@ -1,8 +1,9 @@
-"""The fast paths against plain references: heads of one width run as one stack (attend_stack), and
-the in-place softmax runs large arrays in row blocks."""
+"""Multi-head attention is a loop of single-head attentions, and every stage in a result is the array
+that was computed (not a recomputation); softmax on stacks, huge scores, masks and +inf."""
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -12,7 +13,6 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import attention_core as ac
-from attention_core.softmax import softmax_rows_inplace
 
 SETTINGS = settings(deadline=None, max_examples=100)  # deadline off: the test machine is shared
 FINITE = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
@@ -31,16 +31,27 @@ def per_head_reference(X_q, X_kv, heads, mask=None, scale=None, temperature=1.0)
     return results, np.concatenate([r.output for r in results], axis=1)
 
 
+STAGES = ("Q", "K", "V", "scores", "scaled", "additive_mask", "masked", "mask", "weights", "output")
+
+
 def assert_matches_reference(result, reference, concat):
+    """Equal bit for bit: multi_head_attention runs exactly these single-head calls, one per head."""
     for i, (r, ref) in enumerate(zip(result.heads, reference, strict=True)):
-        for name in ("Q", "K", "V", "scores", "scaled", "additive_mask", "masked", "mask", "weights", "output"):
-            np.testing.assert_allclose(
-                getattr(r, name), getattr(ref, name), rtol=1e-12, atol=1e-12, err_msg=f"head {i} {name}"
-            )
+        for name in STAGES:
+            np.testing.assert_array_equal(getattr(r, name), getattr(ref, name), err_msg=f"head {i} {name}")
         assert r.scale == ref.scale and r.temperature == ref.temperature
-        np.testing.assert_allclose(r.weights, ac.softmax(r.masked), rtol=1e-12, atol=1e-12, err_msg=f"head {i}")
-        np.testing.assert_allclose(r.output, r.weights @ r.V, rtol=1e-12, atol=1e-12, err_msg=f"head {i}")
-    np.testing.assert_allclose(result.concat, concat, rtol=1e-12, atol=1e-12)
+        assert_stages_are_the_formula(r, f"head {i}")
+    np.testing.assert_array_equal(result.concat, concat)
+
+
+def assert_stages_are_the_formula(r, where=""):
+    """Each stored stage is exactly the formula applied to the previous stored stage: what is shown is what ran."""
+    np.testing.assert_array_equal(r.scores, r.Q @ r.K.T, err_msg=f"{where} scores")
+    np.testing.assert_array_equal(r.scaled, r.scores * (r.scale / r.temperature), err_msg=f"{where} scaled")
+    np.testing.assert_array_equal(r.masked, r.scaled + r.additive_mask, err_msg=f"{where} masked")
+    np.testing.assert_array_equal(r.weights, ac.softmax(r.masked), err_msg=f"{where} weights")
+    np.testing.assert_array_equal(r.output, r.weights @ r.V, err_msg=f"{where} output")
+    np.testing.assert_array_equal(r.mask, ~np.isneginf(r.additive_mask), err_msg=f"{where} mask")
 
 
 @st.composite
@@ -62,16 +73,16 @@ def split_case(draw):
 
 @SETTINGS
 @given(split_case())
-def test_heads_of_one_width_as_a_stack_equal_each_head_alone(case):
+def test_heads_of_one_width_equal_each_head_alone(case):
     X_q, X_kv, heads, mask, scale, temperature = case
     result = ac.multi_head_attention(X_q, X_kv, heads=heads, mask=mask, scale=scale, temperature=temperature)
     reference, concat = per_head_reference(X_q, X_kv, heads, mask, scale, temperature)
     assert_matches_reference(result, reference, concat)
 
 
-def test_a_larger_stack_with_a_causal_mask_and_biases_equals_each_head_alone():
+def test_many_tokens_with_a_causal_mask_and_biases_equal_each_head_alone():
     rng = np.random.default_rng(7)
-    n, d_model, n_heads = 300, 48, 6  # 6 x 300 x 300 weights: several softmax blocks per head
+    n, d_model, n_heads = 300, 48, 6
     Ws = [rng.standard_normal((d_model, d_model)) for _ in range(3)]
     bs = [rng.standard_normal(d_model) for _ in range(3)]
     heads = ac.split_heads(*Ws, n_heads, *bs)
@@ -113,13 +124,13 @@ def test_each_head_output_is_its_column_block_of_the_concatenation():
     np.testing.assert_array_equal(result.output, result.concat @ W_o)
 
 
-def test_scores_too_large_for_the_stack_fall_back_and_name_the_entry():
+def test_scores_that_overflow_name_the_entry():
     heads = ac.split_heads(np.full((2, 4), 1e155), np.full((2, 4), 1e155), np.ones((2, 4)), 2)
     with pytest.raises(ac.AttentionInputError, match="Q @ K.T overflowed at query row 0, key column 0"):
         ac.multi_head_attention(np.ones((3, 2)), heads=heads)
 
 
-def test_huge_but_finite_scores_in_a_stack_still_give_clean_weights():
+def test_huge_but_finite_scores_still_give_clean_weights():
     heads = ac.split_heads(np.full((1, 2), 1e100), np.full((1, 2), 1e100), np.ones((1, 2)), 2)
     X = np.array([[1.0], [0.0], [-1.0]])
     result = ac.multi_head_attention(X, heads=heads, scale=1.0)
@@ -132,7 +143,7 @@ def test_calls_from_many_threads_give_the_same_independent_results():
     """A classroom server runs sessions in threads: no call may see another call's arrays."""
     rng = np.random.default_rng(11)
     heads = ac.split_heads(*(rng.standard_normal((16, 16)) for _ in range(3)), 4)
-    inputs = [rng.standard_normal((260, 16)) for _ in range(6)]  # 4 x 260 x 260 > one softmax block
+    inputs = [rng.standard_normal((260, 16)) for _ in range(6)]
     expected = [ac.multi_head_attention(X, heads=heads, mask=ac.causal_mask(260)) for X in inputs]
     with ThreadPoolExecutor(6) as pool:
         got = list(pool.map(lambda X: ac.multi_head_attention(X, heads=heads, mask=ac.causal_mask(260)), inputs * 3))
@@ -145,55 +156,78 @@ def test_calls_from_many_threads_give_the_same_independent_results():
     np.testing.assert_array_equal(got[len(inputs)].heads[0].weights, expected[0].heads[0].weights)  # ... not another
 
 
-def rows_with_every_kind(rng: np.random.Generator, shape: tuple[int, ...], plus_inf: bool = True) -> np.ndarray:
-    """Random scores with some rows beyond +-300, some with -inf (or +inf) entries, some all -inf."""
-    x = rng.standard_normal(shape) * 5
-    flat = x.reshape(-1, shape[-1])
-    flat[::7] += 1e3
-    flat[3::11] -= 1e3
-    flat[1::13, ::3] = -np.inf
-    flat[2::17] = -np.inf
-    if plus_inf:
-        flat[4::19, 1] = np.inf
-    return x
-
-
-@pytest.mark.parametrize("shape", [(3, 5), (2, 40, 30), (3, 700, 500), (1, 2, 100_000)])
-@pytest.mark.parametrize("with_mask", [False, True])
-def test_the_in_place_softmax_of_a_stack_in_blocks_matches_softmax(shape, with_mask):
-    """One block, several blocks, rows longer than a block; +inf entries only without a mask (+inf - inf
-    has no softmax)."""
-    rng = np.random.default_rng(sum(shape))
-    x = rows_with_every_kind(rng, shape, plus_inf=not with_mask)  # scores are finite where a mask is added
-    add = np.where(rng.random(shape[-2:]) < 0.7, 0.0, -np.inf) if with_mask else None
-    expected = ac.softmax(x if add is None else x + add, axis=-1)
-    got = softmax_rows_inplace(x, None, add)
-    assert got is x
-    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-300)
-    if with_mask:
-        assert np.all(got[..., np.isneginf(add)] == 0.0)
-
-
-def test_the_in_place_softmax_writes_into_a_non_contiguous_view():
-    rng = np.random.default_rng(4)
-    base = rng.standard_normal((6, 8))
-    view = base[:, ::2]  # (6, 4), not contiguous: goes through the block path
-    expected = ac.softmax(view.copy(), axis=-1)
-    softmax_rows_inplace(view)
-    np.testing.assert_allclose(base[:, ::2], expected, rtol=1e-12)
+def test_a_projection_that_overflows_names_the_head_and_the_entry():
+    heads = [ac.identity_head(2), ac.Head(np.full((2, 2), 1e308), np.ones((2, 2)), np.ones((2, 2)))]
+    with pytest.raises(ac.AttentionInputError, match=r"head 1 Q = X @ W \+ b overflowed at row 0, column 0"):
+        ac.multi_head_attention(np.full((3, 2), 10.0), heads=heads)
 
 
 @SETTINGS
 @given(
-    arrays(
-        np.float64,
-        st.tuples(st.integers(1, 3), st.integers(1, 5), st.integers(1, 7)),
-        elements=st.floats(-1e300, 1e300) | st.just(-np.inf),
-    ),
+    arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 6)), elements=FINITE),
+    arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(1, 6)), elements=FINITE),
     st.data(),
 )
-def test_the_in_place_softmax_of_a_stack_with_a_mask_matches_softmax(x, data):
-    add = data.draw(arrays(np.float64, x.shape[1:], elements=st.just(0.0) | st.just(-np.inf) | FINITE))
-    with np.errstate(invalid="ignore"):
-        expected = ac.softmax(x + add, axis=-1)
-    np.testing.assert_allclose(softmax_rows_inplace(x, None, add), expected, rtol=1e-12, atol=1e-300)
+def test_every_stage_of_a_single_head_is_the_array_that_ran(Q, K, data):
+    K = np.resize(K, (K.shape[0], Q.shape[1]))  # (n_k, d_k): as wide as Q
+    V = data.draw(arrays(np.float64, (K.shape[0], 2), elements=FINITE))
+    mask = data.draw(st.none() | arrays(np.bool_, (Q.shape[0], K.shape[0])))
+    r = ac.scaled_dot_product_attention(Q, K, V, mask=mask, temperature=data.draw(st.floats(0.1, 10)))
+    assert_stages_are_the_formula(r)
+
+
+def reference_softmax_row(row: list[float]) -> list[float]:
+    """Gold, in plain Python: a +inf row shares its weight among its +inf entries; an all -inf row is zeros;
+    otherwise e^(x - max) / sum, summed with math.fsum."""
+    if math.inf in row:
+        return [1.0 / row.count(math.inf) if x == math.inf else 0.0 for x in row]
+    top = max(row)
+    if top == -math.inf:
+        return [0.0] * len(row)
+    exps = [math.exp(x - top) for x in row]
+    total = math.fsum(exps)
+    return [e / total for e in exps]
+
+
+def rows_with_every_kind(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Random scores with some rows near +-1e200, some with -inf or +inf entries, some all -inf."""
+    x = rng.standard_normal(shape) * 5
+    flat = x.reshape(-1, shape[-1])
+    flat[::7] *= 1e199  # gaps of ~1e199: one key takes all the weight
+    flat[3::11] -= 1e200  # all equal to -1e200 after rounding: uniform weights
+    flat[5::7] *= 1e3
+    flat[1::13, ::3] = -np.inf
+    flat[2::17] = -np.inf
+    flat[4::19, -1] = np.inf
+    flat[6::19, ::2] = np.inf
+    return x
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (2, 40, 30), (3, 7, 1), (1, 2, 500)])
+def test_softmax_of_a_stack_is_each_row_against_a_plain_python_reference(shape):
+    x = rows_with_every_kind(np.random.default_rng(sum(shape)), shape)
+    got = ac.softmax(x, axis=-1)
+    assert got.shape == x.shape and np.all(np.isfinite(got))
+    for idx in np.ndindex(x.shape[:-1]):
+        np.testing.assert_allclose(got[idx], reference_softmax_row(x[idx].tolist()), rtol=1e-13, atol=1e-300,
+                                   err_msg=f"row {idx}: {x[idx]}")
+
+
+def test_softmax_along_the_first_axis_is_the_softmax_of_the_transpose():
+    x = rows_with_every_kind(np.random.default_rng(2), (6, 40))
+    np.testing.assert_array_equal(ac.softmax(x, axis=0), ac.softmax(x.T, axis=-1).T)
+
+
+@SETTINGS
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 7)), elements=st.floats(-1e300, 1e300)),
+    st.data(),
+)
+def test_softmax_with_an_additive_mask_zeroes_the_blocked_keys_and_renormalises_the_rest(x, data):
+    blocked = data.draw(arrays(np.bool_, x.shape))
+    w = ac.softmax(x + np.where(blocked, -np.inf, 0.0))
+    assert np.all(w[blocked] == 0.0) and np.all(np.isfinite(w))
+    open_rows = ~blocked.all(axis=1)
+    np.testing.assert_allclose(w[open_rows].sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    for i in np.flatnonzero(open_rows):  # the open keys' weights are the softmax of the open keys alone
+        np.testing.assert_allclose(w[i, ~blocked[i]], ac.softmax(x[i, ~blocked[i]]), rtol=1e-12, atol=1e-300)
