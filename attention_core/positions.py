@@ -70,7 +70,8 @@ def _numeric(x: object) -> bool:
 def sinusoidal_encoding(n_positions: int, d_model: int, *, offset: float = 0.0) -> np.ndarray:
     r"""The fixed positional encoding of "Attention Is All You Need", (n_positions, d_model).
 
-    .. math:: PE_{p, 2i} = \sin\!\left(p / 10000^{2i/d}\right), \qquad PE_{p, 2i+1} = \cos\!\left(p / 10000^{2i/d}\right)
+    .. math::
+        PE_{p, 2i} = \sin\!\left(p / 10000^{2i/d}\right), \qquad PE_{p, 2i+1} = \cos\!\left(p / 10000^{2i/d}\right)
 
     Row ``r`` is position ``p = offset + r`` (``offset`` shifts every position, for the lesson that
     absolute encodings change when the whole sentence moves). An odd ``d_model`` ends on a sine column.
