@@ -26,7 +26,7 @@ from attention_core.masks import as_additive_mask
 
 
 @dataclass(frozen=True)
-class Tile:
+class OnlineSoftmaxTile:
     """One key block of the online softmax, with the running state after it.
 
     ``start, stop``: the block's keys are ``start .. stop - 1`` (width ``w = stop - start``).
@@ -62,7 +62,7 @@ class OnlineSoftmaxResult:
     """
 
     output: np.ndarray
-    tiles: tuple[Tile, ...]
+    tiles: tuple[OnlineSoftmaxTile, ...]
     block_size: int
     scale: float
     plain_entries: int
@@ -113,7 +113,7 @@ def _step(
     m: np.ndarray,
     run_sum: np.ndarray,
     acc: np.ndarray,
-) -> Tile:
+) -> OnlineSoftmaxTile:
     """One tile: new max, rescale what was summed, add this block's exp-scores and their values."""
     block_max = scores.max(axis=1)  # (n_q,)
     m_new = np.maximum(m, block_max)  # (n_q,)
@@ -125,7 +125,7 @@ def _step(
     acc_new = rescale[:, None] * acc + p @ V_b  # (n_q, d_v) + (n_q, w) @ (w, d_v)
     n_q, w = scores.shape
     held = n_q * w + 2 * n_q + acc.size
-    return Tile(index, start, stop, scores, block_max, rescale, p, m_new, sum_new, acc_new, held)
+    return OnlineSoftmaxTile(index, start, stop, scores, block_max, rescale, p, m_new, sum_new, acc_new, held)
 
 
 def _block_scores(Q: np.ndarray, K: np.ndarray, add: np.ndarray | None, s: float, start: int, stop: int) -> np.ndarray:
