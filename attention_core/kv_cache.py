@@ -63,24 +63,38 @@ def kv_cache_decode(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.nda
     ``X (n, d_model), W_q (d_model, d_k), W_k (d_model, d_k), W_v (d_model, d_v) -> outputs (n, d_v)``.
     """
     X, W_q, W_k, W_v = _check_weights(X, W_q, W_k, W_v)
-    n, d_model = X.shape
-    d_k, d_v = W_k.shape[1], W_v.shape[1]
+    X.flags.writeable = False  # our own copy; steps hold its rows
+    n, d_k, d_v = X.shape[0], W_k.shape[1], W_v.shape[1]
     K, V = np.empty((n, d_k)), np.empty((n, d_v))  # the cache, filled one row per step
     K_view, V_view = K.view(), V.view()
     K_view.flags.writeable = V_view.flags.writeable = False  # steps get read-only windows onto it
     steps = []
     for t in range(n):
-        q = X[t] @ W_q  # (d_model,) @ (d_model, d_k) -> (d_k,)
-        K[t], V[t] = X[t] @ W_k, X[t] @ W_v  # append k_t (d_k,), v_t (d_v,)
-        scores = (K[: t + 1] @ q) / np.sqrt(d_k)  # (t+1, d_k) @ (d_k,) -> (t+1,)
-        weights = softmax(scores)  # (t+1,)
-        output = weights @ V[: t + 1]  # (t+1,) @ (t+1, d_v) -> (d_v,)
-        with_cache = d_model * (2 * d_k + d_v) + (t + 1) * (d_k + d_v)
-        without = (t + 1) * d_model * (2 * d_k + d_v) + (t + 1) ** 2 * (d_k + d_v)
-        cache_k, cache_v = K_view[: t + 1], V_view[: t + 1]  # (t+1, d_k), (t+1, d_v)
-        steps.append(DecodeStep(t, X[t], q, cache_k, cache_v, scores, weights, output, t + 1, with_cache, without))
+        K[t], V[t] = _checked(X[t] @ W_k, t, "key"), _checked(X[t] @ W_v, t, "value")  # append k_t, v_t
+        steps.append(_step(t, X[t], W_q, K_view[: t + 1], V_view[: t + 1]))
     outputs = np.stack([s.output for s in steps])  # (n, d_v)
     return DecodeResult(outputs, tuple(steps), K_view, V_view)
+
+
+def _step(t: int, x: np.ndarray, W_q: np.ndarray, K: np.ndarray, V: np.ndarray) -> DecodeStep:
+    """Token t's query against the cache ``K (t+1, d_k), V (t+1, d_v)``, and the work it took."""
+    d_model, d_k, d_v = x.shape[0], K.shape[1], V.shape[1]
+    q = _checked(x @ W_q, t, "query")  # (d_model,) @ (d_model, d_k) -> (d_k,)
+    scores = _checked((K @ q) / np.sqrt(d_k), t, "scores")  # (t+1, d_k) @ (d_k,) -> (t+1,)
+    weights = softmax(scores)  # (t+1,)
+    output = weights @ V  # (t+1,) @ (t+1, d_v) -> (d_v,)
+    with_cache = d_model * (2 * d_k + d_v) + (t + 1) * (d_k + d_v)
+    without = (t + 1) * d_model * (2 * d_k + d_v) + (t + 1) ** 2 * (d_k + d_v)
+    return DecodeStep(t, x, q, K, V, scores, weights, output, t + 1, with_cache, without)
+
+
+def _checked(values: np.ndarray, t: int, what: str) -> np.ndarray:
+    """``values`` if all finite, else AttentionInputError naming the token."""
+    if not np.isfinite(values).all():
+        raise AttentionInputError(
+            f"token {t}'s {what} overflowed: the numbers in X and the weight matrices are too large; use smaller ones"
+        )
+    return values
 
 
 def kv_cache_bytes(n_layers: int, n_kv_heads: int, d_head: int, seq_len: int, bytes_per_number: float) -> float:

@@ -27,8 +27,8 @@ def softmax_plus_one(x: np.ndarray, axis: int = -1) -> np.ndarray:
     x = float_array(x, "scores")
     if np.isnan(x).any() or np.isposinf(x).any():
         raise AttentionInputError("scores hold NaN or +inf; softmax + 1 needs finite scores (or -inf for masked keys)")
-    if x.ndim == 0:
-        raise AttentionInputError("scores is a single number; give a row (or table) of scores")
+    if x.ndim == 0 or x.size == 0:
+        raise AttentionInputError(f"scores has shape {x.shape}; give a row (or table) of at least one score")
     c = np.maximum(np.max(x, axis=axis, keepdims=True), 0.0)  # the zero logit takes part in the max
     e = np.exp(x - c)
     return e / (np.exp(-c) + np.sum(e, axis=axis, keepdims=True))  # >= 1: the max term is exp(0)

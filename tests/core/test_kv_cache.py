@@ -113,6 +113,11 @@ def test_kv_cache_bytes_grows_in_proportion_to_each_size(layers, heads, d_head, 
         ((np.ones((3, 4)), np.ones((4, 2)), np.ones((4, 3)), np.ones((4, 2))), "same width d_k"),
         ((np.ones((3, 4)), np.ones((4, 2)), np.ones((4, 2)), np.ones((5, 2))), "W_v has 5 rows"),
         ((np.ones(4), np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2))), "2-D"),
+        (
+            (np.full((2, 2), 1e200), np.full((2, 2), 1e200), np.ones((2, 2)), np.ones((2, 2))),
+            "token 0's query overflowed",
+        ),
+        ((np.full((2, 2), 1e150), np.full((2, 2), 1e10), np.full((2, 2), 1e10), np.ones((2, 2))), "scores overflowed"),
     ],
 )
 def test_bad_shapes_say_what_to_fix(args, message):

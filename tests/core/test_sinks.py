@@ -51,7 +51,7 @@ def test_softmax_plus_one_stays_finite_for_scores_of_1e5_and_zeroes_masked_keys(
 def test_softmax_plus_one_along_another_axis_and_bad_scores():
     z = np.array([[0.0, 1.0], [2.0, 3.0]])
     np.testing.assert_allclose(ac.softmax_plus_one(z, axis=0), ac.softmax_plus_one(z.T).T, rtol=1e-15)
-    for bad in ([0.0, np.nan], [np.inf, 0.0], ["a", 1.0], 3.0):
+    for bad in ([0.0, np.nan], [np.inf, 0.0], ["a", 1.0], 3.0, []):
         with pytest.raises(ac.AttentionInputError):
             ac.softmax_plus_one(bad)
 
