@@ -151,3 +151,12 @@ def test_inputs_are_not_modified():
 def test_bad_inputs_say_what_to_fix(args, message):
     with pytest.raises(ac.AttentionInputError, match=message):
         ac.online_softmax_attention(*args)
+
+
+def test_an_additive_mask_with_finite_entries_such_as_alibi_is_added_before_the_max():
+    rng = np.random.default_rng(11)
+    Q, K, V = rng.normal(size=(4, 4)), rng.normal(size=(6, 4)), rng.normal(size=(6, 2))
+    bias = ac.alibi_bias(4, 6, 0.5) + ac.additive_mask(rng.random((4, 6)) < 0.6)  # (4, 6) finite or -inf
+    plain = ac.scaled_dot_product_attention(Q, K, V, mask=bias).output
+    for b in range(1, 7):
+        np.testing.assert_allclose(ac.online_softmax_attention(Q, K, V, b, bias).output, plain, rtol=0, atol=1e-12)
