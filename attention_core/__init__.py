@@ -22,6 +22,7 @@ from attention_core.compare import WeightChanges, weight_changes
 from attention_core.errors import AttentionInputError
 from attention_core.exercises import Exercise, Grade, exercise_weights, grade, list_exercises, load_exercise, score
 from attention_core.explain import CellExplanation, explain_cell
+from attention_core.kv_cache import DecodeResult, DecodeStep, kv_cache_bytes, kv_cache_decode
 from attention_core.masks import (
     additive_mask,
     blind_rows,
@@ -29,6 +30,7 @@ from attention_core.masks import (
     padding_mask,
     prefix_lm_mask,
     sliding_window_mask,
+    streaming_mask,
 )
 from attention_core.multihead import (
     Head,
@@ -38,6 +40,7 @@ from attention_core.multihead import (
     selection_head,
     split_heads,
 )
+from attention_core.online_softmax import OnlineSoftmaxResult, OnlineSoftmaxTile, online_softmax_attention
 from attention_core.permutation import (
     PermutationCheck,
     as_permutation,
@@ -46,7 +49,7 @@ from attention_core.permutation import (
     permute_weights,
     shuffled_order,
 )
-from attention_core.positions import rope, rope_angles, rotate_half
+from attention_core.positions import alibi_bias, alibi_slopes, rope, rope_angles, rotate_half, sinusoidal_encoding
 from attention_core.readouts import RowReadouts, head_similarity, row_readouts
 from attention_core.scenarios import (
     SCENARIO_DEFAULT,
@@ -62,6 +65,7 @@ from attention_core.similarity import (
     pairwise_cosine,
     unit_rows,
 )
+from attention_core.sinks import softmax_plus_one
 from attention_core.softmax import softmax
 from attention_core.stats import (
     Saturation,
@@ -80,19 +84,25 @@ __all__ = [
     "AttentionInputError",
     "AttentionResult",
     "CellExplanation",
+    "DecodeResult",
+    "DecodeStep",
     "Exercise",
     "Grade",
     "Head",
     "MultiHeadResult",
+    "OnlineSoftmaxResult",
     "PermutationCheck",
     "RowReadouts",
     "Saturation",
     "Scenario",
     "ScoreRow",
     "ScoreVariance",
+    "OnlineSoftmaxTile",
     "WeightChanges",
     "activation_norms",
     "additive_mask",
+    "alibi_bias",
+    "alibi_slopes",
     "blind_rows",
     "angle_degrees",
     "as_permutation",
@@ -106,11 +116,14 @@ __all__ = [
     "grade",
     "head_similarity",
     "identity_head",
+    "kv_cache_bytes",
+    "kv_cache_decode",
     "list_exercises",
     "list_scenarios",
     "load_exercise",
     "load_scenario",
     "multi_head_attention",
+    "online_softmax_attention",
     "padding_mask",
     "pairwise_cosine",
     "permutation_check",
@@ -128,10 +141,13 @@ __all__ = [
     "score_variance",
     "selection_head",
     "shuffled_order",
+    "sinusoidal_encoding",
     "sliding_window_mask",
     "softmax",
+    "softmax_plus_one",
     "softmax_saturation",
     "split_heads",
+    "streaming_mask",
     "unit_rows",
     "weight_changes",
 ]

@@ -86,6 +86,18 @@ def prefix_lm_mask(n_queries: int, n_keys: int, prefix: int) -> np.ndarray:
     return causal_mask(n_q, n_k) | (np.arange(n_k) < prefix)[None, :]  # (n_q, n_k)
 
 
+def streaming_mask(n_queries: int, n_keys: int, n_sink: int, width: int) -> np.ndarray:
+    """Boolean (n_q, n_k) StreamingLLM mask: the first ``n_sink`` keys plus a sliding window, causal.
+
+    Query i sees keys ``j <= i`` that are either among the first ``n_sink`` (the attention sinks,
+    kept for ever) or within the window ``i - width + 1 .. i``.
+    """
+    n_q, n_k = _count(n_queries, "n_queries", 1), _count(n_keys, "n_keys", 1)
+    n_sink, width = _count(n_sink, "n_sink"), _count(width, "width", 1)
+    sinks = causal_mask(n_q, n_k) & (np.arange(n_k) < n_sink)[None, :]  # (n_q, n_k)
+    return sliding_window_mask(n_q, n_k, width) | sinks  # (n_q, n_k)
+
+
 def blind_rows(mask: np.ndarray) -> np.ndarray:
     """Indices of the queries that may attend no key at all (their weights are all zero)."""
     return np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attention_core.errors import AttentionInputError, as_matrix, check_positive
+from attention_core.errors import AttentionInputError, as_matrix, check_number, check_positive
 
 
 def rope_angles(positions: np.ndarray, d: int, base: float = 10000.0) -> np.ndarray:
@@ -65,3 +65,69 @@ def _numeric(x: object) -> bool:
         return np.asarray(x).dtype.kind in "iuf"
     except (ValueError, TypeError):
         return False
+
+
+def sinusoidal_encoding(n_positions: int, d_model: int, *, offset: float = 0.0) -> np.ndarray:
+    r"""The fixed positional encoding of "Attention Is All You Need", (n_positions, d_model).
+
+    .. math::
+        PE_{p, 2i} = \sin\!\left(p / 10000^{2i/d}\right), \qquad PE_{p, 2i+1} = \cos\!\left(p / 10000^{2i/d}\right)
+
+    Row ``r`` is position ``p = offset + r`` (``offset`` shifts every position, for the lesson that
+    absolute encodings change when the whole sentence moves). An odd ``d_model`` ends on a sine column.
+    It is added to the token embeddings: ``X + PE``.
+    """
+    n, d = _whole(n_positions, "n_positions"), _whole(d_model, "d_model")
+    p = np.arange(n) + check_number(offset, "offset")  # (n,)
+    freq = 10000.0 ** (-np.arange(0, d, 2) / d)  # (ceil(d/2),) 1 / 10000^(2i/d)
+    angles = np.outer(p, freq)  # (n, ceil(d/2))
+    pe = np.empty((n, d))
+    pe[:, 0::2] = np.sin(angles)  # even columns 2i
+    pe[:, 1::2] = np.cos(angles[:, : d // 2])  # odd columns 2i + 1
+    return pe
+
+
+def alibi_slopes(h: int) -> np.ndarray:
+    r"""ALiBi's head slopes, (h,): :math:`2^{-8i/h}` for ``i = 1..h`` when h is a power of 2.
+
+    For h = 8: 1/2, 1/4, ..., 1/256. For other h, the paper's recipe (Press et al. 2022, section 3,
+    and ``get_slopes`` in github.com/ofirpress/attention_with_linear_biases): take the slopes of the
+    largest power of 2 below h, ``2^a``, then add every other slope of ``2^(a+1)`` heads (its 1st, 3rd,
+    5th, ...) until there are h. So h = 6 gives the 4-head slopes 1/4, 1/16, 1/64, 1/256 and then
+    ``2^-1``, ``2^-3`` of the 8-head list: 1/2, 1/8.
+    """
+    h = _whole(h, "h")
+    power = 1 << (h.bit_length() - 1)  # largest power of 2 <= h
+    slopes = _power_of_two_slopes(power)
+    if power == h:
+        return slopes
+    extra = _power_of_two_slopes(2 * power)[0::2][: h - power]  # (h - power,) the odd-numbered slopes
+    return np.concatenate([slopes, extra])
+
+
+def _power_of_two_slopes(h: int) -> np.ndarray:
+    return 2.0 ** (-8.0 * np.arange(1, h + 1) / h)  # (h,) 2^(-8i/h), i = 1..h
+
+
+def alibi_bias(n_q: int, n_k: int, slope: float, *, offset: float = 0.0) -> np.ndarray:
+    r"""ALiBi's linear bias on the scores, (n_q, n_k): ``-slope * (query position - key position)``.
+
+    .. math:: B_{ij} = -m\,(p_i - p_j), \qquad p_i = n_k - n_q + i \text{ (query)}, \quad p_j = j \text{ (key)}
+
+    The last query sits at the last key's position (as when the queries are the newest tokens).
+    Add it to the scaled scores before the softmax; with a causal mask only keys at or before the
+    query count, and a key ``d`` steps back loses ``slope * d``. ``offset`` moves every query and key
+    position by the same amount; the bias depends on the distance only, so it does not change.
+    """
+    n_q, n_k = _whole(n_q, "n_q"), _whole(n_k, "n_k")
+    m, shift = check_number(slope, "slope"), check_number(offset, "offset")
+    p_q = n_k - n_q + np.arange(n_q) + shift  # (n_q,) query positions
+    p_k = np.arange(n_k) + shift  # (n_k,) key positions
+    return -m * (p_q[:, None] - p_k[None, :]) + 0.0  # (n_q, n_k); + 0.0 turns -0.0 into 0.0
+
+
+def _whole(value: object, name: str) -> int:
+    """``value`` as a whole number >= 1, or AttentionInputError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise AttentionInputError(f"{name} must be a whole number of at least 1, but it is {value!r}")
+    return int(value)
