@@ -148,9 +148,14 @@ def head_qkv(x: np.ndarray, layer: DecoderLayerWeights, config: DecoderConfig) -
     Q = (a @ layer.W_q).reshape(n, config.n_heads, -1).transpose(1, 0, 2)  # (h, n, d_head)
     K = (a @ layer.W_k).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
     V = (a @ layer.W_v).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
-    Q = np.stack([rope(q, base=config.rope_base) for q in Q])  # (h, n, d_head), rotated by position
-    K = np.stack([rope(k, base=config.rope_base) for k in K])  # (h_kv, n, d_head)
-    return Q, K, V
+    return _rope_heads(Q, config.rope_base), _rope_heads(K, config.rope_base), V
+
+
+def _rope_heads(Q: np.ndarray, base: float) -> np.ndarray:
+    """:func:`rope` on every head at once: the heads' rows stacked, each row at its own position."""
+    h, n, d = Q.shape
+    positions = np.tile(np.arange(n), h)  # (h n,) 0..n-1 for every head
+    return rope(Q.reshape(h * n, d), positions, base).reshape(h, n, d).astype(Q.dtype)  # (h, n, d_head)
 
 
 def decoder_layer(
