@@ -139,7 +139,11 @@ class Model:
             raise SequenceTooLongError(
                 f"the text has {len(ids)} tokens; this page runs at most {self.max_tokens}: shorten it"
             )
-        bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.vocab_size]
+        bad = [
+            i
+            for i in ids
+            if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < self.vocab_size
+        ]
         if bad:
             raise AttentionModelError(f"{bad[0]!r} is not a token id; ids are whole numbers 0..{self.vocab_size - 1}")
         return [int(i) for i in ids]

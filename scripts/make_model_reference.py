@@ -123,12 +123,17 @@ def main() -> None:
     }
     data["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out, **{k: (v.astype(np.float32) if v.dtype == np.float64 and v.ndim > 1 else v)
-                                     for k, v in data.items()})
+    np.savez_compressed(
+        args.out, **{k: (v.astype(np.float32) if v.dtype == np.float64 and v.ndim > 1 else v) for k, v in data.items()}
+    )
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")
     print(json.dumps(meta, ensure_ascii=False, indent=1))
-    print("loss on the second copy:", float(data["repeated_loss_second_copy"]),
-          "-> with the ten strongest induction heads off:", float(data["ablated_loss_second_copy"]))
+    print(
+        "loss on the second copy:",
+        float(data["repeated_loss_second_copy"]),
+        "-> with the ten strongest induction heads off:",
+        float(data["ablated_loss_second_copy"]),
+    )
 
 
 if __name__ == "__main__":
