@@ -13,6 +13,7 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 from attention_core.decoder import DecoderConfig, decoder_layer, head_qkv, rms_norm
 from attention_models.errors import AttentionModelError, SequenceTooLongError
@@ -28,6 +29,8 @@ MODELS = {
     ),
 }
 MAX_TOKENS = 128
+BLAS_THREADS = 1  # see Model.blas_threads
+_THREADPOOLS = ThreadpoolController()
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,6 +64,11 @@ class Model:
         self.d_head = weights.layers[0].W_q.shape[1] // self.n_heads
         self.vocab_size = weights.embedding.shape[0]
         self.max_tokens = MAX_TOKENS
+        # The forward pass is ~200 small matmuls. OpenBLAS's threads spin between them, and when another
+        # process holds a core each call can wait a whole time slice: on the shared 2-core machine a
+        # 64-token pass took 3.7 s with two threads and 0.3-0.4 s with one (benchmarks/bench_model.py).
+        # A server also runs several sessions at once, one per core. None = the library's own setting.
+        self.blas_threads: int | None = BLAS_THREADS
         self.tokenizer = build_tokenizer(weights.tokens, weights.merges, weights.token_types, weights.pre_tokenizer)
 
     def tokenize(self, text: str) -> list[int]:
@@ -89,18 +97,24 @@ class Model:
         if reuse is not None and start == self.n_layers:
             return reuse
         x = reuse.residuals[start] if reuse is not None else self.weights.embedding[ids]  # (T, d_model)
+        with _THREADPOOLS.limit(limits=self.blas_threads, user_api="blas"):
+            residuals, attention = self._layers(x, scale, start)
+            probs = _softmax(self._logits(residuals[-1][-1:]))[0]  # (vocab,)
+        if start:
+            residuals = [*reuse.residuals[:start], *residuals]
+            attention = [*reuse.attention[:start], *attention]
+        tokens = [readable_token(self.weights.tokens[i]) for i in ids]
+        return ModelRun(ids, tokens, scale, np.stack(attention), np.stack(residuals), probs, start)
+
+    def _layers(self, x: np.ndarray, scale: np.ndarray, start: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Layers ``start..L-1`` on ``x (T, d_model)``: their inputs and the last output, and their attention."""
         residuals, attention = [x], []
         for layer, s in zip(self.weights.layers[start:], scale[start:], strict=True):
             result = decoder_layer(x, layer, self.config, s)
             x = result.output  # (T, d_model)
             residuals.append(x)
             attention.append(result.weights.astype(np.float32))  # (h, T, T)
-        if start:
-            residuals = [*reuse.residuals[:start], *residuals]
-            attention = [*reuse.attention[:start], *attention]
-        probs = _softmax(self._logits(x[-1:]))[0]  # (vocab,)
-        tokens = [readable_token(self.weights.tokens[i]) for i in ids]
-        return ModelRun(ids, tokens, scale, np.stack(attention), np.stack(residuals), probs, start)
+        return residuals, attention
 
     def head_qkv(self, run: ModelRun, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Query head ``head`` of ``layer`` in ``run``: its ``Q, K`` (after RoPE) and ``V``, each ``(T, d_head)``.

@@ -140,3 +140,13 @@ def test_repeated_random_tokens_is_seeded_and_repeats():
     ids = am.repeated_random_tokens(49152, length=30, copies=2, seed=0)
     assert ids[:30] == ids[30:] and len(set(ids)) > 25
     assert am.repeated_random_tokens(49152, seed=0) == ids != am.repeated_random_tokens(49152, seed=1)
+
+
+def test_the_blas_thread_setting_changes_no_number(model, run):
+    model.blas_threads = None
+    try:
+        other = model.run(run.token_ids)
+    finally:
+        model.blas_threads = 1
+    np.testing.assert_allclose(other.attention, run.attention, atol=1e-5)  # float32 sums in another order
+    np.testing.assert_allclose(other.next_token_probs, run.next_token_probs, atol=1e-6)
