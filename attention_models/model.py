@@ -104,7 +104,10 @@ class Model:
             residuals = [*reuse.residuals[:start], *residuals]
             attention = [*reuse.attention[:start], *attention]
         tokens = [readable_token(self.weights.tokens[i]) for i in ids]
-        return ModelRun(ids, tokens, scale, np.stack(attention), np.stack(residuals), probs, start)
+        arrays = [scale, np.stack(attention), np.stack(residuals), probs]
+        for a in arrays:
+            a.flags.writeable = False  # runs are cached and reused by later runs: read-only
+        return ModelRun(ids, tokens, *arrays, start)
 
     def _layers(self, x: np.ndarray, scale: np.ndarray, start: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Layers ``start..L-1`` on ``x (T, d_model)``: their inputs and the last output, and their attention."""
@@ -189,7 +192,6 @@ def _softmax(z: np.ndarray) -> np.ndarray:
     return np.exp(z - _logsumexp(z))
 
 
-@functools.cache
 def load(name: str = "smollm2-135m") -> Model:
     """The model ``name``, read from its file once per process (later calls return the same object).
 
@@ -197,4 +199,9 @@ def load(name: str = "smollm2-135m") -> Model:
     """
     if name not in MODELS:
         raise AttentionModelError(f"unknown model {name!r}; available: {', '.join(MODELS)}")
+    return _load(name)
+
+
+@functools.cache
+def _load(name: str) -> Model:
     return Model(name, read_gguf(model_path(MODELS[name])))

@@ -98,13 +98,28 @@ def main() -> None:
     hf, torch = loaded
     x = torch.tensor([ids])
     with torch.no_grad():
-        hf(x)
-        theirs = median_ms(lambda: hf(x))
-        theirs_eager = median_ms(lambda: hf(x, output_attentions=True))
-    ours = median_ms(lambda: model.run(ids))  # again, right after theirs, same machine state (1 BLAS thread)
-    print(f"Hugging Face float32 forward ({torch.get_num_threads()} torch threads): {theirs:.0f} ms "
-          f"(with output_attentions: {theirs_eager:.0f} ms); ours {ours:.0f} ms = {ours / theirs:.2f}x theirs "
+        hf(x)  # warm up
+        theirs, eager, ours = times_alternately(
+            lambda: hf(x), lambda: hf(x, output_attentions=True), lambda: model.run(ids), rounds=9
+        )
+    print(f"Hugging Face float32 forward ({torch.get_num_threads()} torch threads), timed alternately with ours "
+          f"(1 BLAS thread), median / best of 9:")  # fmt: skip
+    print(f"  theirs {statistics.median(theirs):.0f} / {min(theirs):.0f} ms; with output_attentions "
+          f"{statistics.median(eager):.0f} / {min(eager):.0f} ms")  # fmt: skip
+    print(f"  ours {statistics.median(ours):.0f} / {min(ours):.0f} ms = "
+          f"{statistics.median(ours) / statistics.median(theirs):.2f}x / {min(ours) / min(theirs):.2f}x theirs "
           f"(goal <= {HF_RATIO_GOAL}x)")  # fmt: skip
+
+
+def times_alternately(*fns, rounds: int) -> list[list[float]]:
+    """Wall times in ms of each ``fn()``, the functions called in turn ``rounds`` times (same machine state)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, t in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            t.append(1000 * (time.perf_counter() - start))
+    return times
 
 
 if __name__ == "__main__":

@@ -22,6 +22,14 @@ def run(model):
 
 def test_load_reads_the_file_once_per_process(model):
     assert am.load("smollm2-135m") is model
+    assert am.load() is model
+
+
+def test_a_runs_arrays_are_read_only(run):
+    with pytest.raises(ValueError, match="read-only"):
+        run.attention[0, 0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        run.next_token_probs[0] = 1.0
 
 
 def test_run_shapes_and_readable_tokens(model, run):
