@@ -83,9 +83,11 @@ def grouped_query_attention(
 ) -> GroupedQueryResult:
     """Grouped-query attention: query head ``i`` attends with key/value head ``i // (h / h_kv)``.
 
-    ``Q (h, n_q, d_k)``, ``K (h_kv, n_k, d_k)``, ``V (h_kv, n_k, d_v)``, ``h`` a multiple of ``h_kv``.
-    Each head is one :func:`scaled_dot_product_attention` call (same ``mask`` and ``scale``), so it
-    equals multi-head attention on :func:`repeat_kv` ``(K)`` and ``(V)``, without the copies.
+    ``Q (h, n_q, d_k)``, ``K (h_kv, n_k, d_k)``, ``V (h_kv, n_k, d_v)``, ``h`` a multiple of ``h_kv``;
+    ``mask (n_q, n_k)`` and ``scale`` apply to every head. It equals multi-head attention on
+    :func:`repeat_kv` ``(K)`` and ``(V)``, without the copies: the query heads that share a key/value
+    head go through one :func:`scaled_dot_product_attention` call with their rows stacked (a
+    softmax is taken row by row, so stacking rows changes no weight).
     """
     h, h_kv = Q.shape[0], K.shape[0]
     if h_kv == 0 or h % h_kv or V.shape[0] != h_kv:
@@ -93,11 +95,15 @@ def grouped_query_attention(
             f"grouped-query attention needs as many key as value heads and a number of query heads that is a "
             f"multiple of them; got {h} query, {h_kv} key and {V.shape[0]} value heads"
         )
-    group = h // h_kv  # query heads per key/value head
-    heads = [scaled_dot_product_attention(Q[i], K[i // group], V[i // group], mask=mask, scale=scale) for i in range(h)]
-    weights = np.stack([r.weights for r in heads])  # (h, n_q, n_k)
-    output = np.stack([r.output for r in heads])  # (h, n_q, d_v)
-    return GroupedQueryResult(weights, output)
+    group, n_q = h // h_kv, Q.shape[1]  # query heads per key/value head
+    rows_mask = None if mask is None else np.tile(mask, (group, 1))  # (group n_q, n_k), the same for each head
+    weights, output = [], []
+    for g in range(h_kv):
+        rows = Q[g * group : (g + 1) * group].reshape(group * n_q, -1)  # (group n_q, d_k) the group's queries
+        r = scaled_dot_product_attention(rows, K[g], V[g], mask=rows_mask, scale=scale)
+        weights.append(r.weights.reshape(group, n_q, -1))  # (group, n_q, n_k)
+        output.append(r.output.reshape(group, n_q, -1))  # (group, n_q, d_v)
+    return GroupedQueryResult(np.concatenate(weights), np.concatenate(output))  # (h, n_q, n_k), (h, n_q, d_v)
 
 
 @dataclass(frozen=True)
