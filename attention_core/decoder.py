@@ -154,7 +154,8 @@ def head_qkv(x: np.ndarray, layer: DecoderLayerWeights, config: DecoderConfig) -
     Q = (a @ layer.W_q).reshape(n, config.n_heads, -1).transpose(1, 0, 2)  # (h, n, d_head)
     K = (a @ layer.W_k).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
     V = (a @ layer.W_v).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
-    return _rope_heads(Q, config.rope_base), _rope_heads(K, config.rope_base), V
+    QK = _rope_heads(np.concatenate([Q, K]), config.rope_base)  # (h + h_kv, n, d_head), rotated by position
+    return QK[: config.n_heads], QK[config.n_heads :], V
 
 
 def _rope_heads(Q: np.ndarray, base: float) -> np.ndarray:
