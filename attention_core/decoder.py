@@ -44,8 +44,11 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float = 1e-5) -> np.ndarray
 
 def silu(x: np.ndarray) -> np.ndarray:
     """The SiLU (swish) activation ``x * sigmoid(x) = x / (1 + exp(-x))``, elementwise."""
+    denominator = np.negative(x)  # (same shape) one buffer for 1 + exp(-x), then the result
     with np.errstate(over="ignore"):  # exp(-x) -> inf for very negative x gives the right limit, 0
-        return x / (1 + np.exp(-x))
+        np.exp(denominator, out=denominator)
+    denominator += 1
+    return np.divide(x, denominator, out=denominator)
 
 
 def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarray) -> np.ndarray:

@@ -141,3 +141,12 @@ def test_head_scale_of_zero_removes_the_whole_attention_block():
     out = decoder_layer(x, W, CONFIG, np.zeros(4)).output
     np.testing.assert_allclose(out, x + swiglu(rms_norm(x, W.ffn_norm, CONFIG.eps), W.W_gate, W.W_up, W.W_down))
     np.testing.assert_allclose(decoder_layer(x, W, CONFIG, np.ones(4)).output, decoder_layer(x, W, CONFIG).output)
+
+
+def test_silu_is_x_times_sigmoid_with_the_right_limits_and_leaves_its_input_alone():
+    from attention_core.decoder import silu
+
+    x = np.array([-1000.0, -1.0, 0.0, 2.0, 1000.0])
+    np.testing.assert_allclose(silu(x[1:4]), x[1:4] / (1 + np.exp(-x[1:4])), rtol=1e-12)
+    assert silu(x)[0] == 0.0 and silu(x)[-1] == 1000.0
+    np.testing.assert_array_equal(x, [-1000.0, -1.0, 0.0, 2.0, 1000.0])
