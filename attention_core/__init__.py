@@ -19,9 +19,27 @@ Reproduce a lecture in three lines::
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
 from attention_core.compare import WeightChanges, weight_changes
+from attention_core.decoder import (
+    DecoderConfig,
+    DecoderLayerResult,
+    DecoderLayerWeights,
+    GroupedQueryResult,
+    decoder_layer,
+    grouped_query_attention,
+    repeat_kv,
+    rms_norm,
+    swiglu,
+)
 from attention_core.errors import AttentionInputError
 from attention_core.exercises import Exercise, Grade, exercise_weights, grade, list_exercises, load_exercise, score
 from attention_core.explain import CellExplanation, explain_cell
+from attention_core.head_scores import (
+    first_token_score,
+    induction_score,
+    induction_targets,
+    previous_token_score,
+    self_score,
+)
 from attention_core.kv_cache import DecodeResult, DecodeStep, kv_cache_bytes, kv_cache_decode
 from attention_core.masks import (
     additive_mask,
@@ -86,8 +104,12 @@ __all__ = [
     "CellExplanation",
     "DecodeResult",
     "DecodeStep",
+    "DecoderConfig",
+    "DecoderLayerResult",
+    "DecoderLayerWeights",
     "Exercise",
     "Grade",
+    "GroupedQueryResult",
     "Head",
     "MultiHeadResult",
     "OnlineSoftmaxResult",
@@ -108,16 +130,21 @@ __all__ = [
     "as_permutation",
     "causal_mask",
     "cosine_similarity",
+    "decoder_layer",
     "dot_product_variance",
     "effective_tokens",
     "entropy_bits",
     "exercise_weights",
     "explain_cell",
+    "first_token_score",
     "grade",
+    "grouped_query_attention",
     "head_similarity",
     "identity_head",
     "kv_cache_bytes",
     "kv_cache_decode",
+    "induction_score",
+    "induction_targets",
     "list_exercises",
     "list_scenarios",
     "load_exercise",
@@ -130,6 +157,9 @@ __all__ = [
     "permute_tokens",
     "permute_weights",
     "prefix_lm_mask",
+    "previous_token_score",
+    "repeat_kv",
+    "rms_norm",
     "rope",
     "rope_angles",
     "rotate_half",
@@ -140,6 +170,7 @@ __all__ = [
     "score",
     "score_variance",
     "selection_head",
+    "self_score",
     "shuffled_order",
     "sinusoidal_encoding",
     "sliding_window_mask",
@@ -148,6 +179,7 @@ __all__ = [
     "softmax_saturation",
     "split_heads",
     "streaming_mask",
+    "swiglu",
     "unit_rows",
     "weight_changes",
 ]

