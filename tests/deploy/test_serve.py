@@ -121,3 +121,23 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
     time.sleep(0.5)
     assert not devserver.healthy(url), "nothing answers after the stop"
     assert not run.exists(), "the run folder (config, logs) is removed"
+
+
+def test_one_replica_is_streamlit_itself_without_nginx(tmp_path: Path):
+    port = devserver.free_port()
+    env = os.environ | {"LAB_LISTEN": "127.0.0.1", "PORT": str(port), "LAB_REPLICAS": "1"}
+    with (tmp_path / "serve.log").open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "deploy" / "serve.py")], cwd=tmp_path, env=env, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        devserver.wait_healthy(url, proc, timeout=120)
+        command = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"streamlit" in command and b"app.py" in command, f"serve.py became Streamlit (PID 1): {command}"
+        assert load_test.process_tree(proc.pid) == [proc.pid], "no nginx, no other process"
+    finally:
+        proc.terminate()  # Streamlit's own SIGTERM handling
+        code = proc.wait(30)
+    assert code == 0 and not devserver.healthy(url)
