@@ -30,10 +30,13 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
+# Streamlit's frontend (index.html, static/), found without importing Streamlit into this small process
+STREAMLIT_STATIC = Path(find_spec("streamlit").submodule_search_locations[0]).resolve() / "static"
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 import devserver  # noqa: E402
@@ -53,11 +56,16 @@ def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Pa
         "error_log /var/log/nginx/error.log warn;": f"error_log {run}/error.log warn;",
         "access_log /var/log/nginx/access.log sticky;": f"access_log {run}/access.log sticky;\n{temp}",
         "        listen 80;": f"        listen {listen}:{port};",
+        "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {STREAMLIT_STATIC};",
     }
     for old, new in swaps.items():
         if old not in conf:
             raise ValueError(f"deploy/nginx.conf no longer has the line {old.strip()!r} that run_local rewrites")
         conf = conf.replace(old, new, 1)
+    if os.geteuid() == 0:  # nginx started by root runs its workers as nobody, who may not read a Python
+        # installed under /root (nor this 0700 run folder): keep them root, on loopback, on a development
+        # machine. In the Docker image nginx runs as the unprivileged user and this line is not added.
+        conf = "user root;\n" + conf
     return conf
 
 

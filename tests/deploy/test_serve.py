@@ -1,7 +1,7 @@
 """deploy/serve.py, the Docker image's entrypoint: how many replicas it picks, and, run here on loopback
 exactly as the container runs it (Debian's nginx, `apt-get install -y nginx`), that the health check
 answers through nginx, every browser's requests (websocket included) stay on one replica, the class
-spreads over both, and SIGTERM stops everything."""
+spreads over both, nginx serves Streamlit's frontend files itself, and SIGTERM stops everything."""
 
 import asyncio
 import os
@@ -10,15 +10,17 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 import devserver
 from benchmarks import load_test
-from deploy import serve
+from deploy import run_local, serve
 
 ROOT = Path(__file__).resolve().parents[2]
+STATIC = run_local.STREAMLIT_STATIC
 
 
 def test_cgroup_v2_quota_in_cores(tmp_path: Path):
@@ -113,6 +115,13 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
         assert len(stream) == 16, "every tab's websocket went through nginx"
         used = set().union(*(seen[c["lab_replica"]] for c in cookies))
         assert len(used) == 2, f"16 browsers all landed on {used}: the class is not spread"
+        bundle = next(a for a in load_test.asset_paths((STATIC / "index.html").read_bytes()) if "js/index." in a)
+        with urllib.request.urlopen(f"{url}/{bundle}", timeout=10) as response:
+            kind, body = response.headers["Content-Type"], response.read()
+        assert kind == "application/javascript", "module scripts run only when sent as JavaScript"
+        assert body == (STATIC / bundle).read_bytes(), "the frontend file as Streamlit ships it"
+        served = [line for line in (run / "access.log").read_text().splitlines() if f"GET /{bundle} " in line]
+        assert served and all(" up=- " in line for line in served), f"nginx served it from disk: {served}"
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
