@@ -9,6 +9,8 @@ Each student does what a browser tab does, in the same order as Streamlit 1.67's
 
 1. ``GET /<page>``, ``GET /_stcore/health`` (sets the ``_streamlit_xsrf`` cookie), ``GET /_stcore/host-config``;
    the cookies it is given (the XSRF one, and a load balancer's sticky cookie) go on every later request.
+   With ``--assets`` it first fetches the frontend files the page's index.html names (``./static/...``),
+   six at a time, as a browser with an empty cache does; without, as if the browser had them cached.
 2. Opens ``ws://HOST/_stcore/stream`` with subprotocols ``["streamlit", <xsrf cookie or
    "PLACEHOLDER_AUTH_TOKEN">]``: the frontend repurposes the subprotocol list to carry its XSRF token
    (and, on a reconnect, a third entry with its last session id). The server selects ``streamlit``.
@@ -41,6 +43,7 @@ import itertools
 import json
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -170,6 +173,14 @@ def next_state(widget: Widget, rng: random.Random) -> WidgetState:
 
 # ---------------------------------------------------------------- one student
 
+BROWSER_CONNECTIONS = 6  # a browser's parallel HTTP/1.1 connections to one host
+
+
+def asset_paths(html: bytes) -> list[str]:
+    """The frontend files (``./static/...``) an index.html loads or preloads, in order, each once."""
+    found = re.findall(rb'(?:src|href)="\./(static/[^"]+)"', html)
+    return list(dict.fromkeys(ref.decode() for ref in found))
+
 
 class ProtocolError(Exception):
     """The server answered in a way a browser tab would show as an error."""
@@ -185,8 +196,9 @@ class Run:
 class Student:
     """One browser tab: cookies, a websocket, the tab's message cache and the widgets it shows."""
 
-    def __init__(self, base: str, page: str, timeout: float) -> None:
-        self.base, self.page, self.timeout = base.rstrip("/"), page, timeout
+    def __init__(self, base: str, page: str, timeout: float, assets: bool = False) -> None:
+        self.base, self.page, self.timeout, self.assets = base.rstrip("/"), page, timeout, assets
+        self.asset_bytes = 0
         self.cookies: dict[str, str] = {}
         self.cache: dict[str, ForwardMsg] = {}
         self.widgets: dict[str, Widget] = {}
@@ -196,7 +208,10 @@ class Student:
 
     async def open(self) -> None:
         """The HTTP requests a tab makes before the websocket, then the websocket itself."""
-        for path in (f"/{self.page}", "/_stcore/health", "/_stcore/host-config"):
+        html = await self._get(f"/{self.page}")
+        if self.assets:
+            await self.fetch_assets(html)
+        for path in ("/_stcore/health", "/_stcore/host-config"):
             await self._get(path)
         xsrf = self.cookies.get("_streamlit_xsrf", NO_XSRF_TOKEN)
         split = urlsplit(self.base)
@@ -212,8 +227,15 @@ class Student:
         if self.ws.subprotocol != "streamlit":
             raise ProtocolError(f"server selected subprotocol {self.ws.subprotocol!r}")
 
-    async def _get(self, path: str) -> None:
-        """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given."""
+    async def fetch_assets(self, html: bytes) -> None:
+        """The frontend files the page's index.html names, six at a time as a browser does (empty cache)."""
+        paths = [f"/{ref}" for ref in asset_paths(html)]
+        for i in range(0, len(paths), BROWSER_CONNECTIONS):
+            bodies = await asyncio.gather(*(self._get(path) for path in paths[i : i + BROWSER_CONNECTIONS]))
+            self.asset_bytes += sum(len(body) for body in bodies)
+
+    async def _get(self, path: str) -> bytes:
+        """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given; the body."""
         split = urlsplit(self.base)
         reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
@@ -225,7 +247,8 @@ class Student:
             raw = await asyncio.wait_for(reader.read(), self.timeout)
         finally:
             writer.close()
-        head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        head, _, body = raw.partition(b"\r\n\r\n")
+        head = head.decode("latin-1").split("\r\n")
         if " 200 " not in head[0] + " ":
             raise ProtocolError(f"GET {path}: {head[0]}")
         for line in head[1:]:
@@ -233,6 +256,7 @@ class Student:
             if name.strip().lower() == "set-cookie":
                 k, _, v = value.strip().split(";", 1)[0].partition("=")
                 self.cookies[k] = v
+        return body
 
     async def load(self) -> Run:
         """The first run of the page, named by its URL path as the frontend does."""
@@ -309,6 +333,7 @@ class Stats:
     done_at: list[float] = field(default_factory=list)  # monotonic completion time of each interaction
     errors: Counter = field(default_factory=Counter)
     bytes: int = 0
+    asset_bytes: int = 0  # frontend files fetched by first visits (--assets)
     loaded_at: list[float] = field(default_factory=list)
 
 
@@ -325,12 +350,13 @@ async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: floa
     """Arrive after ``arrive`` seconds, open the page, then change a control every think time until the deadline."""
     rng = random.Random(args.seed * 1000 + i)
     await asyncio.sleep(arrive)
-    tab = Student(args.url, args.page, args.timeout)
+    tab = Student(args.url, args.page, args.timeout, args.assets)
     try:
         arrived = time.perf_counter()
         await tab.open()
         run = await tab.load()
         stats.first_pages.append(time.perf_counter() - arrived)
+        stats.asset_bytes += tab.asset_bytes
         stats.loads.append(run.seconds)
         stats.loaded_at.append(time.monotonic())
         for n in itertools.count():
@@ -419,6 +445,8 @@ def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tupl
         "p95_ms": 1000 * percentile(stats.latencies, 95),
         "max_ms": 1000 * max(stats.latencies, default=float("nan")),
         "join_window_s": args.join_window,
+        "assets": args.assets,
+        "asset_mib_per_first_page": stats.asset_bytes / 2**20 / max(len(stats.first_pages), 1),
         "first_page_p50_ms": 1000 * percentile(stats.first_pages, 50),
         "first_page_p95_ms": 1000 * percentile(stats.first_pages, 95),
         "first_page_max_ms": 1000 * max(stats.first_pages, default=float("nan")),
@@ -436,9 +464,15 @@ def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tupl
 def print_table(r: dict) -> None:
     window = r.get("join_window_s")
     joined = f"at random within {window:g} s" if window is not None else f"evenly over {r.get('ramp_s', 0):g} s"
+    assets = (
+        f"fetched by each first page, {r['asset_mib_per_first_page']:.1f} MiB"
+        if r.get("assets")
+        else "not fetched (a warm browser cache)"
+    )
     rows = [
         ("sessions (loaded)", f"{r['sessions']} ({r['loaded']})"),
         ("arrivals", joined),
+        ("frontend files", assets),
         ("think time", f"{r['think_s']:g} s ±50 %"),
         ("interactions completed", f"{r['interactions']}"),
         ("errors", f"{r['errors']}"),
@@ -498,6 +532,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         metavar="N",
         help="instead of --ramp: each student arrives at a random (seeded) moment within N seconds",
+    )
+    p.add_argument(
+        "--assets",
+        action="store_true",
+        help="each first page also fetches the frontend files its index.html names, as a browser with an "
+        "empty cache does (six at a time); off: as if the browser had them cached",
     )
     p.add_argument("--page", default="playground", help="URL path of the page (default playground)")
     p.add_argument(

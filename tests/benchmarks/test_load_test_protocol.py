@@ -5,6 +5,7 @@ and it finds widgets, exceptions and script_finished in ForwardMsgs as a browser
 """
 
 import random
+from pathlib import Path
 
 import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -137,3 +138,28 @@ def test_summary_reports_first_page_apart_from_later_interactions():
     assert (r["first_page_p50_ms"], r["first_page_max_ms"]) == (700, 3000), "arrival -> first page, own figures"
     assert r["max_ms"] == 900 and r["p50_ms"] == pytest.approx(70), "later interactions apart from first pages"
     assert 700 < r["first_page_p95_ms"] <= 3000 and r["errors"] == 2 and r["join_window_s"] == 10
+
+
+def test_asset_paths_are_the_frontend_files_index_html_names():
+    html = (
+        b'<link rel="preload" href="./static/media/font.woff2" as="font" />'
+        b'<link rel="service-desc" href="./_stcore/agent/openapi.json" />'
+        b'<script type="module" src="./static/js/index.abc.js"></script>'
+        b'<link rel="modulepreload" href="./static/js/react.def.js" /><link href="./static/js/index.abc.js" />'
+        b'<link rel="stylesheet" href="./static/css/index.css" /><img src="http://example.com/static/x.png" />'
+    )
+    assert lt.asset_paths(html) == [
+        "static/media/font.woff2",
+        "static/js/index.abc.js",
+        "static/js/react.def.js",
+        "static/css/index.css",
+    ], "same-origin ./static/ files, in order, each once; no API endpoints, no outside URLs"
+
+
+def test_the_installed_streamlit_index_names_its_bundle():
+    import streamlit
+
+    html = (Path(streamlit.__file__).parent / "static" / "index.html").read_bytes()
+    paths = lt.asset_paths(html)
+    assert any(p.startswith("static/js/index.") for p in paths), "the load test fetches the main bundle"
+    assert all((Path(streamlit.__file__).parent / "static" / p).is_file() for p in paths), "every one exists"
