@@ -12,7 +12,6 @@ def test_no_full_garbage_collection_after_every_rerun():
     assert tomllib.loads(CONFIG.read_text())["runner"]["postScriptGC"] is False
 
 
-
 def server_settings() -> dict:
     return tomllib.loads(CONFIG.read_text())["server"]
 
