@@ -82,6 +82,17 @@ def run_folder(out: Path, within: float = 10) -> Path:
     return Path(found.group(1))
 
 
+def logged_streams(access_log: Path, expected: int, within: float = 10) -> list[str]:
+    """The websocket lines of nginx's log: nginx writes one when the proxied connection has closed on
+    both sides, which may be a moment after the client's close returned, so wait for ``expected``."""
+    deadline = time.monotonic() + within
+    while True:
+        lines = [line for line in access_log.read_text().splitlines() if "/_stcore/stream" in line]
+        if len(lines) >= expected or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.2)
+
+
 async def open_tabs(url: str, n: int) -> list[dict[str, str]]:
     """n browser tabs: the page, the health check, host-config and the websocket, as load_test's client does."""
     cookies = []
@@ -108,10 +119,10 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
         run = run_folder(out)
         cookies = asyncio.run(open_tabs(url, 16))
         assert all("lab_replica" in c for c in cookies), "nginx hands every new browser its sticky cookie"
+        stream = logged_streams(run / "access.log", 16)
         seen = upstreams_by_key(run / "access.log")
         for c in cookies:
             assert len(seen[c["lab_replica"]]) == 1, f"one browser's requests reached {seen[c['lab_replica']]}"
-        stream = [line for line in (run / "access.log").read_text().splitlines() if "/_stcore/stream" in line]
         assert len(stream) == 16, "every tab's websocket went through nginx"
         used = set().union(*(seen[c["lab_replica"]] for c in cookies))
         assert len(used) == 2, f"16 browsers all landed on {used}: the class is not spread"
