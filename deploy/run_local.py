@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import re
 import secrets
 import shutil
@@ -29,17 +30,20 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from importlib.util import find_spec
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
+# Streamlit's frontend (index.html, static/), found without importing Streamlit into this small process
+STREAMLIT_STATIC = Path(find_spec("streamlit").submodule_search_locations[0]).resolve() / "static"
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
 import devserver  # noqa: E402
 
 
-def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path) -> str:
-    """deploy/nginx.conf with loopback addresses and paths in ``run``; the proxying is left as it is."""
+def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1") -> str:
+    """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``; proxying as it is."""
     servers = "".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;\n" for p in replica_ports)
     conf, n = re.subn(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
     if n == 0:
@@ -51,12 +55,17 @@ def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Pa
         "pid /run/nginx.pid;": f"pid {run}/nginx.pid;",
         "error_log /var/log/nginx/error.log warn;": f"error_log {run}/error.log warn;",
         "access_log /var/log/nginx/access.log sticky;": f"access_log {run}/access.log sticky;\n{temp}",
-        "        listen 80;": f"        listen 127.0.0.1:{port};",
+        "        listen 80;": f"        listen {listen}:{port};",
+        "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {STREAMLIT_STATIC};",
     }
     for old, new in swaps.items():
         if old not in conf:
             raise ValueError(f"deploy/nginx.conf no longer has the line {old.strip()!r} that run_local rewrites")
         conf = conf.replace(old, new, 1)
+    if os.geteuid() == 0:  # nginx started by root runs its workers as nobody, who may not read a Python
+        # installed under /root (nor this 0700 run folder): keep them root, on loopback, on a development
+        # machine. In the Docker image nginx runs as the unprivileged user and this line is not added.
+        conf = "user root;\n" + conf
     return conf
 
 
@@ -92,18 +101,22 @@ def start_nginx(conf: str, run: Path) -> subprocess.Popen:
 
 
 @contextlib.contextmanager
-def topology(replicas: int, port: int, app_dir: Path, keep_logs: bool = False) -> Iterator[Topology]:
-    """Start N replicas and nginx in front of them; stop all of them on the way out, whatever happens."""
+def topology(
+    replicas: int, port: int, app_dir: Path, keep_logs: bool = False, listen: str = "127.0.0.1"
+) -> Iterator[Topology]:
+    """Start N replicas and nginx (on ``listen``:``port``) in front of them; stop all of them on the way out."""
     run = Path(tempfile.mkdtemp(prefix="attention-lab-deploy-"))
-    top, secret = Topology(f"http://127.0.0.1:{port}", run), secrets.token_hex(32)
-    env = {"STREAMLIT_SERVER_COOKIE_SECRET": secret}  # the same on every replica; never on a command line
+    top = Topology(f"http://127.0.0.1:{port}", run)
+    # The same secret on every replica (the one given, else a fresh one); never on a command line.
+    secret = os.environ.get("STREAMLIT_SERVER_COOKIE_SECRET") or secrets.token_hex(32)
+    env = {"STREAMLIT_SERVER_COOKIE_SECRET": secret}
     ports = [devserver.free_port() for _ in range(replicas)]
     try:
         for i, p in enumerate(ports):  # all start at once, then each is waited for
             top.replicas.append(devserver.launch(app_dir, p, env, log=run / f"replica{i + 1}.log"))
         for replica in top.replicas:
             replica.wait_healthy()
-        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run), run)
+        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run, listen), run)
         devserver.wait_healthy(top.url, top.nginx)
         print(f"{replicas} replica(s) on ports {ports} behind nginx at {top.url} (run folder {run})", flush=True)
         yield top

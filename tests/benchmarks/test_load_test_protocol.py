@@ -5,7 +5,9 @@ and it finds widgets, exceptions and script_finished in ForwardMsgs as a browser
 """
 
 import random
+from pathlib import Path
 
+import pytest
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -105,3 +107,59 @@ def test_tab_answers_ref_hash_from_its_cache():
     tab.widgets.clear()
     tab._read(ForwardMsg(ref_hash="h-slider").SerializeToString())
     assert "playground_temperature" in tab.widgets, "a ref_hash message is replayed from the tab's cache"
+
+
+def test_join_window_spreads_seeded_arrivals_within_it():
+    args = lt.parse_args(["--sessions", "200", "--join-window", "10", "--seed", "3"])
+    arrivals = lt.arrival_times(args)
+    assert len(arrivals) == 200 and all(0 <= t <= 10 for t in arrivals), "every student arrives within the window"
+    assert len(set(arrivals)) == 200, "random moments, not a lockstep"
+    assert max(arrivals) - min(arrivals) > 5, "spread over the window, not bunched at its start"
+    assert lt.arrival_times(args) == arrivals, "seeded: the same class arrives the same way again"
+    other = lt.arrival_times(lt.parse_args(["--sessions", "200", "--join-window", "10", "--seed", "4"]))
+    assert other != arrivals, "another seed, another class"
+
+
+def test_without_join_window_students_arrive_evenly_over_the_ramp():
+    arrivals = lt.arrival_times(lt.parse_args(["--sessions", "4", "--ramp", "8"]))
+    assert arrivals == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_negative_join_window_is_refused():
+    with pytest.raises(SystemExit):
+        lt.parse_args(["--join-window", "-1"])
+
+
+def test_summary_reports_first_page_apart_from_later_interactions():
+    args = lt.parse_args(["--sessions", "3", "--join-window", "10", "--duration", "20"])
+    stats = lt.Stats(first_pages=[0.5, 0.7, 3.0], loads=[0.1, 0.1, 0.2], latencies=[0.05, 0.06, 0.08, 0.9])
+    stats.errors["ProtocolError: x"] += 2
+    r = lt.summarize(args, stats, deadline=100.0, rss=(1.0, 2.0))
+    assert (r["first_page_p50_ms"], r["first_page_max_ms"]) == (700, 3000), "arrival -> first page, own figures"
+    assert r["max_ms"] == 900 and r["p50_ms"] == pytest.approx(70), "later interactions apart from first pages"
+    assert 700 < r["first_page_p95_ms"] <= 3000 and r["errors"] == 2 and r["join_window_s"] == 10
+
+
+def test_asset_paths_are_the_frontend_files_index_html_names():
+    html = (
+        b'<link rel="preload" href="./static/media/font.woff2" as="font" />'
+        b'<link rel="service-desc" href="./_stcore/agent/openapi.json" />'
+        b'<script type="module" src="./static/js/index.abc.js"></script>'
+        b'<link rel="modulepreload" href="./static/js/react.def.js" /><link href="./static/js/index.abc.js" />'
+        b'<link rel="stylesheet" href="./static/css/index.css" /><img src="http://example.com/static/x.png" />'
+    )
+    assert lt.asset_paths(html) == [
+        "static/media/font.woff2",
+        "static/js/index.abc.js",
+        "static/js/react.def.js",
+        "static/css/index.css",
+    ], "same-origin ./static/ files, in order, each once; no API endpoints, no outside URLs"
+
+
+def test_the_installed_streamlit_index_names_its_bundle():
+    import streamlit
+
+    html = (Path(streamlit.__file__).parent / "static" / "index.html").read_bytes()
+    paths = lt.asset_paths(html)
+    assert any(p.startswith("static/js/index.") for p in paths), "the load test fetches the main bundle"
+    assert all((Path(streamlit.__file__).parent / "static" / p).is_file() for p in paths), "every one exists"

@@ -1,0 +1,163 @@
+"""deploy/serve.py, the Docker image's entrypoint: how many replicas it picks, and, run here on loopback
+exactly as the container runs it (Debian's nginx, `apt-get install -y nginx`), that the health check
+answers through nginx, every browser's requests (websocket included) stay on one replica, the class
+spreads over both, nginx serves Streamlit's frontend files itself, and SIGTERM stops everything."""
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import devserver
+from benchmarks import load_test
+from deploy import run_local, serve
+
+ROOT = Path(__file__).resolve().parents[2]
+STATIC = run_local.STREAMLIT_STATIC
+
+
+def test_cgroup_v2_quota_in_cores(tmp_path: Path):
+    (tmp_path / "cpu.max").write_text("150000 100000\n")
+    assert serve.cgroup_cpu_limit(tmp_path) == 1.5
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    assert serve.cgroup_cpu_limit(tmp_path) is None, "no quota"
+
+
+def test_cgroup_v1_quota_in_cores(tmp_path: Path):
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("200000\n")
+    assert serve.cgroup_cpu_limit(tmp_path) == 2.0
+    (tmp_path / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    assert serve.cgroup_cpu_limit(tmp_path) is None, "-1 is unlimited"
+    assert serve.cgroup_cpu_limit(tmp_path / "absent") is None
+
+
+def test_usable_cores_is_affinity_capped_by_the_quota():
+    assert serve.usable_cores(affinity=4, limit=None) == 4
+    assert serve.usable_cores(affinity=4, limit=1.0) == 1, "docker run --cpus=1 on a 4-core host"
+    assert serve.usable_cores(affinity=4, limit=1.5) == 2, "a part core counts"
+    assert serve.usable_cores(affinity=2, limit=8.0) == 2
+    assert serve.usable_cores(affinity=1, limit=0.5) == 1
+
+
+def test_one_replica_per_core_unless_lab_replicas_says_otherwise():
+    assert serve.replicas_wanted({}, cores=2) == 2
+    assert serve.replicas_wanted({}, cores=1) == 1
+    assert serve.replicas_wanted({"LAB_REPLICAS": "1"}, cores=8) == 1
+    assert serve.replicas_wanted({"LAB_REPLICAS": " 3 "}, cores=1) == 3
+    for bad in ("0", "-1", "two"):
+        with pytest.raises(SystemExit, match="LAB_REPLICAS"):
+            serve.replicas_wanted({"LAB_REPLICAS": bad}, cores=2)
+
+
+def test_single_process_command_listens_where_asked():
+    command = serve.single_command("0.0.0.0", 7860)
+    assert command[1:5] == ["-m", "streamlit", "run", "app.py"]
+    assert "--server.address=0.0.0.0" in command and "--server.port=7860" in command
+
+
+def upstreams_by_key(access_log: Path) -> dict[str, set[str]]:
+    """nginx's sticky log (deploy/nginx.conf): sticky key -> the replicas that served it."""
+    seen: dict[str, set[str]] = {}
+    for line in access_log.read_text().splitlines():
+        up, key = re.search(r"up=(\S+) key=(\S+)$", line).groups()
+        seen.setdefault(key, set()).add(up)
+    return seen
+
+
+def run_folder(out: Path, within: float = 10) -> Path:
+    """The run folder serve.py prints once nginx is up (its config and access log are there)."""
+    deadline = time.monotonic() + within
+    while not (found := re.search(r"run folder (\S+)\)", out.read_text())):
+        assert time.monotonic() < deadline, f"serve.py never named its run folder:\n{out.read_text()}"
+        time.sleep(0.2)
+    return Path(found.group(1))
+
+
+def logged_streams(access_log: Path, expected: int, within: float = 10) -> list[str]:
+    """The websocket lines of nginx's log: nginx writes one when the proxied connection has closed on
+    both sides, which may be a moment after the client's close returned, so wait for ``expected``."""
+    deadline = time.monotonic() + within
+    while True:
+        lines = [line for line in access_log.read_text().splitlines() if "/_stcore/stream" in line]
+        if len(lines) >= expected or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.2)
+
+
+async def open_tabs(url: str, n: int) -> list[dict[str, str]]:
+    """n browser tabs: the page, the health check, host-config and the websocket, as load_test's client does."""
+    cookies = []
+    for _ in range(n):
+        tab = load_test.Student(url, "playground", timeout=30)
+        await tab.open()
+        await tab.close()
+        cookies.append(tab.cookies)
+    return cookies
+
+
+def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
+    port = devserver.free_port()
+    env = os.environ | {"LAB_LISTEN": "127.0.0.1", "PORT": str(port), "LAB_REPLICAS": "2"}
+    out = tmp_path / "serve.log"
+    with out.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "deploy/serve.py"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        devserver.wait_healthy(url, proc, timeout=120)  # the image's HEALTHCHECK asks this same URL
+        run = run_folder(out)
+        cookies = asyncio.run(open_tabs(url, 16))
+        assert all("lab_replica" in c for c in cookies), "nginx hands every new browser its sticky cookie"
+        stream = logged_streams(run / "access.log", 16)
+        seen = upstreams_by_key(run / "access.log")
+        for c in cookies:
+            assert len(seen[c["lab_replica"]]) == 1, f"one browser's requests reached {seen[c['lab_replica']]}"
+        assert len(stream) == 16, "every tab's websocket went through nginx"
+        used = set().union(*(seen[c["lab_replica"]] for c in cookies))
+        assert len(used) == 2, f"16 browsers all landed on {used}: the class is not spread"
+        bundle = next(a for a in load_test.asset_paths((STATIC / "index.html").read_bytes()) if "js/index." in a)
+        with urllib.request.urlopen(f"{url}/{bundle}", timeout=10) as response:
+            kind, body = response.headers["Content-Type"], response.read()
+        assert kind == "application/javascript", "module scripts run only when sent as JavaScript"
+        assert body == (STATIC / bundle).read_bytes(), "the frontend file as Streamlit ships it"
+        served = [line for line in (run / "access.log").read_text().splitlines() if f"GET /{bundle} " in line]
+        assert served and all(" up=- " in line for line in served), f"nginx served it from disk: {served}"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        code = proc.wait(30)
+    assert code == 0, f"SIGTERM is a clean stop:\n{out.read_text()}"
+    time.sleep(0.5)
+    assert not devserver.healthy(url), "nothing answers after the stop"
+    assert not run.exists(), "the run folder (config, logs) is removed"
+
+
+def test_one_replica_is_streamlit_itself_without_nginx(tmp_path: Path):
+    port = devserver.free_port()
+    env = os.environ | {"LAB_LISTEN": "127.0.0.1", "PORT": str(port), "LAB_REPLICAS": "1"}
+    with (tmp_path / "serve.log").open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, str(ROOT / "deploy" / "serve.py")], cwd=tmp_path, env=env, stdout=log,
+            stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        devserver.wait_healthy(url, proc, timeout=120)
+        command = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        assert b"streamlit" in command and b"app.py" in command, f"serve.py became Streamlit (PID 1): {command}"
+        assert load_test.process_tree(proc.pid) == [proc.pid], "no nginx, no other process"
+    finally:
+        proc.terminate()  # Streamlit's own SIGTERM handling
+        code = proc.wait(30)
+    assert code == 0 and not devserver.healthy(url)
