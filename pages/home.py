@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attention_views.widgets import NATURAL_PAGE, finish, lab, load_scenario, scenario_cards
+from attention_views.frame import load_scenario, scenario_cards
+from attention_views.widgets import NATURAL_PAGE
 
-lab("home")
 st.title("Attention Lab")
 st.markdown(
     "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
@@ -30,4 +30,3 @@ with lectures:
             if st.button("Open", key=f"home_open_{sid}", type="primary"):
                 load_scenario(sid)
                 st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
-finish()

@@ -4,17 +4,16 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
-from attention_views import multi, panels
+from attention_views import multi, panels, session
 from attention_views.editors import Delta, TableError
-from attention_views.state import HEAD_MODES, MAX_HEADS
+from attention_views.session import HEAD_MODES, MAX_HEADS
 from attention_views.widgets import (
     attention_controls,
     bound,
     bump_rev,
+    chart,
     editor_key,
     editors_panel,
-    finish,
-    lab,
     matrix_editor,
     numbers_frame,
     projector,
@@ -23,7 +22,7 @@ from attention_views.widgets import (
 MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
 HEADS_HELP = "One row per head: a name and the embedding dims it looks at, like '1, 3' (as in the notebook)"
 
-lab = lab("multi_head")
+lab = session.current().lab
 big = projector()
 st.title("Multi-head attention")
 st.caption("Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
@@ -40,10 +39,10 @@ with heads_col:
     if multi.head_mode(lab) == "selection":
         delta = Delta.from_state(st.session_state.get(editor_key(lab, "multi_head", "heads")))
         if delta is not None:  # fold the editor's edits into the canonical table, never into its own input
-            lab["heads"] = multi.apply_heads_delta(lab["heads"], delta)
+            lab.heads = multi.apply_heads_delta(lab.heads, delta)
             if delta.reshapes:
                 bump_rev(lab)
-        st.data_editor(multi.heads_display(lab["heads"]), key=editor_key(lab, "multi_head", "heads"),
+        st.data_editor(multi.heads_display(lab.heads), key=editor_key(lab, "multi_head", "heads"),
                        num_rows="dynamic", hide_index=True, width="stretch", column_config={
                            "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap"),
                            "dims": st.column_config.TextColumn("dims", help=HEADS_HELP)})
@@ -65,24 +64,24 @@ if mix_heads:
     if multi.sync_W_o(lab):
         bump_rev(lab)
     st.markdown("**W_O** (rows: concatenated columns, columns: outputs)")
-    if "W_o" in lab["tables"]:
+    if "W_o" in lab.tables:
         matrix_editor(lab, "multi_head", "W_o")
     else:
         st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
 try:
-    view = lab["last"]["multi"] = multi.run_multi(lab)
+    view = lab.last_multi = multi.run_multi(lab)
     stale = False
 except (TableError, ac.AttentionInputError) as err:
     if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
         tables_slot.error(str(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
-    view, stale = lab["last"].get("multi"), True
+    view, stale = lab.last_multi, True
 
 if stale:
     st.warning("Showing the last valid heads until the input is fixed." if view else
                "Fix the input above to see the heads.", icon="⏸️")
 if view is not None:
     cols, text = multi.grid_shape(len(view.heads), len(view.query_tokens), len(view.key_tokens))
-    st.plotly_chart(figures.head_grid(view.weights, list(view.names), list(view.query_tokens), list(view.key_tokens),
+    chart(figures.head_grid(view.weights, list(view.names), list(view.query_tokens), list(view.key_tokens),
                                       cols=cols, show_text=text, projector=big), key="multi_head_grid")
     st.caption(f"{len(view.heads)} head(s) on one colour scale from 0 to 1; each row sums to 1. "
                "Hover a cell for its query, key and weight.")
@@ -98,6 +97,5 @@ if view is not None:
                      column_config={c: st.column_config.NumberColumn(format="%.3f") for c in view.output_labels})
     panels.head_readouts(view.weights, list(view.names), list(view.query_tokens), list(view.key_tokens),
                          "multi_head", big)
-    st.plotly_chart(figures.grouped_activation_bars(list(view.query_tokens), view.activation(), projector=big),
+    chart(figures.grouped_activation_bars(list(view.query_tokens), view.activation(), projector=big),
                     key="multi_head_activation")
-finish()

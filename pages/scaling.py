@@ -5,7 +5,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures, figures
-from attention_views.widgets import chart, finish, lab, projector
+from attention_views.widgets import chart, projector
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
 VARIANCE_SAMPLES = 1_000  # pairs (q, k) per d_k
@@ -33,7 +33,6 @@ def worked_case() -> tuple[tuple[str, ...], ac.ScoreVariance]:
     return sc.query_tokens, ac.score_variance(sc.Q, sc.K)
 
 
-lab("scaling")
 big = projector()
 st.title("Scaling: why divide by √d_k")
 st.markdown(
@@ -95,4 +94,3 @@ with raw_col:
 with scaled_col:
     chart(cached_figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}",
                                         projector=big), key="scaling_worked_scaled")
-finish()
