@@ -14,8 +14,9 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures, session
-from attention_views.editors import Delta, TableError, apply_delta, display_table, matrix_table, table_to_matrix
+from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.session import Attempt, ExerciseStore
+from attention_views.widgets import folded
 
 PICK = "exercises_pick"
 TAB_LABELS = {
@@ -115,9 +116,7 @@ def narrow(columns: tuple[str, ...]) -> dict:
 def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None."""
     key = f"exercises_editor_{ex.id}_{name}_{a.rev}"
-    delta = Delta.from_state(st.session_state.get(key))
-    if delta is not None:
-        a.tables[name] = apply_delta(a.tables[name], delta)
+    a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
         display_table(a.tables[name]),
         key=key,

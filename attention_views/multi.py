@@ -12,7 +12,6 @@ every function takes the lab dict of state.py, and errors name the head row, tab
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from attention_views.editors import (
     Delta,
     TableError,
     apply_delta,
+    cell_text,
     matrix_table,
     table_to_matrix,
     value_columns,
@@ -104,9 +104,7 @@ def parse_dims(text: object, d_model: int) -> list[int]:
     """
     if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         text = str(int(text))
-    if text is None or text is pd.NA or (isinstance(text, float) and math.isnan(text)):
-        text = ""
-    entries = [e for e in _SEPARATORS.split(str(text).strip().strip("[]()")) if e]
+    entries = [e for e in _SEPARATORS.split(cell_text(text).strip().strip("[]()")) if e]
     if not entries:
         raise ValueError("dims is empty")
     if len(entries) > MAX_DIMS:
@@ -123,8 +121,7 @@ def parse_dims(text: object, d_model: int) -> list[int]:
 
 def head_name(name: object, row: int) -> str:
     """The head's name from its table cell, or "Head <row + 1>" when the cell is empty."""
-    text = "" if name is None or name is pd.NA or (isinstance(name, float) and math.isnan(name)) else str(name)
-    return text.strip() or f"Head {row + 1}"
+    return cell_text(name).strip() or f"Head {row + 1}"
 
 
 def head_dims(frame: pd.DataFrame, d_model: int) -> list[tuple[str, list[int]]]:
@@ -163,7 +160,7 @@ def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
 
 def heads_display(frame: pd.DataFrame) -> pd.DataFrame:
     """What the heads editor shows: both columns as text (an empty cell as "")."""
-    return frame.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return frame.map(cell_text)
 
 
 def heads_error(lab: Lab) -> str | None:

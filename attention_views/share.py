@@ -11,14 +11,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import numbers
 import zlib
 
 import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.editors import TOKEN, finite_block
+from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole
 from attention_views.session import (
     HEAD_MODES,
     MASK_KINDS,
@@ -65,13 +64,13 @@ def table_payload(frame: pd.DataFrame) -> dict:
 
 def _cell(value: object) -> object:
     """A raw editor cell as JSON: a finite number stays a number, anything else travels as text or null."""
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    if is_real(value):
         try:
             number = float(value)
         except OverflowError:  # an integer beyond the float range: keep it as typed (it is reported as bad)
             return str(value)[:MAX_LABEL_CHARS]
         return number if number == number and abs(number) != float("inf") else str(number)
-    return None if value is None or value is pd.NA else str(value)[:MAX_LABEL_CHARS]
+    return None if is_empty(value) else str(value)[:MAX_LABEL_CHARS]
 
 
 def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None) -> dict:
@@ -107,8 +106,7 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
 
 def _text(value: object) -> str:
     """A heads-table cell as text; an empty cell (None or NaN) is ""."""
-    empty = value is None or value is pd.NA or (isinstance(value, float) and value != value)
-    return "" if empty else str(value)[:MAX_LABEL_CHARS]
+    return cell_text(value)[:MAX_LABEL_CHARS]
 
 
 def encode(lab: Lab, page: str = "") -> str:
@@ -180,28 +178,24 @@ def check_field(name: str, value: object) -> object:
 
     Returns the value as the Lab holds it; raises ShareError naming the field otherwise.
     """
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and abs(value) < 1e6
+    number = is_real(value) and abs(value) < 1e6
     checks = {
         "mask": value in MASK_KINDS,
-        "mask_pad": _whole(value, 0, MAX_TOKENS),
-        "mask_window": _whole(value, 1, MAX_TOKENS),
-        "mask_prefix": _whole(value, 0, MAX_TOKENS),
+        "mask_pad": is_whole(value, 0, MAX_TOKENS),
+        "mask_window": is_whole(value, 1, MAX_TOKENS),
+        "mask_prefix": is_whole(value, 0, MAX_TOKENS),
         "scale_mode": value in SCALE_MODES,
         "scale_custom": number,
         "temperature": number and 0.1 <= value <= 5.0,
         "stage": value in STAGES,
         "heads_mode": value in HEAD_MODES,
-        "n_heads": _whole(value, 1, MAX_HEADS),
+        "n_heads": is_whole(value, 1, MAX_HEADS),
         "use_W_o": isinstance(value, bool),
-        "selected": isinstance(value, list) and len(value) == 2 and all(_whole(v, 0, MAX_TOKENS - 1) for v in value),
+        "selected": isinstance(value, list) and len(value) == 2 and all(is_whole(v, 0, MAX_TOKENS - 1) for v in value),
     }
     if not checks[name]:
         raise ShareError(f"the state's {name} ({str(value)[:40]}) is not allowed")
     return tuple(value) if name == "selected" else value
-
-
-def _whole(value: object, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def _painted(value: object) -> np.ndarray:
@@ -230,7 +224,7 @@ def _snapshot(value: object) -> Snapshot:
 
 
 def _weight(cell: object) -> bool:
-    return isinstance(cell, (int, float)) and not isinstance(cell, bool) and 0.0 <= cell <= 1.0
+    return isinstance(cell, (int, float)) and is_real(cell) and 0.0 <= cell <= 1.0
 
 
 def _table(name: str, table: object) -> pd.DataFrame:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,8 @@ from attention_views.editors import (
     table_to_matrix,
 )
 from attention_views.session import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab
+
+T = TypeVar("T")
 
 
 def scale_value(lab: Lab, d_k: int) -> float:
@@ -78,6 +81,20 @@ def run_single_head(lab: Lab) -> SingleHead:
     )
     check_output_lengths(result.output, "the output (weights · V)", q_tokens, "V" if "V" in mats else "W_v")
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
+
+
+def run_or_last(lab: Lab, run: Callable[[Lab], T], last: str) -> tuple[T | None, Exception | None]:
+    """(``run(lab)``, None), kept in ``lab.<last>``; on an input error, (the last valid result or None, the error).
+
+    The one way a page runs the core: an invalid table or shape never blanks the page, it keeps showing the
+    last result that computed (pages say so with the error).
+    """
+    try:
+        result = run(lab)
+    except (TableError, ac.AttentionInputError) as err:
+        return getattr(lab, last), err
+    setattr(lab, last, result)
+    return result, None
 
 
 def checked_product(A: np.ndarray, B: np.ndarray, message: Callable[[int, int], str]) -> np.ndarray:

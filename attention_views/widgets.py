@@ -56,13 +56,22 @@ def editor_key(lab: Lab, prefix: str, name: str) -> str:
     return f"{prefix}_editor_{name}_{lab.rev}"
 
 
-def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
-    """Fold the editor's reported edits into the canonical table (never writing its output back in)."""
-    delta = Delta.from_state(st.session_state.get(editor_key(lab, prefix, name)))
+def folded(frame: pd.DataFrame, key: str, apply: Callable = apply_delta) -> tuple[pd.DataFrame, bool]:
+    """``frame`` with the edits the data editor ``key`` reports folded in, and whether rows moved.
+
+    The one way an edit reaches a table: the editor's output is never written back into its own input.
+    When rows were added or deleted the editor must restart from the table (bump the revision in its key).
+    """
+    delta = Delta.from_state(st.session_state.get(key))
     if delta is None:
-        return
-    lab.tables[name] = apply_delta(lab.tables[name], delta)
-    if delta.reshapes:  # row positions changed: the editor must restart from the canonical table
+        return frame, False
+    return apply(frame, delta), delta.reshapes
+
+
+def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
+    """Fold the editor's reported edits into the lab's table; restart the editors when rows moved."""
+    lab.tables[name], moved = folded(lab.tables[name], editor_key(lab, prefix, name))
+    if moved:
         bump_rev(lab)
 
 
@@ -200,20 +209,20 @@ def mask_painter(lab: Lab, prefix: str) -> None:
     mask = custom_mask(lab, len(query_tokens), len(key_tokens))  # (n_q, n_k)
     cols = [f"k{j}" for j in range(mask.shape[1])]
     key = f"{prefix}_mask_editor_{lab.rev}_{mask.shape[0]}x{mask.shape[1]}"
-    delta = Delta.from_state(st.session_state.get(key))
-    if delta is not None:
-        for i, cells in delta.edited_rows.items():
-            for col, value in cells.items():
-                if 0 <= i < mask.shape[0] and col in cols:
-                    mask[i, cols.index(col)] = bool(value)
-    lab.mask_custom = mask
-    frame = pd.DataFrame(mask, columns=cols)
+    painted, _ = folded(pd.DataFrame(mask, columns=cols, dtype=object), key, _cell_edits)
+    lab.mask_custom = painted.to_numpy(dtype=bool)  # (n_q, n_k)
+    frame = pd.DataFrame(lab.mask_custom, columns=cols)
     frame.insert(0, TOKEN, query_tokens)
     config = {c: st.column_config.CheckboxColumn(label or f"key {j}", width="small")
               for j, (c, label) in enumerate(zip(cols, key_tokens, strict=True))}
     config[TOKEN] = st.column_config.TextColumn("query ↓ / key →", disabled=True)
     st.caption("Tick a cell to let that query (row) attend that key (column).")
     st.data_editor(frame, key=key, hide_index=True, column_config=config, disabled=[TOKEN])
+
+
+def _cell_edits(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
+    """The painter's grid has fixed rows: only its cell edits count."""
+    return apply_delta(frame, Delta(delta.edited_rows, [], []))
 
 
 def blind_rows_note(mask: object, query_tokens: list[str]) -> None:

@@ -7,7 +7,7 @@ from attention_views import cached_figures as figures
 from attention_views import panels, session
 from attention_views.editors import TableError
 from attention_views.session import STAGES
-from attention_views.state import run_single_head
+from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import (
     STAGE_LABELS,
     attention_controls,
@@ -34,13 +34,10 @@ with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
 if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
         mask_painter(lab, "playground")
-try:
-    head = lab.last_single = run_single_head(lab)
-    stale = False
-except (TableError, ac.AttentionInputError) as err:
-    if not isinstance(err, TableError):  # a table's own error is already shown under its editor
-        left.error(str(err), icon="⚠️")
-    head, stale = lab.last_single, True
+head, err = run_or_last(lab, run_single_head, "last_single")
+stale = err is not None
+if stale and not isinstance(err, TableError):  # a table's own error is already shown under its editor
+    left.error(str(err), icon="⚠️")
 
 with right:
     stage = bound(st.segmented_control, "Stage", "playground_stage", "stage", options=STAGES,

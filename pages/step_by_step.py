@@ -2,11 +2,9 @@
 
 import streamlit as st
 
-import attention_core as ac
 from attention_views import session
-from attention_views.editors import TableError
 from attention_views.sections import step_by_step
-from attention_views.state import run_single_head
+from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import attention_controls, projector
 
 lab = session.current().lab
@@ -14,11 +12,9 @@ big = projector()
 st.title("Step by step")
 st.caption("One attention weight, worked out with the actual numbers: pick a query and a key, or click a cell.")
 attention_controls(lab, "step_by_step")
-try:
-    head = lab.last_single = run_single_head(lab)
-except (TableError, ac.AttentionInputError) as err:
+head, err = run_or_last(lab, run_single_head, "last_single")
+if err is not None:
     st.error(f"{err}  \nFix it on the Playground; until then this page shows the last valid result.", icon="⚠️")
-    head = lab.last_single
 if head is None:
     st.info("There is no valid attention to explain yet: fix the tables on the Playground.")
 else:
