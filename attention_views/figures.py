@@ -37,7 +37,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
-from attention_views import theme
+from attention_views import formats, theme
+from attention_views.formats import short
 from attention_views.theme import MINUS_INF, Style
 
 QUERY_AXIS_TITLE = "Query token (attending)"
@@ -102,18 +103,6 @@ def _check_cell(selected: tuple[int, int] | None, shape: tuple[int, int]) -> tup
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def _cell_text(value: float) -> str:
-    """Two decimals for a cell ("0.58"), never "-0.00"; "−inf" for a masked cell."""
-    return f"{round(value, 2) + 0.0:.2f}" if np.isfinite(value) else MINUS_INF
-
-
-def _num(value: float) -> str:
-    """A short exact-looking number for arithmetic ("1.0", "0.72", "2.42")."""
-    if value == 0 or 1e-3 <= abs(value) < 1e5:
-        return np.format_float_positional(value + 0.0, precision=4, trim="0")
-    return f"{value:.4g}"
 
 
 def _hover_name(label: str, index: int) -> str:
@@ -212,7 +201,7 @@ def _heatmap(z: list | dict, cells: list, hover: str, s: Style, shape: tuple[int
 def _value_trace(M: np.ndarray, cells: list, s: Style, *, text: bool, names, **kw) -> dict:
     """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`."""
     finite = np.isfinite(M)
-    cell_text = [[_cell_text(v) if np.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
+    cell_text = [[formats.cell(v) if np.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
     return _heatmap(_z(np.where(finite, M, np.nan)), cells, _hovertemplate(*names), s, M.shape, cell_text, **kw)
 
 
@@ -397,7 +386,7 @@ def mask_heatmap_spec(
     M = _as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
     queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
-    words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else _num(v)) for v in row] for row in M.tolist()]
+    words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
     cells = [[[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
              for c, r in zip(_cells(queries, keys), words, strict=True)]  # [query, key, the mask word]
     trace = _heatmap(_z(np.where(np.isneginf(M), 0.0, 1.0)), cells, _hovertemplate("query", "key", "mask",
@@ -576,7 +565,7 @@ def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, 
         "showlegend": False, "name": "cells",
     }
     if text:
-        trace["text"] = [_cell_text(v) for v in values.tolist()]
+        trace["text"] = [formats.cell(v) for v in values.tolist()]
         trace["textfont"] = {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)}
     return trace
 
@@ -669,7 +658,7 @@ def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarr
     k = _as_vector(k, q.size, "k")  # (d_k,)
     labels = _as_labels(dim_labels, q.size, "dim_labels", "dimensions")
     terms = q * k  # (d_k,)
-    hover = [f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {_num(a)} × {_num(b)} = {_num(a * b)}"
+    hover = [f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
              for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))]
     bar = {
         "type": "bar", "x": list(range(q.size)), "y": terms.tolist(), "hovertext": hover,
@@ -678,9 +667,9 @@ def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarr
         "textposition": "outside", "cliponaxis": False, "textfont": {"size": s.cell_font},
     }
     if q.size <= theme.CELL_TEXT_LIMIT:
-        bar["text"] = [_num(t) for t in terms]
-    total = _num(float(terms.sum()))
-    spelled = " + ".join(_num(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
+        bar["text"] = [short(t) for t in terms]
+    total = short(float(terms.sum()))
+    spelled = " + ".join(short(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
     layout = {
         "annotations": [{"text": f"q·k = {spelled} = <b>{total}</b>", "xref": "paper", "yref": "paper", "x": 1.0,
                          "y": 1.0, "xanchor": "right", "yanchor": "bottom", "showarrow": False,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -145,13 +144,6 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
     """A download button for a result table as CSV."""
     st.download_button(label, lambda: frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
                        icon=":material/download:")  # written on click
-
-
-def metric_number(value: float) -> str:
-    """A number for st.metric: two decimals while short ("2.42"), else scientific ("1.235e+200")."""
-    if not np.isfinite(value):  # past the float range: the true value exists but a float cannot hold it
-        return "> 1.8e308" if value > 0 else "< −1.8e308" if value < 0 else "too large"
-    return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
-import devserver  # noqa: E402
+from tests.support import devserver  # noqa: E402
 
 
 def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path) -> str:

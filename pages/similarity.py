@@ -5,14 +5,13 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
-from attention_views import session
+from attention_views import formats, session
 from attention_views.editors import TableError, table_to_matrix, value_columns
 from attention_views.state import resize_head_width
 from attention_views.widgets import (
     bump_rev,
     chart,
     matrix_editor,
-    metric_number,
     numbers_frame,
     projector,
 )
@@ -57,7 +56,7 @@ with np.errstate(over="ignore", invalid="ignore"):
     dot = float(x @ y)
 for col, label, value in zip(
     st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
-    (metric_number(dot), metric_number(norms[0]), metric_number(norms[1]), f"{ac.cosine_similarity(x, y):.4f}",
+    (formats.metric(dot), formats.metric(norms[0]), formats.metric(norms[1]), f"{ac.cosine_similarity(x, y):.4f}",
      f"{ac.angle_degrees(x, y):.2f}°"), strict=True,
 ):
     col.metric(label, value)

@@ -10,6 +10,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
+from attention_views.formats import latex
 from attention_views.session import Lab
 from attention_views.state import SingleHead
 from attention_views.widgets import MASK_LABELS, chart
@@ -23,12 +24,6 @@ C = 4 dimensions, T = 9 tokens), so it writes the scores as `einsum('it,if->ft',
 The paper and this app use **(T, C)**: one *row* per token, so the scores are $QK^\\top$ and the
 query of token $i$ is the row $q_i$. Both give the same T x T matrix: `Q.T @ K` in the notebook's
 layout is `Qp @ Kp.T` with `Qp = Q.T`, `Kp = K.T`."""
-
-
-def _num(x: float, factor: bool = False) -> str:
-    """A number for the formulas: 4 significant digits, −∞ for a blocked score, negative factors in brackets."""
-    text = r"-\infty" if np.isneginf(x) else f"{x + 0.0:.4g}"
-    return f"({text})" if factor and x < 0 else text
 
 
 def _label(tokens: list[str]):
@@ -74,7 +69,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
                         on_change=_pick_from_boxes, args=(lab,))
     key_col.selectbox("Key (column)", range(len(kt)), format_func=_label(kt), key=KEY,
                       on_change=_pick_from_boxes, args=(lab,))
-    headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {_num(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {_num(e.weight)}")
+    headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
         st.warning(f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
                    "so the mask adds −∞ to the score and the weight is 0.", icon="🚫")
@@ -82,10 +77,12 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
                     on_select=functools.partial(_pick_from_grid, lab), selection_mode="points", width="content")
 
     st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
-    terms = [rf"{_num(a, True)} \times {_num(b, True)}" for a, b in zip(e.q, e.k, strict=True)] if e.q.size <= 4 else [
-        _num(p, True) for p in e.products]  # wider vectors: the products only, their factors are in the table
+    if e.q.size <= 4:
+        terms = [rf"{latex(a, True)} \times {latex(b, True)}" for a, b in zip(e.q, e.k, strict=True)]
+    else:  # wider vectors: the products only, their factors are in the table
+        terms = [latex(p, True) for p in e.products]
     terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
-    st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {_num(e.dot)}")
+    st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {latex(e.dot)}")
     left, right = st.columns([2, 3], gap="medium")
     _table(left, {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
            "step_by_step_products")
@@ -95,16 +92,16 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     st.subheader("2 · Scale, temperature and mask")
     mask_term = "0" if e.allowed else r"(-\infty)"
     st.latex(rf"z_{{{i},{j}}} = \frac{{s}}{{\tau}}\,(q_{{{i}}} \cdot k_{{{j}}}) + M_{{{i},{j}}} = "
-             rf"\frac{{{_num(e.scale)}}}{{{_num(e.temperature)}}} \times {_num(e.dot, True)} + {mask_term} = "
-             rf"{_num(e.masked_row[j])}")
+             rf"\frac{{{latex(e.scale)}}}{{{latex(e.temperature)}}} \times {latex(e.dot, True)} + {mask_term} = "
+             rf"{latex(e.masked_row[j])}")
     st.caption(f"{SCALE_NOTE[lab.scale_mode].format(d=e.q.size, s=e.scale)}; temperature τ = {e.temperature:g}; "
                "the mask $M$ is 0 where a query may attend a key and −∞ where it may not.")
 
     st.subheader(f"3 · Softmax over the row of {qt[i]}")
     if e.denominator > 0:
         st.latex(rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
-                 rf"\frac{{{_num(e.exps[j])}}}{{{_num(e.denominator)}}} = {_num(e.weight)}, "
-                 rf"\qquad m = \max_l z_{{{i},l}} = {_num(e.row_max)}")
+                 rf"\frac{{{latex(e.exps[j])}}}{{{latex(e.denominator)}}} = {latex(e.weight)}, "
+                 rf"\qquad m = \max_l z_{{{i},l}} = {latex(e.row_max)}")
     else:
         st.warning(f"The mask blocks every key of **{qt[i]}**: there is nothing to share out, so every weight of "
                    "this row is 0 (not 0/0) and its output row is 0.", icon="🚫")
