@@ -1,9 +1,9 @@
 """Similarity: dot product, norms, cosine and angle of two vectors, and of the scenario's tokens (seed 002)."""
 
-import numpy as np
 import streamlit as st
 
 import attention_core as ac
+from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import cached_figures as figures
 from attention_views import formats, session
 from attention_views.editors import TableError, table_to_matrix, value_columns
@@ -39,9 +39,9 @@ try:
 except TableError:
     pass  # its message (vector, entry) is already shown under the editor
 else:
-    zero = [name for name, row in zip(NAMES, M, strict=True) if not row.any()]
+    zero = zero_rows(M)
     if zero:
-        st.error(f"{zero[0]} is all zeros: it has no direction, so there is no cosine or angle. "
+        st.error(f"{NAMES[zero[0]]} is all zeros: it has no direction, so there is no cosine or angle. "
                  "Change one of its entries.", icon="⚠️")
     else:
         vec.last, valid = M, True
@@ -49,15 +49,12 @@ if not valid:
     st.warning("Showing the last valid vectors until the entry is fixed.", icon="⏸️")
 
 M = vec.last  # (2, d)
-x, y = M
-norms = ac.activation_norms(M)  # (2, d) -> (2,), inf only past the float range
-units = ac.unit_rows(M)  # (2, d), each row of length 1 (entries near 1e308 included)
-with np.errstate(over="ignore", invalid="ignore"):
-    dot = float(x @ y)
+pair = compare_vectors(M)
+units = pair.units  # (2, d)
 for col, label, value in zip(
     st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
-    (formats.metric(dot), formats.metric(norms[0]), formats.metric(norms[1]), f"{ac.cosine_similarity(x, y):.4f}",
-     f"{ac.angle_degrees(x, y):.2f}°"), strict=True,
+    (formats.metric(pair.dot), formats.metric(pair.norms[0]), formats.metric(pair.norms[1]), f"{pair.cosine:.4f}",
+     f"{pair.angle:.2f}°"), strict=True,
 ):
     col.metric(label, value)
 st.markdown("**After normalisation**: each vector divided by its length.")
