@@ -7,7 +7,7 @@ from attention_views import exercise_views as xv
 from attention_views import session
 from attention_views.widgets import chart, projector
 
-lab = session.current().lab
+session.current()  # the sidebar and share link stay the lecture's; the exercises keep their own state
 big = projector()
 store = xv.store()
 titles = xv.titles()

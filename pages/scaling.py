@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures, figures
+from attention_views import cached_figures, figures, session
 from attention_views.widgets import chart, projector
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
@@ -33,6 +33,7 @@ def worked_case() -> tuple[tuple[str, ...], ac.ScoreVariance]:
     return sc.query_tokens, ac.score_variance(sc.Q, sc.K)
 
 
+session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()
 st.title("Scaling: why divide by √d_k")
 st.markdown(
