@@ -212,7 +212,10 @@ def test_a_spec_figure_becomes_an_ordinary_figure_when_used_as_one():
     assert json.loads(SpecFigure(spec).to_json()) == json.loads(pio.to_json(spec))
 
 
-def test_cached_figures_only_knows_the_builders():
-    assert cached_figures.attention_heatmap.args == ("attention_heatmap",)
-    with pytest.raises(AttributeError, match="no figure builder"):
-        cached_figures.attention_heatmap_spec  # noqa: B018
+def test_every_builder_has_a_cached_twin_that_draws_the_same_figure():
+    for name in figures.SPECS:
+        assert callable(getattr(cached_figures, name)), name
+    args = (np.array([[1.0, -2.0], [0.5, 3.0]]), ["a", "b"], ["x", "y"])
+    assert cached_figures.matrix_heatmap(*args, title="M").to_plotly_json() == figures.matrix_heatmap_spec(
+        *args, title="M")
+    assert not hasattr(cached_figures, "matrix_heatmap_spec")
