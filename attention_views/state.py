@@ -24,7 +24,7 @@ from attention_views.editors import (
     row_labels,
     table_to_matrix,
 )
-from attention_views.session import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab
+from attention_views.session import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab, Vectors
 
 T = TypeVar("T")
 
@@ -179,7 +179,7 @@ def resize_model_dims(lab: Lab, n: int) -> None:
         lab.tables[name] = resize_rows(lab.tables[name], labels)
 
 
-def resize_head_width(lab: Lab, names: tuple[str, ...], n: int, prefix: str) -> None:
+def resize_head_width(lab: Lab | Vectors, names: tuple[str, ...], n: int, prefix: str) -> None:
     """Give the tables ``names`` exactly ``n`` value columns labelled prefix0, prefix1, ..."""
     for name in names:
         frame = lab.tables[name]

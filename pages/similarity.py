@@ -2,19 +2,12 @@
 
 import streamlit as st
 
-import attention_core as ac
 from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import cached_figures as figures
 from attention_views import formats, session
-from attention_views.editors import TableError, table_to_matrix, value_columns
-from attention_views.state import resize_head_width
-from attention_views.widgets import (
-    bump_rev,
-    chart,
-    matrix_editor,
-    numbers_frame,
-    projector,
-)
+from attention_views.editors import TableError, table_to_matrix
+from attention_views.sections import similarity
+from attention_views.widgets import chart, numbers_frame, projector
 
 NAMES = ["X", "Y"]
 
@@ -24,15 +17,7 @@ big = projector()
 st.title("Similarity: dot product, cosine and angle")
 st.latex(r"\cos\theta = \frac{X\cdot Y}{\lVert X\rVert\,\lVert Y\rVert},\qquad \theta = \arccos(\cos\theta)")
 st.markdown("**Two vectors**, one per row: edit any entry.")
-edit_col, size_col = st.columns([4, 1], gap="medium")
-with edit_col:
-    matrix_editor(vec, "similarity", "vectors")
-n = len(value_columns(vec.tables["vectors"]))
-wanted = size_col.number_input("Entries per vector", 2, 16, n, key=f"similarity_dims_{vec.rev}")
-if wanted != n:
-    resize_head_width(vec, ("vectors",), wanted, "d")
-    bump_rev(vec)
-    st.rerun()
+similarity.vectors_editor(vec)
 valid = False
 try:
     M = table_to_matrix(vec.tables["vectors"], "vectors")[1]  # (2, d)
@@ -71,17 +56,4 @@ unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
 drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
 chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 
-st.subheader("Cosine similarity between the scenario's tokens")
-name = "X" if "X" in lab.tables else "K"
-what = "embeddings X" if name == "X" else "keys K"
-try:
-    tokens, E = table_to_matrix(lab.tables[name], name)  # (n, d)
-except TableError as err:
-    st.error(f"The scenario's {what} table has an error, so this heatmap is not drawn: {err}. "
-             "Fix it on the Playground page.", icon="⚠️")
-else:
-    st.caption(f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
-               "−1 = opposite. A row of zeros has no direction and gets 0.")
-    chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
-                                           title=f"Pairwise cosine of the {what}", projector=big),
-                    key="similarity_pairwise")
+similarity.pairwise_cosine(lab, big)

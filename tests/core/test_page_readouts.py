@@ -1,4 +1,4 @@
-"""attention_core.vector_pair: the similarity page's numbers for two vectors (seed 002's 4-d example)."""
+"""attention_core.vector_pair and score_spread: the numbers the similarity and scaling pages show (seed 002, 001)."""
 
 import numpy as np
 
@@ -23,3 +23,10 @@ def test_huge_entries_give_an_infinite_dot_but_finite_directions():
 
 def test_zero_rows_are_named_by_position():
     assert zero_rows(np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]])) == [0, 2]
+
+
+def test_score_spread_divides_by_the_root_of_d_k():
+    from attention_core.score_spread import score_spread
+
+    scores = np.array([2.0, -2.0, 2.0, -2.0])  # standard deviation 2, by hand
+    assert score_spread(scores, 16) == (2.0, 0.5)
