@@ -73,39 +73,14 @@ def reveal(a: Attempt, flag: str) -> None:
 
 def action_buttons(ex: ac.Exercise, a: Attempt) -> None:
     """Hint, worked solution, load solution, start over: each acts in its callback, before the rerun."""
-    hint, worked, solution, reset = st.columns([2, 3, 3, 2])
-    hint.button(
-        "Hint",
-        key="exercises_hint",
-        on_click=reveal,
-        args=(a, "hint"),
-        width="stretch",
-        icon=":material/lightbulb:",
+    buttons = (  # label, key, callback, its arguments, icon
+        ("Hint", "exercises_hint", reveal, (a, "hint"), ":material/lightbulb:"),
+        ("Show worked solution", "exercises_worked", reveal, (a, "worked"), ":material/visibility:"),
+        ("Load solution", "exercises_load", load, (a, ex.id, "solution"), ":material/download_done:"),
+        ("Start over", "exercises_reset", load, (a, ex.id, "start"), ":material/restart_alt:"),
     )
-    worked.button(
-        "Show worked solution",
-        key="exercises_worked",
-        on_click=reveal,
-        args=(a, "worked"),
-        width="stretch",
-        icon=":material/visibility:",
-    )
-    solution.button(
-        "Load solution",
-        key="exercises_load",
-        on_click=load,
-        args=(a, ex.id, "solution"),
-        width="stretch",
-        icon=":material/download_done:",
-    )
-    reset.button(
-        "Start over",
-        key="exercises_reset",
-        on_click=load,
-        args=(a, ex.id, "start"),
-        width="stretch",
-        icon=":material/restart_alt:",
-    )
+    for column, (label, key, callback, args, icon) in zip(st.columns([2, 3, 3, 2]), buttons, strict=True):
+        column.button(label, key=key, on_click=callback, args=args, width="stretch", icon=icon)
 
 
 def narrow(columns: tuple[str, ...]) -> dict:
