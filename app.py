@@ -1,6 +1,8 @@
-"""Attention Lab: `streamlit run app.py`. Page setup and navigation only."""
+"""Attention Lab: `streamlit run app.py`. Page setup, navigation, and the frame around every page."""
 
 import streamlit as st
+
+from attention_views import frame
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 
@@ -15,4 +17,4 @@ PAGES = [
     st.Page("pages/exercises.py", title="Exercises", icon=":material/school:", url_path="exercises"),
 ]
 
-st.navigation(PAGES).run()
+frame.run(st.navigation(PAGES))  # session and sidebar, then the page, then the link of the view

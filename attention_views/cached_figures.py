@@ -1,9 +1,10 @@
 """The figure builders of :mod:`attention_views.figures`, cached across reruns (and sessions).
 
-``cached_figures.attention_heatmap(...)`` takes the same arguments as ``figures.attention_heatmap(...)``
-and returns the same figure, built once per distinct input by ``figures.attention_heatmap_spec`` as a
-plain dict (no plotly objects), kept with ``st.cache_data``. The builders are pure functions of their
-arguments, so the cache holds only immutable data and nothing of one session can reach another.
+``cached_figures.attention_heatmap(...)`` (one name per builder, listed at the end) takes the same
+arguments as ``figures.attention_heatmap(...)`` and returns the same figure, built once per distinct
+input by ``figures.attention_heatmap_spec`` as a plain dict (no plotly objects), kept with
+``st.cache_data``. The builders are pure functions of their arguments, so the cache holds only
+immutable data and nothing of one session can reach another.
 
 What reaches the browser, and why the figure is a :class:`SpecFigure` (streamlit 1.67.0 and plotly 7.1.0,
 pinned; ``streamlit/elements/plotly_chart.py``, ``plotly_chart``): st.plotly_chart calls
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -65,8 +65,23 @@ def _call(name: str, *args: object, **kwargs: object) -> SpecFigure:
     return SpecFigure(_figure_spec(name, args, kwargs))
 
 
-def __getattr__(name: str) -> Callable[..., go.Figure]:
-    """``cached_figures.<builder>``: the cached twin of ``figures.<builder>``."""
+def _cached(name: str) -> functools.partial[SpecFigure]:
+    """The cached twin of ``figures.<name>``: the same arguments, the figure built once per distinct input."""
     if name not in figures.SPECS:
-        raise AttributeError(f"attention_views.figures has no figure builder {name!r}")
+        raise ValueError(f"attention_views.figures has no figure builder {name!r}")
     return functools.partial(_call, name)
+
+
+attention_heatmap = _cached("attention_heatmap")
+matrix_heatmap = _cached("matrix_heatmap")
+mask_heatmap = _cached("mask_heatmap")
+delta_heatmap = _cached("delta_heatmap")
+head_grid = _cached("head_grid")
+head_similarity_heatmap = _cached("head_similarity_heatmap")
+clickable_grid = _cached("clickable_grid")
+activation_bars = _cached("activation_bars")
+grouped_activation_bars = _cached("grouped_activation_bars")
+product_terms_bar = _cached("product_terms_bar")
+variance_vs_dk = _cached("variance_vs_dk")
+saturation_vs_dk = _cached("saturation_vs_dk")
+vector_arrows = _cached("vector_arrows")

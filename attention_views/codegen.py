@@ -13,13 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from attention_views.editors import table_to_matrix
-from attention_views.state import MASK_PARAMS, lab_mask, run_single_head
+from attention_views.session import MASK_PARAMS, Lab
+from attention_views.state import lab_mask, run_single_head
 
 MASK_CALLS = {"padding": "padding_mask", "window": "sliding_window_mask", "prefix": "prefix_lm_mask"}
 SCALE_NOTES = {"sqrt": "1/sqrt(d_k)", "none": "unscaled", "custom": "custom scale"}
 
 
-def numpy_script(lab: dict) -> str:
+def numpy_script(lab: Lab) -> str:
     """A Python script that rebuilds the lab's single head with attention_core and prints its weights.
 
     Raises the app's TableError or AttentionInputError while the lab's input is unusable, exactly
@@ -29,7 +30,7 @@ def numpy_script(lab: dict) -> str:
     r = head.result
     n_q, n_k = len(head.query_tokens), len(head.key_tokens)
     lines = [
-        f'"""Attention Lab, scenario {lab["scenario"]!r}: one attention head, rebuilt with attention_core.',
+        f'"""Attention Lab, scenario {lab.scenario!r}: one attention head, rebuilt with attention_core.',
         "",
         "Run it from the Attention Lab folder (where attention_core lives): python this_script.py",
         '"""',
@@ -45,7 +46,7 @@ def numpy_script(lab: dict) -> str:
     lines += _inputs(lab, head.X is None)
     lines += [
         _mask_line(lab, n_q, n_k),
-        f"scale = {r.scale!r}  # {SCALE_NOTES.get(lab['scale_mode'], lab['scale_mode'])}, d_k = {r.Q.shape[1]}",
+        f"scale = {r.scale!r}  # {SCALE_NOTES.get(lab.scale_mode, lab.scale_mode)}, d_k = {r.Q.shape[1]}",
         f"temperature = {r.temperature!r}",
         "",
         "result = ac.scaled_dot_product_attention(Q, K, V, mask=mask, scale=scale, temperature=temperature)",
@@ -60,12 +61,12 @@ def numpy_script(lab: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _inputs(lab: dict, direct: bool) -> list[str]:
+def _inputs(lab: Lab, direct: bool) -> list[str]:
     """Q, K, V as literals, or X and W_q, W_k, W_v as literals followed by the projections."""
     names = ("Q", "K", "V") if direct else ("X", "W_q", "W_k", "W_v")
     lines = [""]
     for name in names:
-        lines += [array_literal(name, table_to_matrix(lab["tables"][name], name)[1]), ""]
+        lines += [array_literal(name, table_to_matrix(lab.tables[name], name)[1]), ""]
     if not direct:
         lines += ["Q, K, V = X @ W_q, X @ W_k, X @ W_v  # (n, d_model) @ (d_model, d) -> (n, d)", ""]
     return lines
@@ -77,15 +78,15 @@ def array_literal(name: str, M: np.ndarray) -> str:
     return f"{name} = np.array([  # {M.shape[0]} x {M.shape[1]}\n{rows},\n])"
 
 
-def _mask_line(lab: dict, n_q: int, n_k: int) -> str:
+def _mask_line(lab: Lab, n_q: int, n_k: int) -> str:
     """The mask as attention_core builds it: None, a mask function call, or a literal (painted mask)."""
-    kind = lab["mask"]
+    kind = lab.mask
     if kind == "none":
         return "mask = None  # every query may attend every key"
     if kind == "causal":
         return "mask = ac.causal_mask(len(query_tokens), len(key_tokens))  # True = may attend"
     if kind in MASK_CALLS:
-        param = lab[MASK_PARAMS[kind]]
+        param = getattr(lab, MASK_PARAMS[kind])
         param = min(param, n_k) if kind == "padding" else param  # as the lab does: at most every key is padding
         return f"mask = ac.{MASK_CALLS[kind]}(len(query_tokens), len(key_tokens), {int(param)})  # True = may attend"
     mask = lab_mask(lab, n_q, n_k)
@@ -95,7 +96,7 @@ def _mask_line(lab: dict, n_q: int, n_k: int) -> str:
     return f"mask = np.array([  # {kind} mask, True = may attend\n{rows},\n])"
 
 
-def script_file_name(lab: dict) -> str:
+def script_file_name(lab: Lab) -> str:
     """A file name for the downloaded script."""
-    return f"attention_lab_{lab['scenario'].replace('-', '_')}.py"
+    return f"attention_lab_{lab.scenario.replace('-', '_')}.py"
 

@@ -28,6 +28,26 @@ class TableError(ValueError):
         self.table = table
 
 
+def is_empty(value: object) -> bool:
+    """True for a cell with nothing in it: None, pandas' NA, or a float NaN."""
+    return value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value))
+
+
+def cell_text(value: object) -> str:
+    """A label or text cell as a string; an empty cell (:func:`is_empty`) is ""."""
+    return "" if is_empty(value) else str(value)
+
+
+def is_real(value: object) -> bool:
+    """True for a real number that is not a bool (JSON true/false and checkboxes are not numbers)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole(value: object, low: int, high: int) -> bool:
+    """True for a Python int (not a bool) from ``low`` to ``high``, both included."""
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
 def matrix_table(M: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str], *, tokens: bool) -> pd.DataFrame:
     """A table for matrix ``M (rows, cols)``: a ``token`` column when ``tokens``, else labels in the index."""
     frame = pd.DataFrame(np.asarray(M, dtype=float), columns=list(col_labels), dtype=object)
@@ -52,7 +72,7 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
                          dtype=float).reshape(values.shape)
     shown = pd.DataFrame(block, index=frame.index, columns=value_columns(frame))
     if TOKEN in frame.columns:
-        tokens = frame[TOKEN].map(lambda t: "" if t is None or t is pd.NA else str(t)).astype(str)
+        tokens = frame[TOKEN].map(cell_text).astype(str)
         shown.insert(frame.columns.get_loc(TOKEN), TOKEN, tokens)
     return shown
 
@@ -144,7 +164,7 @@ def finite_block(frame: pd.DataFrame) -> np.ndarray | None:
 def row_labels(frame: pd.DataFrame) -> list[str]:
     """The row labels of a table: its ``token`` column, else its index."""
     raw = frame[TOKEN].tolist() if TOKEN in frame.columns else list(frame.index)
-    return ["" if label is None or label is pd.NA else str(label) for label in raw]
+    return [cell_text(label) for label in raw]
 
 
 @dataclass(frozen=True)

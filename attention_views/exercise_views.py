@@ -1,9 +1,8 @@
 """Widgets and figures of the exercises page: this session's attempts, their editors, the comparison.
 
-Everything a student changes lives in ``st.session_state[STORE]`` (``{"pick": id, "attempts": {id:
-attempt}}``), apart from the lecture's lab so an exercise never clobbers it. An attempt is
-``{"tables": {name: DataFrame}, "rev": int, "hint": bool, "worked": bool, "last": Grade | None}``;
-``rev`` grows on *Load solution* / *Start over*, which gives the editors new keys. The figures come
+Everything a student changes lives in the session's ``exercises`` (session.ExerciseStore: the pick and
+one session.Attempt per exercise), apart from the lecture's lab so an exercise never clobbers it. An
+attempt's ``rev`` grows on *Load solution* / *Start over*, which gives the editors new keys. The figures come
 from :mod:`attention_views.cached_figures`: a rerun that changes nothing in them rebuilds nothing.
 """
 
@@ -14,10 +13,11 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures
-from attention_views.editors import Delta, TableError, apply_delta, display_table, matrix_table, table_to_matrix
+from attention_views import cached_figures, session
+from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
+from attention_views.session import Attempt, ExerciseStore
+from attention_views.widgets import folded
 
-STORE = "exercises"
 PICK = "exercises_pick"
 TAB_LABELS = {
     "Q": "Q (queries)",
@@ -38,11 +38,11 @@ def titles() -> dict[str, str]:
     return {eid: ac.load_exercise(eid).title for eid in ac.list_exercises()}
 
 
-def store() -> dict:
+def store() -> ExerciseStore:
     """This session's exercise store; the picker comes back to its exercise after a scenario change."""
-    ex_store = st.session_state.setdefault(STORE, {"pick": ac.list_exercises()[0], "attempts": {}})
+    ex_store = session.current().exercises
     if PICK not in st.session_state:  # a scenario change clears exercises_* keys
-        st.session_state[PICK] = ex_store["pick"]
+        st.session_state[PICK] = ex_store.pick
     return ex_store
 
 
@@ -53,60 +53,34 @@ def tables(ex: ac.Exercise, which: str) -> dict:
     }
 
 
-def attempt(ex: ac.Exercise) -> dict:
+def attempt(ex: ac.Exercise) -> Attempt:
     """This session's attempt at ``ex``, made from its starting state on first use."""
-    attempts = st.session_state[STORE]["attempts"]
+    attempts = session.current().exercises.attempts
     if ex.id not in attempts:
-        attempts[ex.id] = {"tables": tables(ex, "start"), "rev": 0, "hint": False, "worked": False, "last": None}
+        attempts[ex.id] = Attempt(tables(ex, "start"))
     return attempts[ex.id]
 
 
-def load(ex_id: str, which: str) -> None:
+def load(a: Attempt, ex_id: str, which: str) -> None:
     """Replace the attempt's tables by the start or the solution; the editors restart from them."""
-    a = st.session_state[STORE]["attempts"][ex_id]
-    a["tables"], a["rev"] = tables(ac.load_exercise(ex_id), which), a["rev"] + 1
+    a.tables, a.rev = tables(ac.load_exercise(ex_id), which), a.rev + 1
 
 
-def reveal(ex_id: str, flag: str) -> None:
+def reveal(a: Attempt, flag: str) -> None:
     """Show the hint or the worked solution from now on (``flag``: ``"hint"`` or ``"worked"``)."""
-    st.session_state[STORE]["attempts"][ex_id][flag] = True
+    setattr(a, flag, True)
 
 
-def action_buttons(ex: ac.Exercise) -> None:
+def action_buttons(ex: ac.Exercise, a: Attempt) -> None:
     """Hint, worked solution, load solution, start over: each acts in its callback, before the rerun."""
-    hint, worked, solution, reset = st.columns([2, 3, 3, 2])
-    hint.button(
-        "Hint",
-        key="exercises_hint",
-        on_click=reveal,
-        args=(ex.id, "hint"),
-        width="stretch",
-        icon=":material/lightbulb:",
+    buttons = (  # label, key, callback, its arguments, icon
+        ("Hint", "exercises_hint", reveal, (a, "hint"), ":material/lightbulb:"),
+        ("Show worked solution", "exercises_worked", reveal, (a, "worked"), ":material/visibility:"),
+        ("Load solution", "exercises_load", load, (a, ex.id, "solution"), ":material/download_done:"),
+        ("Start over", "exercises_reset", load, (a, ex.id, "start"), ":material/restart_alt:"),
     )
-    worked.button(
-        "Show worked solution",
-        key="exercises_worked",
-        on_click=reveal,
-        args=(ex.id, "worked"),
-        width="stretch",
-        icon=":material/visibility:",
-    )
-    solution.button(
-        "Load solution",
-        key="exercises_load",
-        on_click=load,
-        args=(ex.id, "solution"),
-        width="stretch",
-        icon=":material/download_done:",
-    )
-    reset.button(
-        "Start over",
-        key="exercises_reset",
-        on_click=load,
-        args=(ex.id, "start"),
-        width="stretch",
-        icon=":material/restart_alt:",
-    )
+    for column, (label, key, callback, args, icon) in zip(st.columns([2, 3, 3, 2]), buttons, strict=True):
+        column.button(label, key=key, on_click=callback, args=args, width="stretch", icon=icon)
 
 
 def narrow(columns: tuple[str, ...]) -> dict:
@@ -114,27 +88,25 @@ def narrow(columns: tuple[str, ...]) -> dict:
     return {c: st.column_config.NumberColumn(c, width=max(44, min(75, 280 // len(columns)))) for c in columns}
 
 
-def editor(ex: ac.Exercise, a: dict, name: str) -> np.ndarray | None:
+def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None."""
-    key = f"exercises_editor_{ex.id}_{name}_{a['rev']}"
-    delta = Delta.from_state(st.session_state.get(key))
-    if delta is not None:
-        a["tables"][name] = apply_delta(a["tables"][name], delta)
+    key = f"exercises_editor_{ex.id}_{name}_{a.rev}"
+    a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
-        display_table(a["tables"][name]),
+        display_table(a.tables[name]),
         key=key,
         num_rows="fixed",
         width="stretch",
         column_config=narrow(ex.dim_labels),
     )
     try:
-        return table_to_matrix(a["tables"][name], name)[1]
+        return table_to_matrix(a.tables[name], name)[1]
     except TableError as err:
         st.error(str(err), icon="⚠️")
         return None
 
 
-def editor_tabs(ex: ac.Exercise, a: dict) -> dict[str, np.ndarray | None]:
+def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
     """A tab per editable table (plus the fixed X, read-only); name -> its matrix, None while it is invalid."""
     names = [*ex.tables, *([X_TAB] if ex.X is not None else [])]
     tabs = st.tabs([TAB_LABELS.get(n, n) for n in names])
@@ -152,23 +124,23 @@ def editor_tabs(ex: ac.Exercise, a: dict) -> dict[str, np.ndarray | None]:
     return mats
 
 
-def help_notes(ex: ac.Exercise, a: dict) -> None:
+def help_notes(ex: ac.Exercise, a: Attempt) -> None:
     """The hint and the worked solution, once revealed (they stay until the session ends)."""
-    if a["hint"]:
+    if a.hint:
         st.info(f"**Hint.** {ex.hint}", icon=":material/lightbulb:")
-    if a["worked"]:
+    if a.worked:
         st.success(f"**Worked solution.** {ex.worked} *Load solution* puts it in the tables.", icon=":material/school:")
 
 
-def grade_attempt(ex: ac.Exercise, a: dict, mats: dict, errors) -> bool:
-    """Grade valid tables into ``a["last"]``; True when the shown grade is stale (a table or Q·Kᵀ is invalid).
+def grade_attempt(ex: ac.Exercise, a: Attempt, mats: dict, errors) -> bool:
+    """Grade valid tables into ``a.last``; True when the shown grade is stale (a table or Q·Kᵀ is invalid).
 
     ``errors`` is the container (a column) that shows why the tables cannot be graded.
     """
     if any(M is None for M in mats.values()):
         return True
     try:
-        a["last"] = ac.grade(ex, mats)
+        a.last = ac.grade(ex, mats)
     except ac.AttentionInputError as err:
         errors.error(str(err), icon=":material/error:")
         return True

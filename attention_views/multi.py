@@ -12,7 +12,6 @@ every function takes the lab dict of state.py, and errors name the head row, tab
 
 from __future__ import annotations
 
-import math
 import numbers
 import re
 from dataclasses import dataclass
@@ -25,14 +24,13 @@ from attention_views.editors import (
     Delta,
     TableError,
     apply_delta,
+    cell_text,
     matrix_table,
     table_to_matrix,
     value_columns,
 )
+from attention_views.session import MAX_DIMS, MAX_HEADS, MAX_TOKENS, Lab
 from attention_views.state import (
-    MAX_DIMS,
-    MAX_HEADS,
-    MAX_TOKENS,
     check_output_lengths,
     checked_product,
     lab_mask,
@@ -81,19 +79,19 @@ class MultiHeadView:
         return {self.single_name: ac.activation_norms(self.single.output), multi_name: ac.activation_norms(self.output)}
 
 
-def is_direct(lab: dict) -> bool:
+def is_direct(lab: Lab) -> bool:
     """True when the lab's scenario gives Q, K, V directly (its heads can only be column splits)."""
-    return "Q" in lab["tables"]
+    return "Q" in lab.tables
 
 
-def head_mode(lab: dict) -> str:
+def head_mode(lab: Lab) -> str:
     """"selection" or "split"; direct Q/K/V scenarios always split."""
-    return "split" if is_direct(lab) else lab["heads_mode"]
+    return "split" if is_direct(lab) else lab.heads_mode
 
 
-def d_model(lab: dict) -> int:
+def d_model(lab: Lab) -> int:
     """Width of the embeddings X (the dims a selection head may pick from)."""
-    return len(value_columns(lab["tables"]["X"]))
+    return len(value_columns(lab.tables["X"]))
 
 
 # ---- the heads table ------------------------------------------------------------------------------
@@ -106,9 +104,7 @@ def parse_dims(text: object, d_model: int) -> list[int]:
     """
     if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         text = str(int(text))
-    if text is None or text is pd.NA or (isinstance(text, float) and math.isnan(text)):
-        text = ""
-    entries = [e for e in _SEPARATORS.split(str(text).strip().strip("[]()")) if e]
+    entries = [e for e in _SEPARATORS.split(cell_text(text).strip().strip("[]()")) if e]
     if not entries:
         raise ValueError("dims is empty")
     if len(entries) > MAX_DIMS:
@@ -125,8 +121,7 @@ def parse_dims(text: object, d_model: int) -> list[int]:
 
 def head_name(name: object, row: int) -> str:
     """The head's name from its table cell, or "Head <row + 1>" when the cell is empty."""
-    text = "" if name is None or name is pd.NA or (isinstance(name, float) and math.isnan(name)) else str(name)
-    return text.strip() or f"Head {row + 1}"
+    return cell_text(name).strip() or f"Head {row + 1}"
 
 
 def head_dims(frame: pd.DataFrame, d_model: int) -> list[tuple[str, list[int]]]:
@@ -165,15 +160,15 @@ def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
 
 def heads_display(frame: pd.DataFrame) -> pd.DataFrame:
     """What the heads editor shows: both columns as text (an empty cell as "")."""
-    return frame.map(lambda v: "" if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return frame.map(cell_text)
 
 
-def heads_error(lab: dict) -> str | None:
+def heads_error(lab: Lab) -> str | None:
     """The heads table's error message, or None when every row is usable (or the heads are a split)."""
     if head_mode(lab) != "selection":
         return None
     try:
-        parse_heads(lab["heads"], d_model(lab))
+        parse_heads(lab.heads, d_model(lab))
     except HeadsError as err:
         return str(err)
     return None
@@ -182,10 +177,10 @@ def heads_error(lab: dict) -> str | None:
 # ---- the equal split ------------------------------------------------------------------------------
 
 
-def split_widths(lab: dict) -> dict[str, int]:
+def split_widths(lab: Lab) -> dict[str, int]:
     """The widths the split cuts: columns of W_q, W_k, W_v (or of Q, K, V), by table name."""
     names = ("Q", "K", "V") if is_direct(lab) else ("W_q", "W_k", "W_v")
-    return {name: len(value_columns(lab["tables"][name])) for name in names}
+    return {name: len(value_columns(lab.tables[name])) for name in names}
 
 
 def check_split(widths: dict[str, int], n_heads: int) -> None:
@@ -200,12 +195,12 @@ def check_split(widths: dict[str, int], n_heads: int) -> None:
             )
 
 
-def split_error(lab: dict) -> str | None:
+def split_error(lab: Lab) -> str | None:
     """The split's error message for the lab's head count, or None (also when heads are selected)."""
     if head_mode(lab) != "split":
         return None
     try:
-        check_split(split_widths(lab), lab["n_heads"])
+        check_split(split_widths(lab), lab.n_heads)
     except HeadsError as err:
         return str(err)
     return None
@@ -222,20 +217,20 @@ def split_names(widths: dict[str, int], n_heads: int) -> list[str]:
 # ---- W_O ------------------------------------------------------------------------------------------
 
 
-def concat_labels(lab: dict) -> list[str]:
+def concat_labels(lab: Lab) -> list[str]:
     """Column labels of the concatenated heads, "h<i>·<column>"; raises HeadsError if the heads are unusable."""
     if head_mode(lab) == "selection":
-        cols = value_columns(lab["tables"]["X"])
-        heads = head_dims(lab["heads"], len(cols))
+        cols = value_columns(lab.tables["X"])
+        heads = head_dims(lab.heads, len(cols))
         return [f"h{i + 1}·{cols[d]}" for i, (_, dims) in enumerate(heads) for d in dims]
-    check_split(split_widths(lab), lab["n_heads"])
-    cols = value_columns(lab["tables"]["V" if is_direct(lab) else "W_v"])
-    d_head = len(cols) // lab["n_heads"]
+    check_split(split_widths(lab), lab.n_heads)
+    cols = value_columns(lab.tables["V" if is_direct(lab) else "W_v"])
+    d_head = len(cols) // lab.n_heads
     return [f"h{j // d_head + 1}·{c}" for j, c in enumerate(cols)]
 
 
-def sync_W_o(lab: dict) -> bool:
-    """Give the lab a W_O (lab["tables"]["W_o"]) with one row per concatenated column.
+def sync_W_o(lab: Lab) -> bool:
+    """Give the lab a W_O (lab.tables["W_o"]) with one row per concatenated column.
 
     A W_O that fits keeps its entries (rows relabelled); otherwise it becomes the identity of the
     concat width. Returns True when its shape changed (editors must restart). Unusable heads: no change.
@@ -244,13 +239,13 @@ def sync_W_o(lab: dict) -> bool:
         rows = concat_labels(lab)
     except HeadsError:
         return False
-    frame = lab["tables"].get(W_O)
+    frame = lab.tables.get(W_O)
     if frame is not None and frame.shape[0] == len(rows):
         if list(frame.index) != rows:
-            lab["tables"][W_O] = frame.set_axis(rows, axis=0)
+            lab.tables[W_O] = frame.set_axis(rows, axis=0)
         return False
     width = len(rows)
-    lab["tables"][W_O] = matrix_table(np.eye(width), rows, [f"o{j}" for j in range(width)], tokens=False)
+    lab.tables[W_O] = matrix_table(np.eye(width), rows, [f"o{j}" for j in range(width)], tokens=False)
     return True
 
 
@@ -278,13 +273,13 @@ def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:
 # ---- running --------------------------------------------------------------------------------------
 
 
-def attention_kwargs(lab: dict, n_q: int, n_k: int) -> dict:
+def attention_kwargs(lab: Lab, n_q: int, n_k: int) -> dict:
     """mask, scale and temperature for the core; the "sqrt" scale gives each head its own 1/sqrt(d_k)."""
-    scale = {"sqrt": None, "none": 1.0}.get(lab["scale_mode"], lab["scale_custom"])
-    return {"mask": lab_mask(lab, n_q, n_k), "scale": scale, "temperature": lab["temperature"]}
+    scale = {"sqrt": None, "none": 1.0}.get(lab.scale_mode, lab.scale_custom)
+    return {"mask": lab_mask(lab, n_q, n_k), "scale": scale, "temperature": lab.temperature}
 
 
-def run_multi(lab: dict) -> MultiHeadView:
+def run_multi(lab: Lab) -> MultiHeadView:
     """Parse the lab and run its heads and the single full-width head.
 
     Raises TableError (a table cell, naming table, row and column), HeadsError (the heads table or
@@ -294,12 +289,12 @@ def run_multi(lab: dict) -> MultiHeadView:
     query_tokens, key_tokens, names, heads, single, single_name = run(lab)
     concat = np.concatenate([r.output for r in heads], axis=1)  # (n_q, sum of d_v)
     labels = tuple(concat_labels(lab))
-    W_o = table_to_matrix(lab["tables"][W_O], W_O) if lab["use_W_o"] and W_O in lab["tables"] else None
+    W_o = table_to_matrix(lab.tables[W_O], W_O) if lab.use_W_o and W_O in lab.tables else None
     output = mix(concat, None if W_o is None else W_o[1])
     fix = "V" if is_direct(lab) else "W_v"
     check_output_lengths(single.output, "the single head's output (weights · V)", query_tokens, fix)
     check_output_lengths(output, "the multi-head output", query_tokens, "W_o" if W_o is not None else fix)
-    out_labels = labels if W_o is None else tuple(value_columns(lab["tables"][W_O]))
+    out_labels = labels if W_o is None else tuple(value_columns(lab.tables[W_O]))
     return MultiHeadView(tuple(query_tokens), tuple(key_tokens), tuple(names), tuple(heads), concat, labels,
                          output, out_labels, W_o is not None, single, single_name)
 
@@ -309,19 +304,19 @@ def _check_tokens(query_tokens: list[str], key_tokens: list[str]) -> None:
         raise ac.AttentionInputError(f"at most {MAX_TOKENS} tokens stay interactive; remove some rows")
 
 
-def _run_embedded(lab: dict) -> tuple:
-    tokens, X = table_to_matrix(lab["tables"]["X"], "X")  # X (n, d_model)
+def _run_embedded(lab: Lab) -> tuple:
+    tokens, X = table_to_matrix(lab.tables["X"], "X")  # X (n, d_model)
     _check_tokens(tokens, tokens)
     kwargs = attention_kwargs(lab, len(tokens), len(tokens))
     if head_mode(lab) == "selection":
-        heads = parse_heads(lab["heads"], X.shape[1])
+        heads = parse_heads(lab.heads, X.shape[1])
         single = ac.identity_head(X.shape[1], "Single head (identity)")
     else:
-        W = {name: table_to_matrix(lab["tables"][name], name)[1] for name in ("W_q", "W_k", "W_v")}
-        check_split(split_widths(lab), lab["n_heads"])
-        names = split_names(split_widths(lab), lab["n_heads"])
+        W = {name: table_to_matrix(lab.tables[name], name)[1] for name in ("W_q", "W_k", "W_v")}
+        check_split(split_widths(lab), lab.n_heads)
+        names = split_names(split_widths(lab), lab.n_heads)
         heads = [ac.Head(h.W_q, h.W_k, h.W_v, name=name)
-                 for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab["n_heads"]), names, strict=True)]
+                 for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads), names, strict=True)]
         single = ac.Head(W["W_q"], W["W_k"], W["W_v"], name="Single head (full W)")
     try:
         result = ac.multi_head_attention(X, heads=heads, **kwargs)
@@ -329,17 +324,17 @@ def _run_embedded(lab: dict) -> tuple:
     except ac.AttentionInputError:
         if head_mode(lab) != "selection":  # selection heads only copy entries of X: they cannot overflow
             for name in ("W_q", "W_k", "W_v"):  # name the entry of X · W too large for a float, if that is why
-                project(X, W[name], name, tokens, list(lab["tables"][name].columns))
+                project(X, W[name], name, tokens, list(lab.tables[name].columns))
         raise
     return tokens, tokens, result.names, result.heads, one, single.name
 
 
-def _run_direct(lab: dict) -> tuple:
-    (q_tokens, Q), (k_tokens, K), (_, V) = (table_to_matrix(lab["tables"][n], n) for n in ("Q", "K", "V"))
+def _run_direct(lab: Lab) -> tuple:
+    (q_tokens, Q), (k_tokens, K), (_, V) = (table_to_matrix(lab.tables[n], n) for n in ("Q", "K", "V"))
     _check_tokens(q_tokens, k_tokens)
     kwargs = attention_kwargs(lab, len(q_tokens), len(k_tokens))
     one = ac.scaled_dot_product_attention(Q, K, V, **kwargs)  # validates the shapes first
-    n = lab["n_heads"]
+    n = lab.n_heads
     check_split(split_widths(lab), n)
     blocks = zip(np.split(Q, n, axis=1), np.split(K, n, axis=1), np.split(V, n, axis=1), strict=True)  # h x (n, d_head)
     heads = [ac.scaled_dot_product_attention(q, k, v, **kwargs) for q, k, v in blocks]

@@ -9,10 +9,8 @@ The snapshot and permutation sections are fragments (st.fragment): their buttons
 only the section, with the head of the page's last full run, which is still current because every
 control that changes the head reruns the whole page. Neither section feeds the share link.
 
-Lab fields owned here (``state.new_lab`` does not create them, so each panel sets its defaults
-with ``lab.setdefault``): ``snapshot`` (None, or :func:`make_snapshot`'s dict: the weights and
-their tokens, saved in the JSON export by share.py), ``permute`` (the toggle) and
-``permute_seed`` (0: reversed order; n > 0: the n-th seeded shuffle).
+Lab fields used here (session.Lab): ``snapshot`` (saved in the JSON export by share.py), ``permute``
+(the toggle) and ``permute_seed`` (0: reversed order; n > 0: the n-th seeded shuffle).
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
+from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
 from attention_views.widgets import bound, chart
 
@@ -64,18 +63,14 @@ def _top_key(token: str, row_sum: float, tied: int) -> str:
     return f"{token} (+{tied} tied)" if tied else token
 
 
-def make_snapshot(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> dict:
+def make_snapshot(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> Snapshot:
     """What "Take snapshot" stores: a copy of the (n_q, n_k) weights and their token labels."""
-    return {
-        "weights": np.array(weights, dtype=float),
-        "query_tokens": [str(t) for t in query_tokens],
-        "key_tokens": [str(t) for t in key_tokens],
-    }
+    return Snapshot(np.array(weights, dtype=float), [str(t) for t in query_tokens], [str(t) for t in key_tokens])
 
 
-def snapshot_problem(snapshot: dict, weights: np.ndarray) -> str | None:
+def snapshot_problem(snapshot: Snapshot, weights: np.ndarray) -> str | None:
     """Why the snapshot cannot be compared with the current weights (a different shape), or None."""
-    before, after = snapshot["weights"].shape, np.shape(weights)
+    before, after = snapshot.weights.shape, np.shape(weights)
     if before == after:
         return None
     return (
@@ -85,9 +80,9 @@ def snapshot_problem(snapshot: dict, weights: np.ndarray) -> str | None:
     )
 
 
-def relabelled(snapshot: dict, query_tokens: list[str], key_tokens: list[str]) -> bool:
+def relabelled(snapshot: Snapshot, query_tokens: list[str], key_tokens: list[str]) -> bool:
     """True when the shapes match but the token labels differ from the snapshot's."""
-    return snapshot["query_tokens"] != list(query_tokens) or snapshot["key_tokens"] != list(key_tokens)
+    return snapshot.query_tokens != list(query_tokens) or snapshot.key_tokens != list(key_tokens)
 
 
 def changes_frame(changes: ac.WeightChanges, query_tokens: list[str], key_tokens: list[str]) -> pd.DataFrame:
@@ -157,18 +152,17 @@ def readouts_table(weights: np.ndarray, query_tokens: list[str], key_tokens: lis
     )
 
 
-def _take(lab: dict, snapshot: dict) -> None:
-    lab["snapshot"] = snapshot
+def _take(lab: Lab, snapshot: Snapshot) -> None:
+    lab.snapshot = snapshot
 
 
-def _clear(lab: dict) -> None:
-    lab["snapshot"] = None
+def _clear(lab: Lab) -> None:
+    lab.snapshot = None
 
 
 @st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
-def snapshot_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> None:
+def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None:
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
-    lab.setdefault("snapshot", None)
     st.subheader("Snapshot and compare")
     weights, q_tokens, k_tokens = head.result.weights, head.query_tokens, head.key_tokens
     take_col, clear_col, note_col = st.columns([2, 2, 5], vertical_alignment="center")
@@ -180,7 +174,7 @@ def snapshot_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> Non
         args=(lab, make_snapshot(weights, q_tokens, k_tokens)),
         help="Keep the current weights; edit anything, then see what changed",
     )
-    snap = lab["snapshot"]
+    snap = lab.snapshot
     clear_col.button(
         "Clear snapshot",
         key=f"{prefix}_snapshot_clear",
@@ -212,32 +206,14 @@ def _half_text(weights: np.ndarray) -> bool:
     return max(np.shape(weights)) <= HALF_TEXT_LIMIT
 
 
-def _compare(prefix: str, snap: dict, weights: np.ndarray, q_tokens: list, k_tokens: list, big: bool) -> None:
-    before_col, after_col = st.columns(2)
-    with before_col:
-        chart(
-            figures.attention_heatmap(
-                snap["weights"],
-                q_tokens,
-                k_tokens,
-                title="Before (snapshot)",
-                show_text=_half_text(weights),
-                projector=big,
-            ),
-            f"{prefix}_snapshot_before",
-        )
-    with after_col:
-        chart(
-            figures.attention_heatmap(
-                weights, q_tokens, k_tokens, title="After (now)", show_text=_half_text(weights), projector=big
-            ),
-            f"{prefix}_snapshot_after",
-        )
-    changes = ac.weight_changes(snap["weights"], weights, k=N_CHANGES, min_change=MIN_CHANGE)
+def _compare(prefix: str, snap: Snapshot, weights: np.ndarray, q_tokens: list, k_tokens: list, big: bool) -> None:
+    _side_by_side((snap.weights, "Before (snapshot)", f"{prefix}_snapshot_before"),
+                  (weights, "After (now)", f"{prefix}_snapshot_after"), q_tokens, k_tokens, weights, big)
+    changes = ac.weight_changes(snap.weights, weights, k=N_CHANGES, min_change=MIN_CHANGE)
     delta_col, list_col = st.columns([3, 2])
     with delta_col:
         chart(
-            figures.delta_heatmap(snap["weights"], weights, q_tokens, k_tokens, projector=big),
+            figures.delta_heatmap(snap.weights, weights, q_tokens, k_tokens, projector=big),
             f"{prefix}_snapshot_delta",
         )
     with list_col:
@@ -258,15 +234,13 @@ def _compare(prefix: str, snap: dict, weights: np.ndarray, q_tokens: list, k_tok
             )
 
 
-def _set_seed(lab: dict, seed: int) -> None:
-    lab["permute_seed"] = seed
+def _set_seed(lab: Lab, seed: int) -> None:
+    lab.permute_seed = seed
 
 
 @st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
-def permutation_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> None:
+def permutation_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None:
     """A toggle that reorders the tokens, re-runs the head, and checks the weights moved with them."""
-    lab.setdefault("permute", False)
-    lab.setdefault("permute_seed", 0)
     st.subheader("Order does not matter")
     on = bound(
         st.toggle,
@@ -286,13 +260,13 @@ def permutation_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> 
         key=f"{prefix}_permute_shuffle",
         icon=":material/shuffle:",
         on_click=_set_seed,
-        args=(lab, lab["permute_seed"] + 1),
+        args=(lab, lab.permute_seed + 1),
     )
-    perm = permutation_for(lab["permute_seed"], n_k)
+    perm = permutation_for(lab.permute_seed, n_k)
     check = permutation_of_head(head, perm)
     keys = [head.key_tokens[j] for j in perm]
     queries = list(head.query_tokens) if check.keys_only else keys
-    how = "reversed" if lab["permute_seed"] == 0 else f"shuffle #{lab['permute_seed']}"
+    how = "reversed" if lab.permute_seed == 0 else f"shuffle #{lab.permute_seed}"
     order_col.caption(f"New order ({how}): " + ", ".join(keys))
     if check.keys_only:
         st.info(
@@ -314,32 +288,18 @@ def permutation_section(lab: dict, prefix: str, head: SingleHead, big: bool) -> 
 
 
 def _permuted_figures(prefix: str, check: ac.PermutationCheck, queries: list, keys: list, big: bool) -> None:
-    run_col, moved_col = st.columns(2)
-    with run_col:
-        chart(
-            figures.attention_heatmap(
-                check.permuted_weights,
-                queries,
-                keys,
-                title="Fresh run on the new order",
-                show_text=_half_text(check.weights),
-                projector=big,
-            ),
-            f"{prefix}_permuted_run",
-        )
     moved = "weights[:, perm]" if check.keys_only else "weights[perm][:, perm]"
-    with moved_col:
-        chart(
-            figures.attention_heatmap(
-                check.expected_weights,
-                queries,
-                keys,
-                title=f"Old weights moved: {moved}",
-                show_text=_half_text(check.weights),
-                projector=big,
-            ),
-            f"{prefix}_permuted_moved",
-        )
+    _side_by_side((check.permuted_weights, "Fresh run on the new order", f"{prefix}_permuted_run"),
+                  (check.expected_weights, f"Old weights moved: {moved}", f"{prefix}_permuted_moved"),
+                  queries, keys, check.weights, big)
+
+
+def _side_by_side(left: tuple, right: tuple, queries: list, keys: list, weights: np.ndarray, big: bool) -> None:
+    """Two half-width weight heatmaps, each given as (matrix, title, chart key); values written while they fit."""
+    for column, (M, title, key) in zip(st.columns(2), (left, right), strict=True):
+        with column:
+            chart(figures.attention_heatmap(M, queries, keys, title=title, show_text=_half_text(weights),
+                                            projector=big), key)
 
 
 def head_readouts(

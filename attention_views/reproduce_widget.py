@@ -7,9 +7,10 @@ import streamlit as st
 import attention_core as ac
 from attention_views.codegen import numpy_script, script_file_name
 from attention_views.editors import TableError
+from attention_views.session import Lab
 
 
-def reproduce_panel(lab: dict) -> None:
+def reproduce_panel(lab: Lab) -> None:
     """Draw the lab's NumPy script (st.code) and its download button; an invalid input shows why instead."""
     try:
         script = numpy_script(lab)

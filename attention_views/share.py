@@ -11,15 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import numbers
 import zlib
 
 import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.editors import TOKEN, finite_block
-from attention_views.state import (
+from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole
+from attention_views.session import (
     HEAD_MODES,
     MASK_KINDS,
     MAX_DIMS,
@@ -27,6 +26,8 @@ from attention_views.state import (
     MAX_TOKENS,
     SCALE_MODES,
     STAGES,
+    Lab,
+    Snapshot,
     new_lab,
 )
 
@@ -37,7 +38,7 @@ MAX_FILE_BYTES = 1_000_000  # a saved file holds every table in full and a snaps
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
 SMALL_JSON_BYTES = 16_000  # larger JSON is packed fast (zlib level 1), unless that lands near LINK_LIMIT
 MAX_LABEL_CHARS = 100
-SCALARS = {  # lab field -> short payload key
+SCALARS = {  # Lab field -> short payload key
     "mask": "m", "mask_pad": "mp", "mask_window": "mw", "mask_prefix": "mx",
     "scale_mode": "sm", "scale_custom": "sc", "temperature": "T", "stage": "st",
     "heads_mode": "hm", "n_heads": "n", "use_W_o": "o", "selected": "c",
@@ -63,50 +64,52 @@ def table_payload(frame: pd.DataFrame) -> dict:
 
 def _cell(value: object) -> object:
     """A raw editor cell as JSON: a finite number stays a number, anything else travels as text or null."""
-    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+    if is_real(value):
         try:
             number = float(value)
         except OverflowError:  # an integer beyond the float range: keep it as typed (it is reported as bad)
             return str(value)[:MAX_LABEL_CHARS]
         return number if number == number and abs(number) != float("inf") else str(number)
-    return None if value is None or value is pd.NA else str(value)[:MAX_LABEL_CHARS]
+    return None if is_empty(value) else str(value)[:MAX_LABEL_CHARS]
 
 
-def lab_payload(lab: dict, page: str = "", *, full: bool = False, pristine: dict | None = None) -> dict:
+def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None) -> dict:
     """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all).
 
-    ``pristine``: ``new_lab(lab["scenario"])`` when the caller already has one (it is only read).
+    The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
+    (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
+    [name, dims]), ``ss`` the snapshot (JSON file only). ``pristine``: ``new_lab(lab.scenario)`` when the
+    caller already has one (it is only read).
     """
-    if pristine is None or pristine["scenario"] != lab["scenario"]:
-        pristine = new_lab(lab["scenario"])
-    out = {"v": VERSION, "s": lab["scenario"]}
+    if pristine is None or pristine.scenario != lab.scenario:
+        pristine = new_lab(lab.scenario)
+    out = {"v": VERSION, "s": lab.scenario}
     if page:
         out["p"] = page
-    for field, short in SCALARS.items():
-        value = list(lab[field]) if field == "selected" else lab[field]
-        if full or value != (list(pristine[field]) if field == "selected" else pristine[field]):
-            out[short] = value
-    tables = {name: table_payload(f) for name, f in lab["tables"].items()
-              if full or name not in pristine["tables"] or not f.equals(pristine["tables"][name])}
+    for name, short in SCALARS.items():
+        value = getattr(lab, name)
+        if full or value != getattr(pristine, name):
+            out[short] = list(value) if name == "selected" else value
+    tables = {name: table_payload(f) for name, f in lab.tables.items()
+              if full or name not in pristine.tables or not f.equals(pristine.tables[name])}
     if tables:
         out["t"] = tables
-    if lab.get("mask_custom") is not None:
-        out["mc"] = lab["mask_custom"].astype(int).tolist()
-    if full or not lab["heads"].equals(pristine["heads"]):
-        out["h"] = [[_text(v) for v in row] for row in lab["heads"].itertuples(index=False)]
-    if full and lab.get("snapshot") is not None:  # JSON file only: n_q x n_k floats make links too long
-        snap = lab["snapshot"]
-        out["ss"] = {"w": snap["weights"].tolist(), "q": snap["query_tokens"], "k": snap["key_tokens"]}
+    if lab.mask_custom is not None:
+        out["mc"] = lab.mask_custom.astype(int).tolist()
+    if full or not lab.heads.equals(pristine.heads):
+        out["h"] = [[_text(v) for v in row] for row in lab.heads.itertuples(index=False)]
+    if full and lab.snapshot is not None:  # JSON file only: n_q x n_k floats make links too long
+        snap = lab.snapshot
+        out["ss"] = {"w": snap.weights.tolist(), "q": snap.query_tokens, "k": snap.key_tokens}
     return out
 
 
 def _text(value: object) -> str:
     """A heads-table cell as text; an empty cell (None or NaN) is ""."""
-    empty = value is None or value is pd.NA or (isinstance(value, float) and value != value)
-    return "" if empty else str(value)[:MAX_LABEL_CHARS]
+    return cell_text(value)[:MAX_LABEL_CHARS]
 
 
-def encode(lab: dict, page: str = "") -> str:
+def encode(lab: Lab, page: str = "") -> str:
     """The lab as a compact link token."""
     return encode_payload(lab_payload(lab, page))
 
@@ -121,7 +124,7 @@ def encode_payload(payload: dict) -> str:
     return VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
 
 
-def decode(token: str) -> tuple[dict, str]:
+def decode(token: str) -> tuple[Lab, str]:
     """(lab, page) from a link token; ShareError if it is damaged, tampered with or too large."""
     if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
         raise ShareError(f"the link's state is longer than {MAX_TOKEN_CHARS} characters, the app's limit")
@@ -147,53 +150,52 @@ def _page(payload: dict) -> str:
     return page if isinstance(page, str) and page.isidentifier() else ""
 
 
-def payload_to_lab(payload: object) -> dict:
+def payload_to_lab(payload: object) -> Lab:
     """Rebuild a lab from payload data (from a link or a JSON file), validating every field."""
     if not isinstance(payload, dict) or payload.get("v") != VERSION:
         raise ShareError("this is not an Attention Lab state (version 1)")
     if payload.get("s") not in ac.list_scenarios():
         raise ShareError(f"unknown scenario {str(payload.get('s'))[:40]!r}")
     lab = new_lab(payload["s"])
-    for field, short in SCALARS.items():
+    for name, short in SCALARS.items():
         if short in payload:
-            lab[field] = _scalar(field, payload[short])
+            setattr(lab, name, check_field(name, payload[short]))
     for name, table in (payload.get("t") or {}).items():
-        if name not in lab["tables"] and name != "W_o":
+        if name not in lab.tables and name != "W_o":
             raise ShareError(f"the state has a table {str(name)[:20]!r} that scenario {payload['s']!r} does not use")
-        lab["tables"][name] = _table(name, table)
+        lab.tables[name] = _table(name, table)
     if "h" in payload:
-        lab["heads"] = _heads(payload["h"])
+        lab.heads = _heads(payload["h"])
     if "mc" in payload:
-        lab["mask_custom"] = _painted(payload["mc"])
+        lab.mask_custom = _painted(payload["mc"])
     if "ss" in payload:
-        lab["snapshot"] = _snapshot(payload["ss"])
+        lab.snapshot = _snapshot(payload["ss"])
     return lab
 
 
-def _scalar(field: str, value: object) -> object:
-    number = isinstance(value, numbers.Real) and not isinstance(value, bool) and abs(value) < 1e6
+def check_field(name: str, value: object) -> object:
+    """A scalar field of the lab from a link or file, checked against its type and the app's limits.
+
+    Returns the value as the Lab holds it; raises ShareError naming the field otherwise.
+    """
+    number = is_real(value) and abs(value) < 1e6
     checks = {
         "mask": value in MASK_KINDS,
-        "mask_pad": _whole(value, 0, MAX_TOKENS),
-        "mask_window": _whole(value, 1, MAX_TOKENS),
-        "mask_prefix": _whole(value, 0, MAX_TOKENS),
+        "mask_pad": is_whole(value, 0, MAX_TOKENS),
+        "mask_window": is_whole(value, 1, MAX_TOKENS),
+        "mask_prefix": is_whole(value, 0, MAX_TOKENS),
         "scale_mode": value in SCALE_MODES,
         "scale_custom": number,
         "temperature": number and 0.1 <= value <= 5.0,
         "stage": value in STAGES,
         "heads_mode": value in HEAD_MODES,
-        "n_heads": _whole(value, 1, MAX_HEADS),
+        "n_heads": is_whole(value, 1, MAX_HEADS),
         "use_W_o": isinstance(value, bool),
-        "selected": isinstance(value, list) and len(value) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < MAX_TOKENS for v in value),
+        "selected": isinstance(value, list) and len(value) == 2 and all(is_whole(v, 0, MAX_TOKENS - 1) for v in value),
     }
-    if not checks[field]:
-        raise ShareError(f"the state's {field} ({str(value)[:40]}) is not allowed")
-    return tuple(value) if field == "selected" else value
-
-
-def _whole(value: object, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    if not checks[name]:
+        raise ShareError(f"the state's {name} ({str(value)[:40]}) is not allowed")
+    return tuple(value) if name == "selected" else value
 
 
 def _painted(value: object) -> np.ndarray:
@@ -205,7 +207,7 @@ def _painted(value: object) -> np.ndarray:
     return np.array(value, dtype=bool)
 
 
-def _snapshot(value: object) -> dict:
+def _snapshot(value: object) -> Snapshot:
     """A compare snapshot from the payload: weights in [0, 1], n_q x n_k <= MAX_TOKENS square, one label each."""
     try:
         weights, queries, keys = value["w"], value["q"], value["k"]
@@ -217,12 +219,12 @@ def _snapshot(value: object) -> dict:
             isinstance(r, list) and len(r) == len(keys) and all(_weight(c) for c in r) for r in weights)):
         raise ShareError(f"the state's snapshot is malformed (at most {MAX_TOKENS} x {MAX_TOKENS} weights from 0 to "
                          "1, one token label per row and column)")
-    return {"weights": np.array(weights, dtype=float), "query_tokens": [q[:MAX_LABEL_CHARS] for q in queries],
-            "key_tokens": [k[:MAX_LABEL_CHARS] for k in keys]}
+    return Snapshot(np.array(weights, dtype=float), [q[:MAX_LABEL_CHARS] for q in queries],
+                    [k[:MAX_LABEL_CHARS] for k in keys])
 
 
 def _weight(cell: object) -> bool:
-    return isinstance(cell, (int, float)) and not isinstance(cell, bool) and 0.0 <= cell <= 1.0
+    return isinstance(cell, (int, float)) and is_real(cell) and 0.0 <= cell <= 1.0
 
 
 def _table(name: str, table: object) -> pd.DataFrame:
@@ -259,12 +261,12 @@ def _heads(rows: object) -> pd.DataFrame:
     return pd.DataFrame([[c[:MAX_LABEL_CHARS] for c in r] for r in rows], columns=["head", "dims"], dtype=object)
 
 
-def to_json(lab: dict, page: str = "") -> str:
+def to_json(lab: Lab, page: str = "") -> str:
     """Everything needed to reopen the lab, as a JSON document (for download)."""
     return json.dumps(lab_payload(lab, page, full=True), indent=1, allow_nan=False)
 
 
-def from_json(text: str | bytes) -> tuple[dict, str]:
+def from_json(text: str | bytes) -> tuple[Lab, str]:
     """(lab, page) from a JSON document made by :func:`to_json`; ShareError on anything else."""
     if len(text) > MAX_FILE_BYTES:
         raise ShareError(f"the file is larger than {MAX_FILE_BYTES // 1000} kB, the app's limit")

@@ -1,8 +1,8 @@
-"""The lab state: one editable "current scenario" per browser session, shared by every page.
+"""What the pages do with the lab (session.Lab): its mask and scale, resizing and presets, one head's run.
 
-The state is a plain dict kept in ``st.session_state["lab"]`` (see widgets.py); this module never
-imports Streamlit, so it is tested as ordinary code. Tables hold raw editor values; turning them
-into arrays validates them (editors.py) and the core validates shapes (AttentionInputError).
+Plain functions of a Lab, never a Streamlit call, so they are tested as ordinary code. Tables hold raw
+editor values; turning them into arrays validates them (editors.py) and the core validates shapes
+(AttentionInputError).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,91 +24,17 @@ from attention_views.editors import (
     row_labels,
     table_to_matrix,
 )
+from attention_views.session import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab, Vectors
 
-MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "custom")
-MASK_PARAMS = {"padding": "mask_pad", "window": "mask_window", "prefix": "mask_prefix"}  # kind -> lab field
-SCALE_MODES = ("sqrt", "none", "custom")  # 1/sqrt(d_k), 1 (unscaled), a number typed by the user
-STAGES = ("scores", "scaled", "masked", "weights")
-HEAD_MODES = ("selection", "split")
-DIRECT_TABLES = ("Q", "K", "V")
-EMBED_TABLES = ("X", "W_q", "W_k", "W_v")
-DEFAULT_SCENARIO = "emma-friend"
-MAX_TOKENS = 64
-MAX_DIMS = 64
-MAX_HEADS = 16
+T = TypeVar("T")
 
 
-def dim_labels(n: int, given: tuple[str, ...] | None = None, prefix: str = "d") -> list[str]:
-    """Column labels for ``n`` dimensions: the scenario's names when it has them, else d0, d1, ..."""
-    return list(given) if given is not None and len(given) == n else [f"{prefix}{j}" for j in range(n)]
-
-
-def scenario_tables(sc: ac.Scenario) -> dict[str, pd.DataFrame]:
-    """The editable tables of a scenario: Q, K, V when it gives them directly, else X and one head's W's."""
-    if sc.direct:
-        dims = dim_labels(sc.Q.shape[1], sc.dim_labels)
-        values = sc.value_row_labels or sc.key_tokens
-        return {
-            "Q": matrix_table(sc.Q, sc.query_tokens, dims, tokens=True),
-            "K": matrix_table(sc.K, sc.key_tokens, dims, tokens=True),
-            "V": matrix_table(sc.V, values, dim_labels(sc.V.shape[1], prefix="v"), tokens=True),
-        }
-    head = sc.single_head or sc.heads[0]
-    dims = dim_labels(sc.X.shape[1], sc.dim_labels)
-    tables = {"X": matrix_table(sc.X, sc.query_tokens, dims, tokens=True)}
-    for name, W, prefix in (("W_q", head.W_q, "q"), ("W_k", head.W_k, "k"), ("W_v", head.W_v, "v")):
-        tables[name] = matrix_table(W, dims, dim_labels(W.shape[1], prefix=prefix), tokens=False)
-    return tables
-
-
-def heads_table(sc: ac.Scenario) -> pd.DataFrame:
-    """The dimension-selection heads as a table (name, dims); the apple/orange notebook's four heads."""
-    if sc.id == "apple-orange":
-        rows = [(name, ", ".join(map(str, dims))) for name, dims in ac.scenarios.APPLE_ORANGE_HEADS]
-    else:
-        width = sc.Q.shape[1] if sc.direct else sc.X.shape[1]
-        rows = [("Head 1", ", ".join(str(d) for d in range(width)))]
-    return pd.DataFrame(rows, columns=["head", "dims"], dtype=object)
-
-
-def new_lab(scenario_id: str) -> dict:
-    """A fresh lab state holding the pristine scenario ``scenario_id``."""
-    sc = ac.load_scenario(scenario_id)
-    return {
-        "scenario": scenario_id,
-        "rev": 0,
-        "tables": scenario_tables(sc),
-        "mask": sc.default_mask,
-        "mask_pad": 1,
-        "mask_window": 2,
-        "mask_prefix": 2,
-        "mask_custom": None,  # bool (n_q, n_k) array once the user paints a mask
-        "scale_mode": "none" if sc.default_scale == 1.0 else "sqrt",
-        "scale_custom": 1.0,
-        "temperature": 1.0,
-        "stage": "weights",
-        "heads_mode": "selection" if not sc.direct else "split",
-        "heads": heads_table(sc),
-        "n_heads": len(sc.heads) if sc.id == "apple-orange" else 1,
-        "use_W_o": False,
-        "selected": default_cell(sc),
-        "last": {},
-    }
-
-
-def default_cell(sc: ac.Scenario) -> tuple[int, int]:
-    """The (query, key) cell the step-by-step page opens on: friend -> Emma for emma-friend."""
-    if sc.id == "emma-friend":
-        return sc.query_tokens.index("friend"), sc.key_tokens.index("Emma")
-    return 0, 0
-
-
-def scale_value(lab: dict, d_k: int) -> float:
+def scale_value(lab: Lab, d_k: int) -> float:
     """The number the scores are multiplied by under the lab's scale mode."""
-    if lab["scale_mode"] == "none":
+    if lab.scale_mode == "none":
         return 1.0
-    if lab["scale_mode"] == "custom":
-        return float(lab["scale_custom"])
+    if lab.scale_mode == "custom":
+        return float(lab.scale_custom)
     return 1.0 / math.sqrt(d_k)
 
 
@@ -123,10 +50,10 @@ class SingleHead:
     X: np.ndarray | None = None
 
 
-def table_errors(lab: dict) -> dict[str, str]:
+def table_errors(tables: dict[str, pd.DataFrame]) -> dict[str, str]:
     """The message for every table that does not parse, by table name."""
     errors = {}
-    for name, frame in lab["tables"].items():
+    for name, frame in tables.items():
         try:
             table_to_matrix(frame, name)
         except TableError as err:
@@ -134,26 +61,40 @@ def table_errors(lab: dict) -> dict[str, str]:
     return errors
 
 
-def run_single_head(lab: dict) -> SingleHead:
+def run_single_head(lab: Lab) -> SingleHead:
     """Parse the lab's tables and run one head; raises TableError or AttentionInputError."""
-    mats = {name: table_to_matrix(frame, name) for name, frame in lab["tables"].items()
+    mats = {name: table_to_matrix(frame, name) for name, frame in lab.tables.items()
             if name in DIRECT_TABLES + EMBED_TABLES}  # not W_o: the multi-head page's, and only there
     if "Q" in mats:
         (q_tokens, Q), (k_tokens, K), (v_labels, V) = mats["Q"], mats["K"], mats["V"]
-        dims, X = list(lab["tables"]["Q"].columns[1:]), None
+        dims, X = list(lab.tables["Q"].columns[1:]), None
     else:
         (q_tokens, X), W_q, W_k, W_v = mats["X"], mats["W_q"][1], mats["W_k"][1], mats["W_v"][1]
         _check_projections(X, {"W_q": W_q, "W_k": W_k, "W_v": W_v})
-        Q, K, V = (project(X, W, name, q_tokens, list(lab["tables"][name].columns))
+        Q, K, V = (project(X, W, name, q_tokens, list(lab.tables[name].columns))
                    for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)))
-        k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab["tables"]["W_q"].columns)
+        k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab.tables["W_q"].columns)
     _check_token_count(q_tokens, k_tokens)
     mask = lab_mask(lab, len(q_tokens), len(k_tokens))
     result = ac.scaled_dot_product_attention(
-        Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab["temperature"]
+        Q, K, V, mask=mask, scale=scale_value(lab, Q.shape[1]), temperature=lab.temperature
     )
     check_output_lengths(result.output, "the output (weights · V)", q_tokens, "V" if "V" in mats else "W_v")
     return SingleHead(q_tokens, k_tokens, dims, v_labels, result, X)
+
+
+def run_or_last(lab: Lab, run: Callable[[Lab], T], last: str) -> tuple[T | None, Exception | None]:
+    """(``run(lab)``, None), kept in ``lab.<last>``; on an input error, (the last valid result or None, the error).
+
+    The one way a page runs the core: an invalid table or shape never blanks the page, it keeps showing the
+    last result that computed (pages say so with the error).
+    """
+    try:
+        result = run(lab)
+    except (TableError, ac.AttentionInputError) as err:
+        return getattr(lab, last), err
+    setattr(lab, last, result)
+    return result, None
 
 
 def checked_product(A: np.ndarray, B: np.ndarray, message: Callable[[int, int], str]) -> np.ndarray:
@@ -202,9 +143,9 @@ def _check_token_count(q_tokens: list[str], k_tokens: list[str]) -> None:
         raise ac.AttentionInputError(f"at most {MAX_TOKENS} tokens stay interactive; remove some rows")
 
 
-def table_labels(lab: dict, name: str) -> list[str]:
+def table_labels(lab: Lab, name: str) -> list[str]:
     """The row labels of one of the lab's tables."""
-    return row_labels(lab["tables"][name])
+    return row_labels(lab.tables[name])
 
 
 PRESETS = ("identity", "random", "zeros")
@@ -221,60 +162,60 @@ def preset_matrix(kind: str, rows: int, cols: int, seed: int) -> np.ndarray:
     raise ValueError(f"unknown preset {kind!r}; choose one of {', '.join(PRESETS)}")
 
 
-def apply_preset(lab: dict, kind: str, seed: int, names: tuple[str, ...] = ("W_q", "W_k", "W_v")) -> None:
+def apply_preset(lab: Lab, kind: str, seed: int, names: tuple[str, ...] = ("W_q", "W_k", "W_v")) -> None:
     """Fill the projections ``names`` with a preset, keeping their shapes (seed + k for the k-th)."""
     for k, name in enumerate(names):
-        frame = lab["tables"][name]
+        frame = lab.tables[name]
         M = preset_matrix(kind, frame.shape[0], frame.shape[1], seed + k)
-        lab["tables"][name] = matrix_table(M, list(frame.index), list(frame.columns), tokens=False)
+        lab.tables[name] = matrix_table(M, list(frame.index), list(frame.columns), tokens=False)
 
 
-def resize_model_dims(lab: dict, n: int) -> None:
+def resize_model_dims(lab: Lab, n: int) -> None:
     """Give X ``n`` embedding columns and every W ``n`` rows (new entries 0, dropped ones removed)."""
-    x = lab["tables"]["X"]
+    x = lab.tables["X"]
     labels = [*list(x.columns[1 : n + 1]), *(f"d{j}" for j in range(x.shape[1] - 1, n))][:n]
-    lab["tables"]["X"] = resize_columns(x, labels)
+    lab.tables["X"] = resize_columns(x, labels)
     for name in ("W_q", "W_k", "W_v"):
-        lab["tables"][name] = resize_rows(lab["tables"][name], labels)
+        lab.tables[name] = resize_rows(lab.tables[name], labels)
 
 
-def resize_head_width(lab: dict, names: tuple[str, ...], n: int, prefix: str) -> None:
+def resize_head_width(lab: Lab | Vectors, names: tuple[str, ...], n: int, prefix: str) -> None:
     """Give the tables ``names`` exactly ``n`` value columns labelled prefix0, prefix1, ..."""
     for name in names:
-        frame = lab["tables"][name]
+        frame = lab.tables[name]
         old = [c for c in frame.columns if c != "token"]
         labels = [old[j] if j < len(old) else f"{prefix}{j}" for j in range(n)]
-        lab["tables"][name] = resize_columns(frame, labels)
+        lab.tables[name] = resize_columns(frame, labels)
 
 
-def lab_mask(lab: dict, n_q: int, n_k: int) -> np.ndarray | None:
+def lab_mask(lab: Lab, n_q: int, n_k: int) -> np.ndarray | None:
     """The lab's boolean (n_q, n_k) mask (True = may attend), or None for no mask."""
-    kind = lab["mask"]
+    kind = lab.mask
     if kind == "none":
         return None
     if kind == "causal":
         return ac.causal_mask(n_q, n_k)
     if kind == "padding":
-        return ac.padding_mask(n_q, n_k, min(lab["mask_pad"], n_k))
+        return ac.padding_mask(n_q, n_k, min(lab.mask_pad, n_k))
     if kind == "window":
-        return ac.sliding_window_mask(n_q, n_k, lab["mask_window"])
+        return ac.sliding_window_mask(n_q, n_k, lab.mask_window)
     if kind == "prefix":
-        return ac.prefix_lm_mask(n_q, n_k, lab["mask_prefix"])
+        return ac.prefix_lm_mask(n_q, n_k, lab.mask_prefix)
     return custom_mask(lab, n_q, n_k)
 
 
-def custom_mask(lab: dict, n_q: int, n_k: int) -> np.ndarray:
+def custom_mask(lab: Lab, n_q: int, n_k: int) -> np.ndarray:
     """The painted mask fitted to (n_q, n_k): kept where it exists, new cells causal (j <= i)."""
     fitted = ac.causal_mask(n_q, n_k)
-    painted = lab.get("mask_custom")
+    painted = lab.mask_custom
     if painted is not None:
         rows, cols = min(n_q, painted.shape[0]), min(n_k, painted.shape[1])
         fitted[:rows, :cols] = painted[:rows, :cols]
     return fitted
 
 
-def lab_tokens(lab: dict) -> tuple[list[str], list[str]]:
+def lab_tokens(lab: Lab) -> tuple[list[str], list[str]]:
     """Query and key token labels as the tables currently name them."""
-    if "Q" in lab["tables"]:
+    if "Q" in lab.tables:
         return table_labels(lab, "Q"), table_labels(lab, "K")
     return table_labels(lab, "X"), table_labels(lab, "X")

@@ -70,9 +70,9 @@ from streamlit import config  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import attention_core as ac  # noqa: E402
-import devserver  # noqa: E402
 from attention_views.editors import matrix_table  # noqa: E402
-from attention_views.state import dim_labels, new_lab  # noqa: E402
+from attention_views.session import Lab, dim_labels, new_lab, new_session  # noqa: E402
+from tests.support import devserver  # noqa: E402
 
 PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))
 SCENARIOS = tuple(ac.list_scenarios())
@@ -157,24 +157,24 @@ class ScriptClock:
 # ---- the states and the control change ----------------------------------------------------------
 
 
-def big_lab(seed: int = 0) -> dict:
+def big_lab(seed: int = 0) -> Lab:
     """random-seed42 with its tables replaced: X (64, 64), W_q, W_k, W_v (64, 64); 8 heads by split."""
     rng = np.random.default_rng(seed)
     lab = new_lab("random-seed42")
     n, d = 64, 64
     tokens, dims = [f"t{i}" for i in range(n)], dim_labels(d)
-    lab["tables"] = {"X": matrix_table(rng.normal(size=(n, d)), tokens, dims, tokens=True)}
+    lab.tables = {"X": matrix_table(rng.normal(size=(n, d)), tokens, dims, tokens=True)}
     for name, prefix in (("W_q", "q"), ("W_k", "k"), ("W_v", "v")):
         W = rng.normal(size=(d, d)) / np.sqrt(d)  # (d_model, d_k)
-        lab["tables"][name] = matrix_table(W, dims, dim_labels(d, prefix=prefix), tokens=False)
-    lab.update(heads_mode="split", n_heads=8, selected=(0, 0))
+        lab.tables[name] = matrix_table(W, dims, dim_labels(d, prefix=prefix), tokens=False)
+    lab.heads_mode, lab.n_heads, lab.selected = "split", 8, (0, 0)
     return lab
 
 
 def open_app(scenario: str) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     if scenario == BIG:
-        at.session_state["lab"] = big_lab()
+        at.session_state["session"] = new_session(big_lab())
         at.query_params["scenario"] = "random-seed42"
     else:
         at.query_params["scenario"] = scenario

@@ -39,7 +39,7 @@ NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
 STREAMLIT_STATIC = Path(find_spec("streamlit").submodule_search_locations[0]).resolve() / "static"
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
-import devserver  # noqa: E402
+from tests.support import devserver  # noqa: E402
 
 
 def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1") -> str:

@@ -4,26 +4,27 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import exercise_views as xv
-from attention_views.widgets import chart, finish, lab, projector
+from attention_views import session
+from attention_views.widgets import chart, projector
 
-lab = lab("exercises")  # the sidebar and share link stay the lecture's; the exercise state is separate
+session.current()  # the sidebar and share link stay the lecture's; the exercises keep their own state
 big = projector()
 store = xv.store()
 titles = xv.titles()
 st.title("Pattern exercises")
 pick_col, score_col, verdict_col = st.columns([3, 1, 2], vertical_alignment="bottom")
-store["pick"] = pick_col.selectbox("Exercise", list(titles), format_func=titles.get, key=xv.PICK)
-ex = ac.load_exercise(store["pick"])
+store.pick = pick_col.selectbox("Exercise", list(titles), format_func=titles.get, key=xv.PICK)
+ex = ac.load_exercise(store.pick)
 a = xv.attempt(ex)
 st.markdown(ex.instructions)
-xv.action_buttons(ex)
+xv.action_buttons(ex, a)
 
 edit_col, view_col = st.columns([5, 6], gap="medium")
 with edit_col:
     mats = xv.editor_tabs(ex, a)
     xv.help_notes(ex, a)
 stale = xv.grade_attempt(ex, a, mats, edit_col)
-g = a["last"]
+g = a.last
 with view_col:
     if stale:
         st.warning(
@@ -39,4 +40,3 @@ with view_col:
                 chart(fig, f"exercises_delta_{h}")
 if g is not None:
     xv.verdict(ex, g, score_col, verdict_col)
-finish()

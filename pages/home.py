@@ -2,9 +2,11 @@
 
 import streamlit as st
 
-from attention_views.widgets import NATURAL_PAGE, finish, lab, load_scenario, scenario_cards
+from attention_views import session
+from attention_views.frame import load_scenario, scenario_cards
+from attention_views.widgets import NATURAL_PAGE
 
-lab("home")
+session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 st.title("Attention Lab")
 st.markdown(
     "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
@@ -30,4 +32,3 @@ with lectures:
             if st.button("Open", key=f"home_open_{sid}", type="primary"):
                 load_scenario(sid)
                 st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
-finish()

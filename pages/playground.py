@@ -4,9 +4,10 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
-from attention_views import panels
+from attention_views import panels, session
 from attention_views.editors import TableError
-from attention_views.state import STAGES, run_single_head
+from attention_views.session import STAGES
+from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import (
     STAGE_LABELS,
     attention_controls,
@@ -15,14 +16,12 @@ from attention_views.widgets import (
     chart,
     csv_download,
     editors_panel,
-    finish,
-    lab,
     mask_painter,
     numbers_frame,
     projector,
 )
 
-lab = lab("playground")
+lab = session.current().lab
 big = projector()
 st.title("Playground")
 st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
@@ -32,16 +31,13 @@ attention_controls(lab, "playground")
 left, right = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
 with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
     editors_panel(lab, "playground")
-if lab["mask"] == "custom":
+if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
         mask_painter(lab, "playground")
-try:
-    head = lab["last"]["single"] = run_single_head(lab)
-    stale = False
-except (TableError, ac.AttentionInputError) as err:
-    if not isinstance(err, TableError):  # a table's own error is already shown under its editor
-        left.error(str(err), icon="⚠️")
-    head, stale = lab["last"].get("single"), True
+head, err = run_or_last(lab, run_single_head, "last_single")
+stale = err is not None
+if stale and not isinstance(err, TableError):  # a table's own error is already shown under its editor
+    left.error(str(err), icon="⚠️")
 
 with right:
     stage = bound(st.segmented_control, "Stage", "playground_stage", "stage", options=STAGES,
@@ -56,7 +52,7 @@ with right:
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
-        if stage == "masked" or lab["mask"] == "custom":
+        if stage == "masked" or lab.mask == "custom":
             chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
                   "playground_mask_fig")
 
@@ -81,4 +77,3 @@ if head is not None:
     with bar_col:
         chart(figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
               "playground_activation")
-finish()

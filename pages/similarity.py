@@ -1,71 +1,45 @@
 """Similarity: dot product, norms, cosine and angle of two vectors, and of the scenario's tokens (seed 002)."""
 
-import numpy as np
 import streamlit as st
 
-import attention_core as ac
+from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import cached_figures as figures
-from attention_views.editors import TableError, matrix_table, table_to_matrix, value_columns
-from attention_views.state import resize_head_width
-from attention_views.widgets import (
-    bump_rev,
-    chart,
-    finish,
-    lab,
-    matrix_editor,
-    metric_number,
-    numbers_frame,
-    projector,
-)
+from attention_views import formats, session
+from attention_views.editors import TableError, table_to_matrix
+from attention_views.sections import similarity
+from attention_views.widgets import chart, numbers_frame, projector
 
-SEED_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 NAMES = ["X", "Y"]
-VECTORS = "similarity_vectors"  # this page's own editable table, kept like the lab's: {"tables", "rev", "last"}
 
-lab = lab("similarity")
+lab, vec = session.current().lab, session.current().vectors  # vec: this page's own two vectors
 big = projector()
-if VECTORS not in st.session_state:
-    table = matrix_table(SEED_VECTORS, NAMES, [f"d{j}" for j in range(4)], tokens=False)
-    st.session_state[VECTORS] = {"tables": {"vectors": table}, "rev": 0, "last": SEED_VECTORS}
-vec = st.session_state[VECTORS]
 
 st.title("Similarity: dot product, cosine and angle")
 st.latex(r"\cos\theta = \frac{X\cdot Y}{\lVert X\rVert\,\lVert Y\rVert},\qquad \theta = \arccos(\cos\theta)")
 st.markdown("**Two vectors**, one per row: edit any entry.")
-edit_col, size_col = st.columns([4, 1], gap="medium")
-with edit_col:
-    matrix_editor(vec, "similarity", "vectors")
-n = len(value_columns(vec["tables"]["vectors"]))
-wanted = size_col.number_input("Entries per vector", 2, 16, n, key=f"similarity_dims_{vec['rev']}")
-if wanted != n:
-    resize_head_width(vec, ("vectors",), wanted, "d")
-    bump_rev(vec)
-    st.rerun()
+similarity.vectors_editor(vec)
 valid = False
 try:
-    M = table_to_matrix(vec["tables"]["vectors"], "vectors")[1]  # (2, d)
+    M = table_to_matrix(vec.tables["vectors"], "vectors")[1]  # (2, d)
 except TableError:
     pass  # its message (vector, entry) is already shown under the editor
 else:
-    zero = [name for name, row in zip(NAMES, M, strict=True) if not row.any()]
+    zero = zero_rows(M)
     if zero:
-        st.error(f"{zero[0]} is all zeros: it has no direction, so there is no cosine or angle. "
+        st.error(f"{NAMES[zero[0]]} is all zeros: it has no direction, so there is no cosine or angle. "
                  "Change one of its entries.", icon="⚠️")
     else:
-        vec["last"], valid = M, True
+        vec.last, valid = M, True
 if not valid:
     st.warning("Showing the last valid vectors until the entry is fixed.", icon="⏸️")
 
-M = vec["last"]  # (2, d)
-x, y = M
-norms = ac.activation_norms(M)  # (2, d) -> (2,), inf only past the float range
-units = ac.unit_rows(M)  # (2, d), each row of length 1 (entries near 1e308 included)
-with np.errstate(over="ignore", invalid="ignore"):
-    dot = float(x @ y)
+M = vec.last  # (2, d)
+pair = compare_vectors(M)
+units = pair.units  # (2, d)
 for col, label, value in zip(
     st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
-    (metric_number(dot), metric_number(norms[0]), metric_number(norms[1]), f"{ac.cosine_similarity(x, y):.4f}",
-     f"{ac.angle_degrees(x, y):.2f}°"), strict=True,
+    (formats.metric(pair.dot), formats.metric(pair.norms[0]), formats.metric(pair.norms[1]), f"{pair.cosine:.4f}",
+     f"{pair.angle:.2f}°"), strict=True,
 ):
     col.metric(label, value)
 st.markdown("**After normalisation**: each vector divided by its length.")
@@ -82,18 +56,4 @@ unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
 drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
 chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 
-st.subheader("Cosine similarity between the scenario's tokens")
-name = "X" if "X" in lab["tables"] else "K"
-what = "embeddings X" if name == "X" else "keys K"
-try:
-    tokens, E = table_to_matrix(lab["tables"][name], name)  # (n, d)
-except TableError as err:
-    st.error(f"The scenario's {what} table has an error, so this heatmap is not drawn: {err}. "
-             "Fix it on the Playground page.", icon="⚠️")
-else:
-    st.caption(f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
-               "−1 = opposite. A row of zeros has no direction and gets 0.")
-    chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
-                                           title=f"Pairwise cosine of the {what}", projector=big),
-                    key="similarity_pairwise")
-finish()
+similarity.pairwise_cosine(lab, big)

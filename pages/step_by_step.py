@@ -1,137 +1,22 @@
 """Step by step: one query, one key, and every number from their dot product to the output row."""
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-import attention_core as ac
-from attention_views import cached_figures as figures
-from attention_views.editors import TableError
-from attention_views.state import run_single_head
-from attention_views.widgets import MASK_LABELS, attention_controls, chart, finish, lab, projector
+from attention_views import session
+from attention_views.sections import step_by_step
+from attention_views.state import run_or_last, run_single_head
+from attention_views.widgets import attention_controls, projector
 
-QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
-MARK = "▶"  # before the selected key's label in the tables
-SCALE_NOTE = {"sqrt": "$s = 1/\\sqrt{{d_k}} = 1/\\sqrt{{{d}}}$ = {s:.4g}", "none": "$s = 1$: no scaling",
-              "custom": "$s$ = {s:.4g}, typed under Scaling"}
-CONVENTION = """The notebook stores the keys as a **(C, T)** matrix: one *column* per token (`K` is 4 x 9,
-C = 4 dimensions, T = 9 tokens), so it writes the scores as `einsum('it,if->ft', K, Q)` or `Q.T @ K`.
-The paper and this app use **(T, C)**: one *row* per token, so the scores are $QK^\\top$ and the
-query of token $i$ is the row $q_i$. Both give the same T x T matrix: `Q.T @ K` in the notebook's
-layout is `Qp @ Kp.T` with `Qp = Q.T`, `Kp = K.T`."""
-
-
-def _num(x: float, factor: bool = False) -> str:
-    """A number for the formulas: 4 significant digits, −∞ for a blocked score, negative factors in brackets."""
-    text = r"-\infty" if np.isneginf(x) else f"{x + 0.0:.4g}"
-    return f"({text})" if factor and x < 0 else text
-
-
-def _label(tokens: list[str]):
-    """Selectbox labels for token indices; a repeated token gets its position so both can be told apart."""
-    return lambda n: tokens[n] if tokens.count(tokens[n]) == 1 else f"{tokens[n]} (#{n})"
-
-
-def _pick_from_boxes() -> None:
-    st.session_state.lab["selected"] = (st.session_state[QUERY], st.session_state[KEY])
-
-
-def _pick_from_grid() -> None:
-    """A click on the grid: the clicked square's customdata is [query index, key index]."""
-    points = st.session_state[GRID]["selection"]["points"]
-    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
-    if cells:
-        st.session_state.lab["selected"] = (int(cells[-1][0]), int(cells[-1][1]))
-
-
-def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
-    """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
-
-    Column formats rather than a pandas Styler, which cost Streamlit ~10 ms a table to render.
-    """
-    frame = pd.DataFrame(columns)
-    label, *numbers = frame.columns
-    if marked is not None:
-        frame[label] = [f"{MARK} {v}" if n == marked else v for n, v in enumerate(frame[label])]
-    where.dataframe(frame, hide_index=True, key=key,
-                    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
-
-
-lab = lab("step_by_step")
+lab = session.current().lab
 big = projector()
 st.title("Step by step")
 st.caption("One attention weight, worked out with the actual numbers: pick a query and a key, or click a cell.")
 attention_controls(lab, "step_by_step")
-try:
-    head = lab["last"]["single"] = run_single_head(lab)
-except (TableError, ac.AttentionInputError) as err:
+head, err = run_or_last(lab, run_single_head, "last_single")
+if err is not None:
     st.error(f"{err}  \nFix it on the Playground; until then this page shows the last valid result.", icon="⚠️")
-    head = lab["last"].get("single")
 if head is None:
     st.info("There is no valid attention to explain yet: fix the tables on the Playground.")
-    finish()
-    st.stop()
-
-r, qt, kt = head.result, head.query_tokens, head.key_tokens
-i, j = min(lab["selected"][0], len(qt) - 1), min(lab["selected"][1], len(kt) - 1)
-lab["selected"] = (i, j)  # the single source of truth; the selectboxes and the grid follow it
-st.session_state[QUERY], st.session_state[KEY] = i, j
-e = ac.explain_cell(r, i, j)
-
-query_col, key_col, headline = st.columns([2, 2, 3], gap="medium", vertical_alignment="bottom")
-query_col.selectbox("Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY,
-                    on_change=_pick_from_boxes)
-key_col.selectbox("Key (column)", range(len(kt)), format_func=_label(kt), key=KEY,
-                  on_change=_pick_from_boxes)
-headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {_num(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {_num(e.weight)}")
-if not e.allowed:
-    st.warning(f"The {MASK_LABELS[lab['mask']]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
-               "so the mask adds −∞ to the score and the weight is 0.", icon="🚫")
-chart(figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big), key=GRID,
-                on_select=_pick_from_grid, selection_mode="points", width="content")
-
-st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
-terms = [rf"{_num(a, True)} \times {_num(b, True)}" for a, b in zip(e.q, e.k, strict=True)] if e.q.size <= 4 else [
-    _num(p, True) for p in e.products]  # wider vectors: the products only, their factors are in the table
-terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
-st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {_num(e.dot)}")
-left, right = st.columns([2, 3], gap="medium")
-_table(left, {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
-       "step_by_step_products")
-with right:
-    chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
-
-st.subheader("2 · Scale, temperature and mask")
-mask_term = "0" if e.allowed else r"(-\infty)"
-st.latex(rf"z_{{{i},{j}}} = \frac{{s}}{{\tau}}\,(q_{{{i}}} \cdot k_{{{j}}}) + M_{{{i},{j}}} = \frac{{{_num(e.scale)}}}"
-         rf"{{{_num(e.temperature)}}} \times {_num(e.dot, True)} + {mask_term} = {_num(e.masked_row[j])}")
-st.caption(f"{SCALE_NOTE[lab['scale_mode']].format(d=e.q.size, s=e.scale)}; temperature τ = {e.temperature:g}; "
-           "the mask $M$ is 0 where a query may attend a key and −∞ where it may not.")
-
-st.subheader(f"3 · Softmax over the row of {qt[i]}")
-if e.denominator > 0:
-    st.latex(rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
-             rf"\frac{{{_num(e.exps[j])}}}{{{_num(e.denominator)}}} = {_num(e.weight)}, "
-             rf"\qquad m = \max_l z_{{{i},l}} = {_num(e.row_max)}")
 else:
-    st.warning(f"The mask blocks every key of **{qt[i]}**: there is nothing to share out, so every weight of "
-               "this row is 0 (not 0/0) and its output row is 0.", icon="🚫")
-st.caption("The stable softmax subtracts the row maximum m before exponentiating so that no exponential "
-           "overflows; m cancels between numerator and denominator, so the weights are exactly those of "
-           "$e^{z}/\\sum e^{z}$. Blocked keys have $e^{-\\infty} = 0$.")
-_table(st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, "step_by_step_row", j)
-st.caption(f"{MARK} marks the key {kt[j]}." + (" A key the mask blocks has the score −∞ (the table writes "
-           "-Infinity): its exp is 0." if np.isneginf(e.masked_row).any() else ""))
+    step_by_step.explain(lab, head, big)
 
-st.subheader(f"4 · Output of {qt[i]}: the weights mix the value rows")
-st.latex(rf"o_{{{i}}} = \sum_l w_{{{i},l}}\, v_l")
-v_cols = [f"v{c}" for c in range(r.V.shape[1])]
-mix = {"value row": [*head.value_labels, "output (sum)"], "weight": [*e.weights_row, e.weights_row.sum()]}
-mix |= {f"w × {c}": [*e.weighted_values[:, n], e.output[n]] for n, c in enumerate(v_cols)}
-vals, out = st.columns([2, 3], gap="medium") if len(v_cols) <= 4 else (st.container(), st.container())
-_table(vals, {"value row": head.value_labels} | {c: r.V[:, n] for n, c in enumerate(v_cols)}, "step_by_step_values", j)
-_table(out, mix, "step_by_step_output", j)
-
-with st.expander("Why $QK^\\top$? Seed 003 stores K as (C, T); this app uses (T, C), one row per token"):
-    st.markdown(CONVENTION)
-finish()

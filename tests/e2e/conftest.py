@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import devserver
+from tests.support import devserver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = REPO_ROOT / "test-output"

@@ -16,7 +16,7 @@ from streamlit_browser import (
 )
 
 import attention_core as ac
-from attention_views.state import DEFAULT_SCENARIO
+from attention_views.session import DEFAULT_SCENARIO
 
 pytestmark = pytest.mark.e2e
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -31,18 +32,8 @@ from hypothesis import strategies as st
 import attention_core as ac
 from attention_views import multi
 from attention_views.editors import TOKEN, Delta, TableError, apply_delta, parse_number, table_to_matrix, value_columns
-from attention_views.state import (
-    HEAD_MODES,
-    MASK_KINDS,
-    MAX_DIMS,
-    MAX_HEADS,
-    MAX_TOKENS,
-    SCALE_MODES,
-    new_lab,
-    resize_head_width,
-    resize_model_dims,
-    run_single_head,
-)
+from attention_views.session import HEAD_MODES, MASK_KINDS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, new_lab
+from attention_views.state import resize_head_width, resize_model_dims, run_single_head
 
 SCENARIOS = tuple(ac.list_scenarios())
 FUZZ = settings(
@@ -137,7 +128,7 @@ def check_error(err: Exception, lab: dict) -> None:
     text = str(err)
     assert text.strip(), f"{type(err).__name__} with an empty message"
     if isinstance(err, TableError):
-        known = set(lab["tables"]) | {multi.HEADS, multi.N_HEADS}
+        known = set(lab.tables) | {multi.HEADS, multi.N_HEADS}
         assert err.table in known, f"TableError about unknown table {err.table!r}: {text}"
         assert err.table.split("_")[0] in text or "head" in text, f"message does not name {err.table!r}: {text}"
     else:
@@ -177,7 +168,7 @@ def frames_equal(a: pd.DataFrame, b: pd.DataFrame) -> bool:
 
 
 def snapshot(lab: dict) -> dict[str, pd.DataFrame]:
-    return {name: frame.copy(deep=True) for name, frame in lab["tables"].items()}
+    return {name: frame.copy(deep=True) for name, frame in lab.tables.items()}
 
 
 # ---- random edits, as the pages make them -------------------------------------------------------
@@ -244,7 +235,7 @@ def control_changes(draw) -> dict:
 
 def edit_step(draw, lab: dict) -> str:
     """Apply one random change to ``lab`` as the pages would; returns a description for the failure note."""
-    tables = lab["tables"]
+    tables = lab.tables
     kind = draw(
         st.sampled_from(
             ["edit", "edit", "edit", "controls", "heads", "width"] + (["model_dims"] if "X" in tables else [])
@@ -257,11 +248,12 @@ def edit_step(draw, lab: dict) -> str:
         return f"edit {name}: {delta}"
     if kind == "controls":
         changes = draw(control_changes())
-        lab.update(changes)
+        for field, value in changes.items():
+            setattr(lab, field, value)
         return f"controls {changes}"
     if kind == "heads":
-        delta = draw(deltas(lab["heads"]))
-        lab["heads"] = multi.apply_heads_delta(lab["heads"], delta)
+        delta = draw(deltas(lab.heads))
+        lab.heads = multi.apply_heads_delta(lab.heads, delta)
         return f"heads {delta}"
     if kind == "model_dims":
         n = draw(st.one_of(st.integers(1, 8), st.just(MAX_DIMS)))
@@ -275,7 +267,7 @@ def edit_step(draw, lab: dict) -> str:
 
 def run_multi_as_page(lab: dict):
     """What pages/multi_head.py does before running: sync W_O when it is used."""
-    if lab["use_W_o"]:
+    if lab.use_W_o:
         multi.sync_W_o(lab)
     return multi.run_multi(lab)
 
@@ -299,20 +291,20 @@ def test_random_edit_sequences_compute_or_explain_and_keep_the_last_valid_state(
                 continue
             check(result, lab)
             weights = result.result.weights if fn is run_single_head else result.weights
-            kept = (dict(lab["tables"]), snapshot(lab), {k: v for k, v in lab.items() if k != "tables"}, weights)
+            kept = (dict(lab.tables), snapshot(lab), replace(lab), weights)  # a shallow copy: tables are replaced
             if fn is run_single_head:
                 last_single = kept
             else:
                 last_multi = kept
         for name, frame in before.items():  # running never edits the canonical tables (W_o may be added)
-            assert frames_equal(lab["tables"][name], frame) or name == multi.W_O, f"running changed table {name}"
+            assert frames_equal(lab.tables[name], frame) or name == multi.W_O, f"running changed table {name}"
         for kept, fn in ((last_single, run_single_head), (last_multi, multi.run_multi)):
             if kept is None:
                 continue
             tables, frozen, controls, weights = kept
             for name, frame in tables.items():
                 assert frames_equal(frame, frozen[name]), f"the last valid table {name} was changed by a later edit"
-            again = fn({**controls, "tables": dict(tables), "last": {}})
+            again = fn(replace(controls, tables=dict(tables), last_single=None, last_multi=None))
             again_w = again.result.weights if fn is run_single_head else again.weights
             np.testing.assert_array_equal(
                 np.asarray(again_w), np.asarray(weights), err_msg="the last valid state no longer gives its weights"
@@ -370,8 +362,8 @@ def test_huge_integer_cell_is_refused_not_an_overflow(value):
 @given(scenario=st.sampled_from(SCENARIOS), data=st.data())
 def test_apply_delta_never_changes_the_table_it_was_given(scenario, data):
     lab = new_lab(scenario)
-    name = data.draw(st.sampled_from(sorted(lab["tables"])))
-    frame = lab["tables"][name]
+    name = data.draw(st.sampled_from(sorted(lab.tables)))
+    frame = lab.tables[name]
     frozen = frame.copy(deep=True)
     delta = data.draw(deltas(frame))
     out = apply_delta(frame, delta)
@@ -389,14 +381,15 @@ EXTREMES = (1e308, -1e308, 1.7976931348623157e308, 1e154, -1e154, 1e-308, 5e-324
 def test_tables_of_extreme_finite_numbers_compute_or_explain(scenario, controls, data):
     """Every cell huge, tiny or signed zero: overflow is named (AttentionInputError), never a NaN weight."""
     lab = new_lab(scenario)
-    lab.update(controls)
-    if lab["use_W_o"]:
+    for field, value in controls.items():
+        setattr(lab, field, value)
+    if lab.use_W_o:
         multi.sync_W_o(lab)  # W_o too gets extreme entries
-    for name, frame in lab["tables"].items():
+    for name, frame in lab.tables.items():
         filled = frame.copy()
         for col in value_columns(frame):
             filled[col] = [data.draw(st.sampled_from(EXTREMES)) for _ in range(frame.shape[0])]
-        lab["tables"][name] = filled.astype({c: object for c in value_columns(frame)})
+        lab.tables[name] = filled.astype({c: object for c in value_columns(frame)})
     for fn, check in ((run_single_head, check_single), (run_multi_as_page, check_multi)):
         result, err = run(fn, lab)
         event(f"{fn.__name__}: {'computed' if err is None else type(err).__name__}")
@@ -411,12 +404,12 @@ def test_tables_of_extreme_finite_numbers_compute_or_explain(scenario, controls,
 def test_a_W_o_of_extreme_entries_computes_or_explains(scenario, data):
     """Only W_O extreme (the heads are fine): concat @ W_O may overflow, which must be named, not drawn as inf."""
     lab = new_lab(scenario)
-    lab["use_W_o"] = True
+    lab.use_W_o = True
     multi.sync_W_o(lab)
-    W_o = lab["tables"][multi.W_O].copy()
+    W_o = lab.tables[multi.W_O].copy()
     for col in value_columns(W_o):
         W_o[col] = [data.draw(st.sampled_from(EXTREMES)) for _ in range(W_o.shape[0])]
-    lab["tables"][multi.W_O] = W_o.astype(object)
+    lab.tables[multi.W_O] = W_o.astype(object)
     view, err = run(multi.run_multi, lab)
     if err is None:
         check_multi(view, lab)

@@ -36,13 +36,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attention_views import share
-from attention_views.state import new_lab
+from attention_views.session import new_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def open_page(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
     for key, value in params.items():
         at.query_params[key] = value
     return at.run()
@@ -56,18 +57,18 @@ def assert_clean(at: AppTest) -> None:
 def test_a_heads_row_with_an_empty_cell_is_explained_not_a_crash(added):
     at = open_page("multi_head", scenario="apple-orange")
     assert_clean(at)
-    key = f"multi_head_editor_heads_{at.session_state['lab']['rev']}"
+    key = f"multi_head_editor_heads_{at.session_state['session'].lab.rev}"
     at.session_state[key] = {"edited_rows": {}, "added_rows": [added], "deleted_rows": []}
     at.run()
     assert_clean(at)
-    assert at.session_state["lab"]["heads"].shape[0] == 5
+    assert at.session_state["session"].lab.heads.shape[0] == 5
     if "dims" not in added:  # an empty dims cell is named; an empty name becomes "Head 5"
         assert any("heads row 5" in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_clearing_a_heads_cell_is_explained_not_a_crash():
     at = open_page("multi_head", scenario="apple-orange")
-    key = f"multi_head_editor_heads_{at.session_state['lab']['rev']}"
+    key = f"multi_head_editor_heads_{at.session_state['session'].lab.rev}"
     at.session_state[key] = {"edited_rows": {0: {"dims": None}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
@@ -101,10 +102,10 @@ def test_mixing_with_W_o_while_the_split_is_invalid_is_explained_not_a_crash():
 def test_a_W_o_that_overflows_is_explained_not_a_crash():
     at = open_page("multi_head", scenario="mammal-query")
     at.checkbox(key="multi_head_use_W_o").check().run()
-    lab = at.session_state["lab"]
-    W_o = lab["tables"]["W_o"]
+    lab = at.session_state["session"].lab
+    W_o = lab.tables["W_o"]
     cells = {i: {c: 1e308 for c in W_o.columns} for i in range(W_o.shape[0])}  # concat @ W_o: inf
-    key = f"multi_head_editor_W_o_{lab['rev']}"
+    key = f"multi_head_editor_W_o_{lab.rev}"
     at.session_state[key] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
@@ -113,10 +114,10 @@ def test_a_W_o_that_overflows_is_explained_not_a_crash():
 
 def test_output_rows_longer_than_the_float_range_are_explained_not_a_crash():
     at = open_page("playground", scenario="mammal-query")
-    lab = at.session_state["lab"]
-    V = lab["tables"]["V"]
+    lab = at.session_state["session"].lab
+    V = lab.tables["V"]
     cells = {i: {c: 1e308 for c in V.columns if c != "token"} for i in range(V.shape[0])}
-    at.session_state[f"playground_editor_V_{lab['rev']}"] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
+    at.session_state[f"playground_editor_V_{lab.rev}"] = {"edited_rows": cells, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
     errors = [e.value for e in at.error]

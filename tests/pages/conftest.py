@@ -16,8 +16,9 @@ SCENARIOS = tuple(ac.list_scenarios())
 
 
 def open_page(page: str, scenario: str | None = None) -> AppTest:
-    """Run ``pages/<page>.py`` alone (as AppTest does), optionally opened on ``?scenario=``."""
-    at = AppTest.from_file(str(ROOT / "pages" / f"{page}.py"), default_timeout=60)
+    """Run app.py on ``pages/<page>.py``, as a direct link does, optionally opened on ``?scenario=``."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
     if scenario is not None:
         at.query_params["scenario"] = scenario
     at.run()
@@ -52,7 +53,7 @@ def heatmap_z(figure: dict) -> np.ndarray:
 
 def editor_key(at: AppTest, prefix: str, name: str) -> str:
     """The current session-state key of a page's data editor for table ``name``."""
-    return f"{prefix}_editor_{name}_{at.session_state['lab']['rev']}"
+    return f"{prefix}_editor_{name}_{at.session_state['session'].lab.rev}"
 
 
 def edit_cells(at: AppTest, key: str, edits: dict[int, dict[str, object]], added=(), deleted=()) -> AppTest:

@@ -7,7 +7,7 @@ import pytest
 from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
 
 import attention_core as ac
-from attention_views.state import new_lab
+from attention_views.session import new_lab
 
 IDS = ac.list_exercises()
 
@@ -20,7 +20,7 @@ def open_exercise(eid: str):
 
 def key_of(at, eid: str, name: str) -> str:
     """The session key of an exercise table's editor (its revision grows on Load solution / Start over)."""
-    return f"exercises_editor_{eid}_{name}_{at.session_state['exercises']['attempts'][eid]['rev']}"
+    return f"exercises_editor_{eid}_{name}_{at.session_state['session'].exercises.attempts[eid].rev}"
 
 
 def panels(at) -> list[np.ndarray]:
@@ -89,7 +89,7 @@ def test_editing_a_projection_changes_the_score():
     edit_cells(at, key_of(at, "first", "W_q"), {5: {"k0": 10.0}})  # row 'one' asks every query for k0
     assert_clean(at)
     assert shown_score(at) < before
-    assert at.session_state["exercises"]["attempts"]["first"]["tables"]["W_q"].at["one", "k0"] == 10.0
+    assert at.session_state["session"].exercises.attempts["first"].tables["W_q"].at["one", "k0"] == 10.0
 
 
 @pytest.mark.parametrize("value", ["abc", None])
@@ -135,12 +135,12 @@ def test_start_over_and_switching_exercises_keep_attempts_apart():
 
 def test_exercises_never_touch_the_lectures_lab():
     at = open_page("exercises")
-    pristine = json.dumps({k: v.to_json() for k, v in new_lab("emma-friend")["tables"].items()})
+    pristine = json.dumps({k: v.to_json() for k, v in new_lab("emma-friend").tables.items()})
     edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}})
     at.button(key="exercises_load").click().run()
-    lab = at.session_state["lab"]
-    assert json.dumps({k: v.to_json() for k, v in lab["tables"].items()}) == pristine
-    assert lab["scenario"] == "emma-friend" and "Q" in lab["tables"] and lab["tables"]["Q"].shape == (9, 5)
+    lab = at.session_state["session"].lab
+    assert json.dumps({k: v.to_json() for k, v in lab.tables.items()}) == pristine
+    assert lab.scenario == "emma-friend" and "Q" in lab.tables and lab.tables["Q"].shape == (9, 5)
 
 
 def test_changing_the_scenario_keeps_the_exercise_and_its_edits():

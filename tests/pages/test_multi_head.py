@@ -11,7 +11,7 @@ from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
 from attention_views import multi
-from attention_views.state import new_lab
+from attention_views.session import new_lab
 
 PREFIX = "multi_head"
 APPLE_HEADS = [name for name, _ in ac.scenarios.APPLE_ORANGE_HEADS]
@@ -71,7 +71,7 @@ def test_apple_orange_shows_the_notebooks_four_heads_and_an_8_wide_concat():
     np.testing.assert_allclose(numbers, gold.concat, atol=1e-12)
     titles = " ".join(a.get("text", "") for a in chart(at, "multi_head_grid")["layout"].get("annotations", []))
     assert all(name in titles for name in APPLE_HEADS), titles
-    assert at.session_state["lab"]["heads"]["head"].tolist() == APPLE_HEADS
+    assert at.session_state["session"].lab.heads["head"].tolist() == APPLE_HEADS
 
 
 def test_changing_the_head_count_changes_the_subplots():
@@ -92,7 +92,7 @@ def test_direct_scenario_splits_q_k_v_columns():
     at.number_input(key="multi_head_n_heads").set_value(4).run()
     assert_clean(at)
     lab = new_lab("random-causal")
-    lab["n_heads"] = 4
+    lab.n_heads = 4
     for ours, theirs in zip(grid_weights(at), multi.run_multi(lab).weights, strict=True):
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
     assert len(grid_weights(at)) == 4
@@ -126,7 +126,7 @@ def test_bad_dims_name_the_head_and_keep_the_last_valid_grid(dims, entry):
     for ours, theirs in zip(shown, good, strict=True):
         np.testing.assert_allclose(ours, theirs)
     assert any("last valid" in w.value for w in at.warning)
-    heads = at.session_state["lab"]["heads"]
+    heads = at.session_state["session"].lab.heads
     assert heads.at[0, "head"] == "Fruit" and heads.at[1, "dims"] == dims
 
 
@@ -161,7 +161,7 @@ def test_five_edits_in_a_row_all_stick():
         edits.setdefault(row, {})[col] = value
         edit_cells(at, key, edits)
         assert_clean(at)
-    heads = at.session_state["lab"]["heads"]
+    heads = at.session_state["session"].lab.heads
     assert heads.values.tolist() == [["A", "7"], [APPLE_HEADS[1], "0"], ["C", "4, 6, 7"], [APPLE_HEADS[3], "5"]]
 
 

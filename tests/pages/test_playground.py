@@ -5,7 +5,8 @@ import pytest
 from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab
+from attention_views.state import run_single_head
 
 PREFIX = "playground"
 
@@ -36,7 +37,7 @@ def test_causal_mask_zeroes_upper_triangle_of_displayed_weights():
 def test_mask_choice_follows_the_user_to_a_fresh_run_of_the_state():
     at = open_page("playground", "emma-friend")
     at.radio(key="playground_mask").set_value("causal").run()
-    assert at.session_state["lab"]["mask"] == "causal"
+    assert at.session_state["session"].lab.mask == "causal"
 
 
 def test_scale_modes_change_the_weights():
@@ -80,7 +81,7 @@ def test_five_edits_in_a_row_all_stick():
         edits.setdefault(row, {})[col] = float(k + 2)
         edit_cells(at, key, edits)
         assert_clean(at)
-    X = at.session_state["lab"]["tables"]["X"]
+    X = at.session_state["session"].lab.tables["X"]
     assert [X.at[0, "d0"], X.at[1, "d1"], X.at[2, "d2"], X.at[0, "d3"], X.at[1, "d0"]] == [2.0, 3.0, 4.0, 5.0, 6.0]
 
 
@@ -104,7 +105,7 @@ def test_bad_cell_shows_message_and_keeps_last_valid_figure(value):
     assert any("Q row 3 ('games'), column 'Noun'" in e for e in errors), errors
     np.testing.assert_allclose(weights_shown(at), good)
     assert any("last valid" in w.value for w in at.warning)
-    assert at.session_state["lab"]["tables"]["Q"].at[0, "Anim"] == 9.0
+    assert at.session_state["session"].lab.tables["Q"].at[0, "Anim"] == 9.0
 
 
 def test_shape_mismatch_is_explained_not_raised():
@@ -128,11 +129,11 @@ def test_preset_and_size_changes():
     at.selectbox(key="playground_preset").set_value("identity")
     at.button(key="playground_preset_apply").click().run()
     assert_clean(at)
-    lab = at.session_state["lab"]
-    np.testing.assert_array_equal(lab["tables"]["W_q"].to_numpy(dtype=float), np.eye(4))
-    at.number_input(key=f"playground_d_model_{lab['rev']}").set_value(6).run()
+    lab = at.session_state["session"].lab
+    np.testing.assert_array_equal(lab.tables["W_q"].to_numpy(dtype=float), np.eye(4))
+    at.number_input(key=f"playground_d_model_{lab.rev}").set_value(6).run()
     assert_clean(at)
-    assert at.session_state["lab"]["tables"]["X"].shape == (3, 7)
+    assert at.session_state["session"].lab.tables["X"].shape == (3, 7)
 
 
 def test_picking_a_scenario_in_the_sidebar_loads_it():
@@ -147,7 +148,7 @@ def test_unknown_scenario_link_warns_and_falls_back():
     at = open_page("playground", "no-such-thing")
     assert_clean(at)
     assert any("no-such-thing" in w.value for w in at.warning)
-    assert at.session_state["lab"]["scenario"] in ac.list_scenarios()
+    assert at.session_state["session"].lab.scenario in ac.list_scenarios()
 
 
 def test_sliding_window_mask_and_its_width():
@@ -173,12 +174,12 @@ def test_painting_a_custom_mask_cell_by_cell():
     assert_clean(at)
     w = weights_shown(at)
     assert np.all(w[np.triu_indices(9, 1)] == 0)  # a new painting starts causal
-    lab = at.session_state["lab"]
-    key = f"playground_mask_editor_{lab['rev']}_9x9"
+    lab = at.session_state["session"].lab
+    key = f"playground_mask_editor_{lab.rev}_9x9"
     edit_cells(at, key, {0: {"k8": True}, 8: {"k0": False}})
     w = weights_shown(at)
     assert w[0, 8] > 0 and w[8, 0] == 0
-    assert at.session_state["lab"]["mask_custom"][0, 8]
+    assert at.session_state["session"].lab.mask_custom[0, 8]
 
 
 def test_more_tokens_than_the_limit_are_refused_with_the_limit_named():
@@ -208,7 +209,7 @@ def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
     at = open_page("playground", "random-seed42")
     edit_cells(at, editor_key(at, PREFIX, "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
     assert_clean(at)
-    tokens = list(new_lab("random-seed42")["tables"]["X"]["token"])
+    tokens = list(new_lab("random-seed42").tables["X"]["token"])
     errors = [e.value for e in at.error]
     assert any(f"X · W_q is too large for a float at row 2 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
     assert weights_shown(at).shape == (3, 3)  # the last valid result stays

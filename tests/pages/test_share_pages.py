@@ -6,7 +6,7 @@ from conftest import ROOT, SCENARIOS, assert_clean, edit_cells, editor_key, heat
 from streamlit.testing.v1 import AppTest
 
 from attention_views import share
-from attention_views.state import new_lab
+from attention_views.session import new_lab
 
 
 def _param(at: AppTest, name: str) -> str | None:
@@ -15,7 +15,8 @@ def _param(at: AppTest, name: str) -> str | None:
 
 
 def _open(query: dict) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / "playground.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/playground.py")
     for k, v in query.items():
         at.query_params[k] = v
     return at.run()
@@ -24,8 +25,8 @@ def _open(query: dict) -> AppTest:
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_edited_view_round_trips_through_the_link(sid):
     at = _open({"scenario": sid})
-    first = next(iter(at.session_state["lab"]["tables"]))
-    col = [c for c in at.session_state["lab"]["tables"][first].columns if c != "token"][0]
+    first = next(iter(at.session_state["session"].lab.tables))
+    col = [c for c in at.session_state["session"].lab.tables[first].columns if c != "token"][0]
     edit_cells(at, editor_key(at, "playground", first), {0: {col: 2.5}})
     at.radio(key="playground_mask").set_value("causal").run()
     at.slider(key="playground_temperature").set_value(0.7).run()
@@ -35,10 +36,10 @@ def test_edited_view_round_trips_through_the_link(sid):
 
     other = _open({"scenario": sid, "state": token})  # a new browser session opening the link
     assert_clean(other)
-    lab, again = at.session_state["lab"], other.session_state["lab"]
-    for name, frame in lab["tables"].items():
-        assert again["tables"][name].equals(frame), name
-    assert (again["mask"], again["temperature"]) == ("causal", 0.7)
+    lab, again = at.session_state["session"].lab, other.session_state["session"].lab
+    for name, frame in lab.tables.items():
+        assert again.tables[name].equals(frame), name
+    assert (again.mask, again.temperature) == ("causal", 0.7)
     np.testing.assert_array_equal(heatmap_z(plotly_figures(other)[0]), shown)
     assert _param(other, "state") == token
 
@@ -55,8 +56,8 @@ def test_damaged_link_warns_and_falls_back_to_defaults(token):
     assert_clean(at)
     assert any("could not be opened" in w.value for w in at.warning)
     expected = new_lab("emma-friend")
-    for name, frame in expected["tables"].items():
-        assert at.session_state["lab"]["tables"][name].equals(frame)
+    for name, frame in expected.tables.items():
+        assert at.session_state["session"].lab.tables[name].equals(frame)
 
 
 def test_projector_mode_enlarges_figure_text():
@@ -99,9 +100,9 @@ def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
     second = _param(at, "state")
     assert second != first
     lab, _ = share.decode(second)
-    assert lab["tables"]["X"].iat[0, 1] == 2.5 and lab["temperature"] == 0.7
+    assert lab.tables["X"].iat[0, 1] == 2.5 and lab.temperature == 0.7
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 3.5}})  # the same cell again
-    assert share.decode(_param(at, "state"))[0]["tables"]["X"].iat[0, 1] == 3.5
+    assert share.decode(_param(at, "state"))[0].tables["X"].iat[0, 1] == 3.5
 
 
 def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
@@ -110,12 +111,12 @@ def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     monkeypatch.setattr(share, "encode_payload", lambda payload: calls.append(1) or encode(payload))
     at = _open({"scenario": "random-seed42"})
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
-    tables = dict(at.session_state["lab"]["tables"])
+    tables = dict(at.session_state["session"].lab.tables)
     first, count = _param(at, "state"), len(calls)
     assert first and count >= 1
     at.toggle(key="sidebar_projector").set_value(True).run()  # the editor still reports its edit
     at.run()
-    assert all(at.session_state["lab"]["tables"][n] is f for n, f in tables.items()), "unchanged tables are kept"
+    assert all(at.session_state["session"].lab.tables[n] is f for n, f in tables.items()), "unchanged tables are kept"
     assert len(calls) == count and _param(at, "state") == first
     at.slider(key="playground_temperature").set_value(0.7).run()
-    assert len(calls) == count + 1 and share.decode(_param(at, "state"))[0]["temperature"] == 0.7
+    assert len(calls) == count + 1 and share.decode(_param(at, "state"))[0].temperature == 0.7

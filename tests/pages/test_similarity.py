@@ -6,7 +6,7 @@ from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figu
 
 import attention_core as ac
 from attention_views.editors import table_to_matrix
-from attention_views.state import new_lab
+from attention_views.session import new_lab
 
 EDITOR = "similarity_editor_vectors_0"
 # seed 002_02560aa648078fb2.txt, "4d example": dot 28.90, norms 5.48 and 5.29, cosine 0.9980, angle 3.59
@@ -71,7 +71,7 @@ def test_five_edits_in_a_row_all_stick():
         edits.setdefault(row, {})[col] = float(k + 2)
         edit_cells(at, EDITOR, edits)
         assert_clean(at)
-    table = at.session_state["similarity_vectors"]["tables"]["vectors"]
+    table = at.session_state["session"].vectors.tables["vectors"]
     assert [table.iat[0, 0], table.iat[1, 1], table.iat[0, 2], table.iat[1, 3], table.iat[0, 1]] == [2, 3, 4, 5, 6]
 
 
@@ -100,21 +100,21 @@ def test_fewer_entries_turn_the_3d_toggle_off():
     assert at.toggle(key="similarity_3d").disabled
     assert metrics(at)[0] == f"{1 * 1.2 + 2 * 2.1:.2f}"  # dot of (1, 2) and (1.2, 2.1)
     at.number_input(key="similarity_dims_1").set_value(5).run()
-    assert at.session_state["similarity_vectors"]["tables"]["vectors"].shape == (2, 5)
+    assert at.session_state["session"].vectors.tables["vectors"].shape == (2, 5)
 
 
 @pytest.mark.parametrize("scenario_id, table", [("apple-orange", "X"), ("emma-friend", "K"), ("random-seed42", "X")])
 def test_pairwise_heatmap_is_the_scenarios_token_cosines(scenario_id, table):
     at = open_page("similarity", scenario_id)
-    _, E = table_to_matrix(new_lab(scenario_id)["tables"][table], table)
+    _, E = table_to_matrix(new_lab(scenario_id).tables[table], table)
     np.testing.assert_allclose(heatmap_z(pairwise(at)[0]), ac.pairwise_cosine(E, E), atol=1e-12)
 
 
 def test_a_broken_scenario_table_is_reported_not_drawn():
     at = open_page("similarity", "mammal-query")
-    lab = at.session_state["lab"]
-    lab["tables"]["K"].iat[1, 2] = "oops"  # as if typed on the playground
-    at.session_state["lab"] = lab
+    lab = at.session_state["session"].lab
+    lab.tables["K"].iat[1, 2] = "oops"  # as if typed on the playground
+    at.session_state["session"].lab = lab
     at.run()
     assert_clean(at)
     assert not pairwise(at)

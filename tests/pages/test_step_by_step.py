@@ -6,6 +6,7 @@ Gold numbers from seed 003 (003_772d8909e260d638.txt, the emma-friend notebook):
 """
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -14,7 +15,8 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import attention_core as ac
 from attention_views.editors import Delta, apply_delta
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab
+from attention_views.state import run_single_head
 
 PAGE = "step_by_step"
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
@@ -64,21 +66,21 @@ def click_grid(at, points: list[dict]):
 
 def edit_table(at, name: str, delta: dict):
     """Change a lab table as an edit on the playground would, then rerun this page."""
-    lab = at.session_state["lab"]
+    lab = at.session_state["session"].lab
     full = {"edited_rows": {}, "added_rows": [], "deleted_rows": []} | delta
-    lab["tables"][name] = apply_delta(lab["tables"][name], Delta.from_state(full))
+    lab.tables[name] = apply_delta(lab.tables[name], Delta.from_state(full))
     return at.run()
 
 
 def expected(scenario: str, i: int, j: int, **changes) -> ac.CellExplanation:
-    lab = new_lab(scenario) | changes
+    lab = replace(new_lab(scenario), **changes)
     return ac.explain_cell(run_single_head(lab).result, i, j)
 
 
 def test_every_scenario_shows_the_arithmetic_of_its_default_cell(scenario):
     at = open_page(PAGE, scenario)
     assert_clean(at)
-    i, j = new_lab(scenario)["selected"]
+    i, j = new_lab(scenario).selected
     assert (at.selectbox(key=QUERY).value, at.selectbox(key=KEY).value) == (i, j)
     e = expected(scenario, i, j)
     assert f"= {e.dot + 0.0:.4g}" in headline(at) and headline(at).endswith(f"= {e.weight:.4g}\n$$")
@@ -113,7 +115,7 @@ def test_causal_and_sqrt_scale_give_the_second_tables_030():
 def test_changing_the_selectboxes_changes_the_numbers():
     at = open_page(PAGE, "emma-friend")
     at.selectbox(key=QUERY).set_value(SHE).run()
-    assert at.session_state["lab"]["selected"] == (SHE, EMMA)
+    assert at.session_state["session"].lab.selected == (SHE, EMMA)
     assert "q_{4} \\cdot k_{0} = 1.32" in headline(at)  # seed 003 wtilde[she, Emma] = 1.32
     at.selectbox(key=KEY).set_value(GREAT).run()
     assert_clean(at)
@@ -128,12 +130,12 @@ def test_a_grid_click_selects_the_clicked_cell():
     at = open_page(PAGE, "emma-friend")
     click_grid(at, [{"customdata": [SHE, GREAT], "point_index": SHE * 9 + GREAT, "curve_number": 0}])
     assert_clean(at)
-    assert at.session_state["lab"]["selected"] == (SHE, GREAT)
+    assert at.session_state["session"].lab.selected == (SHE, GREAT)
     assert (at.selectbox(key=QUERY).value, at.selectbox(key=KEY).value) == (SHE, GREAT)
     assert "q_{4} \\cdot k_{7} = -1.2" in headline(at)
     assert outlined_cell(at) == (SHE, GREAT)
     at.selectbox(key=QUERY).set_value(FRIEND).run()  # the selectbox still works after a click
-    assert at.session_state["lab"]["selected"] == (FRIEND, GREAT)
+    assert at.session_state["session"].lab.selected == (FRIEND, GREAT)
     assert "q_{8} \\cdot k_{7} = 0.7" in headline(at)
 
 
@@ -141,7 +143,7 @@ def test_an_empty_selection_keeps_the_current_cell():
     at = open_page(PAGE, "emma-friend")
     click_grid(at, [])  # a click on the background clears plotly's selection
     assert_clean(at)
-    assert at.session_state["lab"]["selected"] == (FRIEND, EMMA)
+    assert at.session_state["session"].lab.selected == (FRIEND, EMMA)
 
 
 def test_causal_mask_gives_a_future_key_weight_zero_and_says_so():
@@ -174,7 +176,7 @@ def test_repeated_token_labels_stay_distinct():
     box = at.selectbox(key=QUERY)
     assert box.options[:2] == ["Emma (#0)", "Emma (#1)"]
     box.set_value(1).run()
-    assert at.session_state["lab"]["selected"] == (1, EMMA)
+    assert at.session_state["session"].lab.selected == (1, EMMA)
     assert "q_{1} \\cdot k_{0} = 1" in headline(at)  # hates' query (0, 0, 1, 0) . Emma's key
 
 
@@ -196,7 +198,7 @@ def test_shapes_that_stop_matching_show_the_error_and_the_last_valid_result():
 
 def test_broken_input_with_no_earlier_result_explains_instead_of_crashing():
     at = open_page(PAGE, "emma-friend")
-    at.session_state["lab"]["last"] = {}
+    at.session_state["session"].lab.last_single = None
     edit_table(at, "V", {"deleted_rows": [0]})
     assert_clean(at)
     assert at.error and any("fix the tables" in i.value for i in at.info)
@@ -206,13 +208,13 @@ def test_broken_input_with_no_earlier_result_explains_instead_of_crashing():
 def test_selection_follows_when_tokens_are_removed():
     at = open_page(PAGE, "emma-friend")
     for name in ("Q", "K", "V"):
-        at.session_state["lab"]["tables"][name] = apply_delta(
-            at.session_state["lab"]["tables"][name],
+        at.session_state["session"].lab.tables[name] = apply_delta(
+            at.session_state["session"].lab.tables[name],
             Delta.from_state({"edited_rows": {}, "added_rows": [], "deleted_rows": [8]}),
         )
     at.run()  # "friend" is gone: the query falls back to the last remaining token, "great"
     assert_clean(at)
-    assert at.session_state["lab"]["selected"] == (GREAT, EMMA)
+    assert at.session_state["session"].lab.selected == (GREAT, EMMA)
     assert "q_{7} \\cdot k_{0} = 1.6" in headline(at)  # seed 003 wtilde[great, Emma] = 1.6
 
 

@@ -9,7 +9,8 @@ from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
 from attention_views import multi, panels, share
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab, new_session
+from attention_views.state import run_single_head
 
 ROOT_PAGE = "playground"
 
@@ -111,7 +112,7 @@ def _snapshot_then_edit_emma() -> AppTest:
 def _edited_emma_weights() -> tuple[np.ndarray, np.ndarray]:
     lab = new_lab("emma-friend")
     before = run_single_head(lab).result.weights
-    lab["tables"]["K"].at[0, "Pers"] = 5.0
+    lab.tables["K"].at[0, "Pers"] = 5.0
     return before, run_single_head(lab).result.weights
 
 
@@ -137,7 +138,7 @@ def test_clear_snapshot_removes_the_comparison():
     at = _snapshot_then_edit_emma()
     at.button(key="playground_snapshot_clear").click().run()
     assert_clean(at)
-    assert at.session_state["lab"]["snapshot"] is None
+    assert at.session_state["session"].lab.snapshot is None
     assert not has_chart(at, "playground_snapshot_delta")
     assert not tables_with(at, "change")
 
@@ -163,14 +164,15 @@ def test_a_new_token_changes_the_shape_and_is_explained():
 def test_the_json_export_carries_the_snapshot_back_into_the_page():
     at = _snapshot_then_edit_emma()
     shown = heatmap_z(chart(at, "playground_snapshot_delta"))
-    text = share.to_json(at.session_state["lab"], ROOT_PAGE)  # what the sidebar's download button serves
+    text = share.to_json(at.session_state["session"].lab, ROOT_PAGE)  # what the sidebar's download button serves
     assert json.loads(text)["ss"]["q"][8] == "friend"
     restored, page = share.from_json(text)
     assert page == ROOT_PAGE
 
-    other = AppTest.from_file(str(at._script_path), default_timeout=60)  # a fresh session opening the file
+    other = AppTest.from_file(str(at._script_path), default_timeout=60)  # a fresh session opening the page
+    other.switch_page("pages/playground.py")
     other.query_params["scenario"] = "emma-friend"
-    other.session_state["lab"] = restored
+    other.session_state["session"] = new_session(restored)
     other.run()
     assert_clean(other)
     np.testing.assert_allclose(heatmap_z(chart(other, "playground_snapshot_delta")), shown, atol=1e-15)

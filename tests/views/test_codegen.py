@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,8 @@ from streamlit.testing.v1 import AppTest
 import attention_core as ac
 from attention_views.codegen import array_literal, numpy_script
 from attention_views.editors import TableError
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab
+from attention_views.state import run_single_head
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -46,10 +48,10 @@ def test_every_scenario_reproduces_its_weights(scenario, tmp_path):
 def edited_lab() -> dict:
     """emma-friend after edits an exact-float copy must keep: 0.1 + 0.2, a tiny value, a negative one."""
     lab = new_lab("emma-friend")
-    q = lab["tables"]["Q"]
+    q = lab.tables["Q"]
     q.iat[8, 1], q.iat[0, 2], q.iat[3, 4] = 0.1 + 0.2, 1e-7, -2.718281828459045
-    lab["tables"]["K"].iat[2, 3] = 1 / 3
-    lab.update(mask="causal", scale_mode="custom", scale_custom=0.37, temperature=0.7)
+    lab.tables["K"].iat[2, 3] = 1 / 3
+    lab = replace(lab, mask="causal", scale_mode="custom", scale_custom=0.37, temperature=0.7)
     return lab
 
 
@@ -63,9 +65,9 @@ def test_an_edited_lab_reproduces_exactly(tmp_path):
 
 def test_an_edited_projection_lab_reproduces_exactly(tmp_path):
     lab = new_lab("random-seed42")
-    lab["tables"]["W_k"].iat[1, 2] = -3.25
-    lab["tables"]["X"].iat[2, 1] = 0.1 + 0.7
-    lab.update(scale_mode="none", temperature=2.5)
+    lab.tables["W_k"].iat[1, 2] = -3.25
+    lab.tables["X"].iat[2, 1] = 0.1 + 0.7
+    lab = replace(lab, scale_mode="none", temperature=2.5)
     assert_reproduces(lab, tmp_path)
 
 
@@ -74,13 +76,13 @@ def test_an_edited_projection_lab_reproduces_exactly(tmp_path):
 ])
 def test_every_mask_kind_reproduces(kind, field, value, tmp_path):
     lab = new_lab("apple-orange")
-    lab["mask"] = kind
+    lab.mask = kind
     if field:
-        lab[field] = value
+        setattr(lab, field, value)
     else:  # a painted mask: causal with a few cells toggled
         painted = ac.causal_mask(10)
         painted[0, 5], painted[7, 2] = True, False
-        lab["mask_custom"] = painted
+        lab.mask_custom = painted
     out = assert_reproduces(lab, tmp_path)
     assert np.any(np.array(out["weights"]) == 0), "the mask blocks some keys"
 
@@ -104,7 +106,7 @@ def test_array_literal_round_trips_every_float_exactly():
 
 def test_a_bad_cell_raises_the_tables_error():
     lab = new_lab("emma-friend")
-    lab["tables"]["K"].iat[1, 2] = "abc"
+    lab.tables["K"].iat[1, 2] = "abc"
     with pytest.raises(TableError, match="K row 2"):
         numpy_script(lab)
 
@@ -113,11 +115,11 @@ def _panel_app(scenario: str, bad: bool) -> None:
     import streamlit as st
 
     from attention_views.reproduce_widget import reproduce_panel
-    from attention_views.state import new_lab
+    from attention_views.session import new_lab
 
     lab = new_lab(scenario)
     if bad:
-        lab["tables"]["Q"].iat[0, 1] = None
+        lab.tables["Q"].iat[0, 1] = None
     reproduce_panel(lab)
     st.session_state["lab_for_test"] = lab
 

@@ -16,9 +16,9 @@ from attention_views.editors import (
     parse_number,
     table_to_matrix,
 )
+from attention_views.session import new_lab
 from attention_views.state import (
     apply_preset,
-    new_lab,
     preset_matrix,
     resize_head_width,
     resize_model_dims,
@@ -137,7 +137,7 @@ def test_added_and_deleted_rows():
 def test_new_lab_reproduces_every_scenario():
     for sid in ac.list_scenarios():
         lab = new_lab(sid)
-        assert table_errors(lab) == {}
+        assert table_errors(lab.tables) == {}
         head = run_single_head(lab)
         sc = ac.load_scenario(sid)
         expected = ac.run_scenario(sc) if sid != "apple-orange" else ac.multi_head_attention(
@@ -148,21 +148,21 @@ def test_new_lab_reproduces_every_scenario():
 
 def test_emma_lab_defaults_to_unscaled_and_opens_on_friend_to_emma():
     lab = new_lab("emma-friend")
-    assert lab["scale_mode"] == "none"
-    assert lab["selected"] == (8, 0)
+    assert lab.scale_mode == "none"
+    assert lab.selected == (8, 0)
     assert round(run_single_head(lab).result.weights[8, 0], 2) == 0.58
 
 
 def test_causal_mask_zeroes_upper_triangle():
     lab = new_lab("random-seed42")
-    lab["mask"] = "causal"
+    lab.mask = "causal"
     w = run_single_head(lab).result.weights
     assert np.all(w[np.triu_indices(3, 1)] == 0)
 
 
 def test_projection_with_wrong_rows_names_matrix():
     lab = new_lab("random-seed42")
-    lab["tables"]["W_k"] = lab["tables"]["W_k"].iloc[:3]
+    lab.tables["W_k"] = lab.tables["W_k"].iloc[:3]
     with pytest.raises(ac.AttentionInputError, match="W_k has 3 rows but the embeddings X have 4 columns"):
         run_single_head(lab)
 
@@ -172,13 +172,13 @@ def test_presets_and_resizing():
     np.testing.assert_array_equal(preset_matrix("random", 3, 2, 7), preset_matrix("random", 3, 2, 7))
     lab = new_lab("random-seed42")
     apply_preset(lab, "zeros", 0)
-    assert not table_to_matrix(lab["tables"]["W_q"], "W_q")[1].any()
+    assert not table_to_matrix(lab.tables["W_q"], "W_q")[1].any()
     resize_model_dims(lab, 6)
-    assert table_to_matrix(lab["tables"]["X"], "X")[1].shape == (3, 6)
-    assert table_to_matrix(lab["tables"]["W_v"], "W_v")[1].shape == (6, 4)
+    assert table_to_matrix(lab.tables["X"], "X")[1].shape == (3, 6)
+    assert table_to_matrix(lab.tables["W_v"], "W_v")[1].shape == (6, 4)
     resize_head_width(lab, ("W_q", "W_k"), 2, "k")
     assert run_single_head(lab).result.Q.shape == (3, 2)
-    assert isinstance(lab["tables"]["X"], pd.DataFrame)
+    assert isinstance(lab.tables["X"], pd.DataFrame)
 
 
 def test_csv_round_trip_for_token_and_projection_tables():
@@ -186,7 +186,7 @@ def test_csv_round_trip_for_token_and_projection_tables():
 
     lab = new_lab("random-seed42")
     for name in ("X", "W_q"):
-        frame = lab["tables"][name]
+        frame = lab.tables[name]
         back = table_from_csv(table_to_csv(frame).encode(), frame, name, max_rows=64, max_cols=64)
         assert row_labels_of(back) == row_labels_of(frame)
         np.testing.assert_array_equal(table_to_matrix(back, name)[1], table_to_matrix(frame, name)[1])
@@ -212,7 +212,7 @@ def row_labels_of(frame):
 def test_bad_csv_is_refused_with_a_message(data, message):
     from attention_views.editors import table_from_csv
 
-    like = new_lab("random-seed42")["tables"]["X"]
+    like = new_lab("random-seed42").tables["X"]
     with pytest.raises(TableError) as err:
         table_from_csv(data, like, "X", max_rows=64, max_cols=64)
     assert message in str(err.value)
@@ -221,6 +221,6 @@ def test_bad_csv_is_refused_with_a_message(data, message):
 def test_projection_csv_needs_the_same_rows():
     from attention_views.editors import table_from_csv
 
-    like = new_lab("random-seed42")["tables"]["W_q"]
+    like = new_lab("random-seed42").tables["W_q"]
     with pytest.raises(TableError, match="has 2 rows but W_q needs 4"):
         table_from_csv(b",q0\nd0,1\nd1,2\n", like, "W_q", max_rows=64, max_cols=64)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 import attention_core as ac
 from attention_views import multi
 from attention_views.editors import Delta, TableError, matrix_table
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab
+from attention_views.state import run_single_head
 
 
 def _softmax_attention(Q, K, V, scale, mask=None):
@@ -46,7 +47,7 @@ def test_parse_dims_names_the_bad_entry(text, reason):
 
 def test_bad_heads_row_names_the_row_the_head_and_the_range():
     lab = new_lab("apple-orange")
-    lab["heads"].iat[1, 1] = "1, x"
+    lab.heads.iat[1, 1] = "1, x"
     with pytest.raises(multi.HeadsError) as info:
         multi.run_multi(lab)
     assert info.value.table == multi.HEADS
@@ -89,15 +90,15 @@ def test_single_head_is_the_notebooks_identity_head():
 @pytest.mark.parametrize("n", [1, 2, 4, 8])
 def test_split_mode_cuts_the_full_W_into_equal_column_blocks(n):
     lab = new_lab("random-seed42")
-    lab["heads_mode"], lab["n_heads"] = "split", n
+    lab.heads_mode, lab.n_heads = "split", n
     if n == 8:  # random-seed42's W are 4 wide: make them 8 wide
         for k, name in enumerate(("W_q", "W_k", "W_v")):
             W = np.random.default_rng(k).normal(size=(4, 8))
-            lab["tables"][name] = matrix_table(W, [f"d{i}" for i in range(4)], [f"c{j}" for j in range(8)],
+            lab.tables[name] = matrix_table(W, [f"d{i}" for i in range(4)], [f"c{j}" for j in range(8)],
                                                tokens=False)
     view = multi.run_multi(lab)
     X = ac.load_scenario("random-seed42").X
-    W = {name: lab["tables"][name].to_numpy(dtype=float) for name in ("W_q", "W_k", "W_v")}
+    W = {name: lab.tables[name].to_numpy(dtype=float) for name in ("W_q", "W_k", "W_v")}
     d = W["W_q"].shape[1] // n
     assert len(view.heads) == n
     assert view.names[-1] == (f"Head {n} (col {n - 1})" if d == 1 else f"Head {n} (cols {(n - 1) * d}-{n * d - 1})")
@@ -113,7 +114,7 @@ def test_split_mode_cuts_the_full_W_into_equal_column_blocks(n):
 
 def test_split_that_does_not_divide_names_the_table_and_the_counts_that_work():
     lab = new_lab("apple-orange")
-    lab["heads_mode"], lab["n_heads"] = "split", 3
+    lab.heads_mode, lab.n_heads = "split", 3
     with pytest.raises(multi.HeadsError) as info:
         multi.run_multi(lab)
     assert info.value.table == multi.N_HEADS
@@ -127,7 +128,7 @@ def test_split_that_does_not_divide_names_the_table_and_the_counts_that_work():
 
 def test_direct_scenarios_split_their_q_k_v_columns():
     lab = new_lab("random-causal")
-    lab["n_heads"] = 2
+    lab.n_heads = 2
     assert multi.head_mode(lab) == "split"
     view = multi.run_multi(lab)
     sc = ac.load_scenario("random-causal")
@@ -145,7 +146,7 @@ def test_mammal_query_keeps_its_two_by_five_shape_and_refuses_two_heads():
     view = multi.run_multi(lab)
     assert view.heads[0].weights.shape == (2, 5)
     assert view.query_tokens == ("mammal", "reptile") and view.key_tokens[0] == "kitten"
-    lab["n_heads"] = 2
+    lab.n_heads = 2
     with pytest.raises(multi.HeadsError, match=r"Q has 3 columns, .* \(1\)"):
         multi.run_multi(lab)
 
@@ -153,7 +154,7 @@ def test_mammal_query_keeps_its_two_by_five_shape_and_refuses_two_heads():
 @pytest.mark.parametrize("scenario", ac.list_scenarios())
 def test_causal_mask_zeroes_the_upper_triangle_in_every_head(scenario):
     lab = new_lab(scenario)
-    lab["mask"] = "causal"
+    lab.mask = "causal"
     for head in multi.run_multi(lab).heads:
         n_q, n_k = head.weights.shape
         assert np.all(head.weights[~np.tri(n_q, n_k, dtype=bool)] == 0)
@@ -162,25 +163,25 @@ def test_causal_mask_zeroes_the_upper_triangle_in_every_head(scenario):
 
 def test_scale_modes_reach_every_head():
     lab = new_lab("apple-orange")
-    lab["scale_mode"], lab["scale_custom"] = "custom", 0.0
+    lab.scale_mode, lab.scale_custom = "custom", 0.0
     for head in multi.run_multi(lab).heads:
         np.testing.assert_allclose(head.weights, 0.1)  # scale 0: every key equally likely
-    lab["scale_mode"] = "none"
+    lab.scale_mode = "none"
     assert multi.run_multi(lab).heads[2].scale == 1.0
-    lab["scale_mode"] = "sqrt"
+    lab.scale_mode = "sqrt"
     assert multi.run_multi(lab).heads[2].scale == pytest.approx(1 / np.sqrt(3))  # each head its own d_k
 
 
 def test_W_o_starts_as_identity_of_the_concat_width_and_mixes_the_heads():
     lab = new_lab("apple-orange")
-    lab["use_W_o"] = True
+    lab.use_W_o = True
     assert multi.sync_W_o(lab) is True
-    W_o = lab["tables"]["W_o"]
+    W_o = lab.tables["W_o"]
     assert W_o.shape == (8, 8) and list(W_o.index)[:2] == ["h1·d2", "h2·d1"]
     view = multi.run_multi(lab)
     np.testing.assert_allclose(view.output, view.concat)
     assert view.mixed and list(view.activation())[1] == "Multi-head (concat · W_O)"
-    lab["tables"]["W_o"].iat[0, 1] = 2.0
+    lab.tables["W_o"].iat[0, 1] = 2.0
     assert multi.sync_W_o(lab) is False  # an edited W_O that fits is kept
     view = multi.run_multi(lab)
     np.testing.assert_allclose(view.output[:, 1], view.concat[:, 1] + 2 * view.concat[:, 0])
@@ -188,40 +189,40 @@ def test_W_o_starts_as_identity_of_the_concat_width_and_mixes_the_heads():
 
 def test_W_o_follows_a_change_of_concat_width_and_reports_bad_cells():
     lab = new_lab("apple-orange")
-    lab["use_W_o"] = True
+    lab.use_W_o = True
     multi.sync_W_o(lab)
-    lab["heads"].iat[0, 1] = "2, 3"  # head 1 now picks two dims: concat is 9 wide
+    lab.heads.iat[0, 1] = "2, 3"  # head 1 now picks two dims: concat is 9 wide
     assert multi.sync_W_o(lab) is True
-    assert lab["tables"]["W_o"].shape == (9, 9)
-    lab["heads"].iat[0, 1] = "x"  # unusable heads leave W_O alone
-    assert multi.sync_W_o(lab) is False and lab["tables"]["W_o"].shape == (9, 9)
-    lab["heads"].iat[0, 1] = "2, 3"
-    lab["tables"]["W_o"].iat[2, 3] = "oops"
+    assert lab.tables["W_o"].shape == (9, 9)
+    lab.heads.iat[0, 1] = "x"  # unusable heads leave W_O alone
+    assert multi.sync_W_o(lab) is False and lab.tables["W_o"].shape == (9, 9)
+    lab.heads.iat[0, 1] = "2, 3"
+    lab.tables["W_o"].iat[2, 3] = "oops"
     with pytest.raises(TableError, match=r"W_o row 3 \('h2·d1'\), column 'o3' is 'oops'") as info:
         multi.run_multi(lab)
     assert info.value.table == "W_o"
-    lab["use_W_o"] = False  # switched off, W_O is not used at all
+    lab.use_W_o = False  # switched off, W_O is not used at all
     assert not multi.run_multi(lab).mixed
 
 
 def test_a_bad_W_o_never_reaches_the_single_head_pages():
     lab = new_lab("apple-orange")
-    lab["use_W_o"] = True
+    lab.use_W_o = True
     multi.sync_W_o(lab)
-    lab["tables"]["W_o"].iat[0, 0] = "oops"
+    lab.tables["W_o"].iat[0, 0] = "oops"
     assert run_single_head(lab).result.weights.shape == (10, 10)
 
 
 def test_shape_mismatch_between_tables_is_an_attention_input_error():
     lab = new_lab("random-seed42")
-    lab["heads_mode"] = "split"
-    lab["tables"]["W_k"] = lab["tables"]["W_k"].iloc[:3]
+    lab.heads_mode = "split"
+    lab.tables["W_k"] = lab.tables["W_k"].iloc[:3]
     with pytest.raises(ac.AttentionInputError, match="W_k has 3 rows"):
         multi.run_multi(lab)
 
 
 def test_heads_editor_deltas_edit_add_and_delete_rows_keeping_text_as_typed():
-    frame = new_lab("apple-orange")["heads"]
+    frame = new_lab("apple-orange").heads
     out = multi.apply_heads_delta(frame, Delta({1: {"dims": "1, x"}}, [{"head": "Head 5", "dims": "0"}], [0]))
     assert out["head"].tolist() == [
         "Head 2: preference/comparison", "Head 3: explanation/acidity", "Head 4: pronoun/coreference", "Head 5"
@@ -238,8 +239,8 @@ def test_heads_editor_deltas_edit_add_and_delete_rows_keeping_text_as_typed():
 def test_any_split_of_random_projections_gives_rows_that_sum_to_one(n, seed):
     lab = new_lab("emma-friend")
     rng = np.random.default_rng(seed)
-    lab["tables"]["Q"].iloc[:, 1:] = rng.normal(size=(9, 4))
-    lab["n_heads"] = n
+    lab.tables["Q"].iloc[:, 1:] = rng.normal(size=(9, 4))
+    lab.n_heads = n
     view = multi.run_multi(lab)
     assert len(view.heads) == n and view.concat.shape == (9, 4)
     for head in view.heads:
@@ -254,7 +255,7 @@ def test_grid_shape_keeps_numbers_only_where_they_fit():
 
 
 def test_a_heads_delta_already_folded_in_keeps_the_heads_table_itself():
-    frame = new_lab("apple-orange")["heads"]
+    frame = new_lab("apple-orange").heads
     edit = Delta({1: {"dims": "0, 1"}}, [], [])
     once = multi.apply_heads_delta(frame, edit)
     assert once is not frame and once.iat[1, 1] == "0, 1" and frame.iat[1, 1] == "1, 3"

@@ -8,7 +8,8 @@ import pytest
 
 import attention_core as ac
 from attention_views import figures, panels, share
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import new_lab
+from attention_views.state import run_single_head
 
 SCENARIOS = ac.list_scenarios()
 
@@ -16,7 +17,7 @@ SCENARIOS = ac.list_scenarios()
 def _head(sid: str, mask: str | None = None):
     lab = new_lab(sid)
     if mask is not None:
-        lab["mask"] = mask
+        lab.mask = mask
     return run_single_head(lab)
 
 
@@ -52,7 +53,7 @@ def test_make_snapshot_copies_the_weights():
     W = np.eye(2)
     snap = panels.make_snapshot(W, ["a", "b"], ["a", "b"])
     W[0, 0] = 0.5
-    assert snap["weights"][0, 0] == 1.0
+    assert snap.weights[0, 0] == 1.0
 
 
 def test_snapshot_problem_names_both_shapes():
@@ -130,7 +131,7 @@ def test_head_similarity_heatmap_draws_the_matrix_with_short_axes_and_full_names
 def _lab_with_snapshot(sid: str = "emma-friend") -> dict:
     lab = new_lab(sid)
     head = run_single_head(lab)
-    lab["snapshot"] = panels.make_snapshot(head.result.weights, head.query_tokens, head.key_tokens)
+    lab.snapshot = panels.make_snapshot(head.result.weights, head.query_tokens, head.key_tokens)
     return lab
 
 
@@ -140,15 +141,15 @@ def test_snapshot_round_trips_through_the_json_export(sid):
     text = share.to_json(lab, "playground")
     assert "ss" in json.loads(text)
     back, _ = share.from_json(text)
-    np.testing.assert_array_equal(back["snapshot"]["weights"], lab["snapshot"]["weights"])
-    assert back["snapshot"]["query_tokens"] == lab["snapshot"]["query_tokens"]
-    assert back["snapshot"]["key_tokens"] == lab["snapshot"]["key_tokens"]
+    np.testing.assert_array_equal(back.snapshot.weights, lab.snapshot.weights)
+    assert back.snapshot.query_tokens == lab.snapshot.query_tokens
+    assert back.snapshot.key_tokens == lab.snapshot.key_tokens
 
 
 def test_snapshot_stays_out_of_links_and_absent_snapshot_stays_absent():
     lab = _lab_with_snapshot()
     assert "ss" not in share.lab_payload(lab)
-    assert "snapshot" not in share.decode(share.encode(lab))[0]
+    assert share.decode(share.encode(lab))[0].snapshot is None
     assert "ss" not in json.loads(share.to_json(new_lab("emma-friend")))
 
 
@@ -191,5 +192,5 @@ def test_nan_in_a_snapshot_is_refused():
 
 def test_a_good_hand_written_snapshot_is_accepted():
     back, _ = share.from_json(_payload_with(GOOD))
-    np.testing.assert_array_equal(back["snapshot"]["weights"], [[0.25, 0.75]])
-    assert math.isclose(back["snapshot"]["weights"].sum(), 1.0)
+    np.testing.assert_array_equal(back.snapshot.weights, [[0.25, 0.75]])
+    assert math.isclose(back.snapshot.weights.sum(), 1.0)

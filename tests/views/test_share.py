@@ -9,15 +9,16 @@ import pytest
 
 import attention_core as ac
 from attention_views import share
-from attention_views.state import new_lab, run_single_head
+from attention_views.session import Snapshot, new_lab
+from attention_views.state import run_single_head
 
 
 def _edited(sid: str) -> dict:
     lab = new_lab(sid)
-    first = next(iter(lab["tables"]))
-    lab["tables"][first].iat[0, 1] = 3.25
-    lab["tables"][first].iat[-1, -1] = "typo"  # a bad cell travels as typed
-    lab["mask"], lab["temperature"], lab["selected"] = "causal", 0.5, (1, 0)
+    first = next(iter(lab.tables))
+    lab.tables[first].iat[0, 1] = 3.25
+    lab.tables[first].iat[-1, -1] = "typo"  # a bad cell travels as typed
+    lab.mask, lab.temperature, lab.selected = "causal", 0.5, (1, 0)
     return lab
 
 
@@ -28,10 +29,10 @@ def test_link_round_trip_is_exact(sid):
     assert len(token) < share.LINK_LIMIT
     back, page = share.decode(token)
     assert page == "playground"
-    for name, frame in lab["tables"].items():
-        assert back["tables"][name].equals(frame), name
+    for name, frame in lab.tables.items():
+        assert back.tables[name].equals(frame), name
     for field in share.SCALARS:
-        assert back[field] == lab[field], field
+        assert getattr(back, field) == getattr(lab, field), field
 
 
 @pytest.mark.parametrize("sid", ac.list_scenarios())
@@ -103,16 +104,16 @@ def test_largest_state_with_a_snapshot_fits_in_a_file():
     lab = new_lab("random-seed42")
     rng = np.random.default_rng(0)
     tokens, dims = [f"tok{i}" for i in range(64)], [f"d{j}" for j in range(64)]
-    lab["tables"]["X"] = matrix_table(rng.normal(size=(64, 64)), tokens, dims, tokens=True)
+    lab.tables["X"] = matrix_table(rng.normal(size=(64, 64)), tokens, dims, tokens=True)
     for name in ("W_q", "W_k", "W_v"):
-        lab["tables"][name] = matrix_table(rng.normal(size=(64, 64)), dims, dims, tokens=False)
+        lab.tables[name] = matrix_table(rng.normal(size=(64, 64)), dims, dims, tokens=False)
     weights = rng.dirichlet(np.ones(64), size=64)
-    lab["snapshot"] = {"weights": weights, "query_tokens": tokens, "key_tokens": tokens}
+    lab.snapshot = Snapshot(weights, tokens, tokens)
     text = share.to_json(lab, "playground")
     assert len(text) <= share.MAX_FILE_BYTES
     back, _ = share.from_json(text)
-    assert back["tables"]["X"].equals(lab["tables"]["X"])
-    assert isinstance(back["tables"]["W_v"], pd.DataFrame)
+    assert back.tables["X"].equals(lab.tables["X"])
+    assert isinstance(back.tables["W_v"], pd.DataFrame)
 
 
 def _large_lab(fill: str) -> dict:
@@ -123,9 +124,9 @@ def _large_lab(fill: str) -> dict:
     rng = np.random.default_rng(1)
     tokens, dims = [f"t{i}" for i in range(64)], [f"d{j}" for j in range(64)]
     make = (lambda: rng.normal(size=(64, 64))) if fill == "random" else (lambda: np.zeros((64, 64)))
-    lab["tables"]["X"] = matrix_table(make(), tokens, dims, tokens=True)
+    lab.tables["X"] = matrix_table(make(), tokens, dims, tokens=True)
     for name in ("W_q", "W_k", "W_v"):
-        lab["tables"][name] = matrix_table(make(), dims, dims, tokens=False)
+        lab.tables[name] = matrix_table(make(), dims, dims, tokens=False)
     return lab
 
 
@@ -145,15 +146,15 @@ def test_large_views_round_trip_and_small_links_stay_as_small_as_possible(fill):
         back, _ = share.decode(token)
     else:  # too long for the app to open as a link (it says so): the packed JSON still rebuilds the view
         back = share.payload_to_lab(json.loads(zlib.decompress(_packed(token))))
-    for name, frame in lab["tables"].items():
-        assert back["tables"][name].equals(frame), name
+    for name, frame in lab.tables.items():
+        assert back.tables[name].equals(frame), name
     if fill == "zeros":  # fits in a link: packed exactly as tightly as zlib's best level
         assert _packed(token) == zlib.compress(raw, 9)
 
 
 def test_table_payload_of_a_clean_table_equals_the_cell_by_cell_one():
     lab = _large_lab("random")
-    frame = lab["tables"]["X"]
+    frame = lab.tables["X"]
     frame.iat[0, 1], frame.iat[1, 2] = 7, np.float64(0.25)  # an int from a link, a NumPy float
     fast = share.table_payload(frame)
     assert fast["data"] == [[share._cell(v) for v in row] for row in frame.iloc[:, 1:].itertuples(index=False)]

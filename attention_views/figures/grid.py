@@ -1,0 +1,110 @@
+"""The clickable grid of the step-by-step page: one square marker per cell that a click selects."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from attention_views import formats, theme
+from attention_views.figures.base import (
+    KEY_AXIS_TITLE,
+    QUERY_AXIS_TITLE,
+    _as_labels,
+    _as_matrix,
+    _check_cell,
+    _colorbar,
+    _colorscale,
+    _figure_builder,
+    _finish,
+    _hover_name,
+    _outline,
+    _show_text,
+    _text_colors,
+    _ticks,
+)
+from attention_views.theme import Style
+
+# ---------------------------------------------------------------- clickable grid
+
+
+def clickable_grid_spec(
+    weights: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    selected: tuple[int, int] | None = None,
+    projector: bool = False,
+) -> dict:
+    """The (n_q, n_k) weights as square scatter markers, one per cell, that a click selects.
+
+    ``st.plotly_chart(fig, on_select="rerun", selection_mode="points", width="content")`` returns the
+    clicked point; its ``customdata`` is ``[i, j]`` (query row, key column). The figure has a fixed
+    pixel size so the squares fill their cells: do not let Streamlit stretch it.
+    """
+    s = theme.style(projector)
+    W = _as_matrix(weights, "weights")  # (n_q, n_k)
+    queries = _as_labels(query_tokens, W.shape[0], "query_tokens", "rows (queries)")
+    keys = _as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
+    cell = _check_cell(selected, W.shape)
+    n_q, n_k = W.shape
+    px = float(np.clip(640 / max(n_q, n_k), 8, 88 if projector else 72))  # side of one cell in pixels
+    margin, tickangle = _grid_margin(queries, keys, s, px)
+    fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
+    layout = {
+        "xaxis": {"title": {"text": KEY_AXIS_TITLE}, "tickangle": tickangle, **_ticks(keys, n_k * px, s.font), **fixed,
+                  "range": [-0.5, n_k - 0.5]},
+        "yaxis": {"title": {"text": QUERY_AXIS_TITLE}, **_ticks(queries, n_q * px, s.font), **fixed,
+                  "range": [n_q - 0.5, -0.5]},
+        "clickmode": "event+select",
+    }
+    if cell is not None:
+        layout["shapes"] = _outline(cell)
+    width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
+    return _finish([_grid_markers(W, queries, keys, s, px)], layout, "Click a cell to pick a query and a key", s,
+                   margin=margin, width=width, height=height)
+
+
+clickable_grid = _figure_builder(clickable_grid_spec)
+
+
+def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float) -> dict:
+    """One square marker per cell at (x=j, y=i), coloured by weight; customdata [i, j]; hover names the tokens."""
+    i, j = np.indices(W.shape)  # (n_q, n_k) each
+    values = W.ravel()  # (n_q * n_k,)
+    text = _show_text(None, *W.shape)
+    q = [_hover_name(label, a) for a, label in enumerate(queries)]
+    k = [_hover_name(label, b) for b, label in enumerate(keys)]
+    trace = {
+        "type": "scatter", "x": j.ravel().tolist(), "y": i.ravel().tolist(),
+        "mode": "markers+text" if text else "markers",
+        "marker": {"symbol": "square", "size": max(px - 2 * s.gap, 4), "color": values.tolist(), "cmin": 0.0,
+                   "cmax": 1.0, "colorscale": _colorscale(s.weights_colorscale), "colorbar": _colorbar("weight", s),
+                   "line": {"width": 0}},
+        "customdata": np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
+        "hovertext": [f"query: {qa}<br>key: {kb}" for qa in q for kb in k],
+        "hovertemplate": "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>",
+        "selected": {"marker": {"opacity": 1.0}}, "unselected": {"marker": {"opacity": 1.0}},
+        "showlegend": False, "name": "cells",
+    }
+    if text:
+        trace["text"] = [formats.cell(v) for v in values.tolist()]
+        trace["textfont"] = {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)}
+    return trace
+
+
+def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
+    """Fixed margins (no automargin, so cells keep their size) that fit the tick labels and axis titles.
+
+    Key labels wider than a cell are turned upright (tick angle -90) and the bottom margin grows.
+    """
+    char = 0.62 * s.font
+    key_px = max((len(k) for k in keys), default=1) * char
+    rotate = key_px > px
+    margin = {
+        "l": int(max((len(q) for q in queries), default=1) * char + 2.5 * s.font + 20),
+        "r": 110 if s is theme.NORMAL else 130,  # the colour bar
+        "t": 30 + 2 * s.title_font,
+        "b": int((key_px if rotate else s.font) + 2.5 * s.font + 20),
+    }
+    return margin, (-90 if rotate else 0)

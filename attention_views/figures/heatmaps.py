@@ -1,0 +1,261 @@
+"""Heatmaps of one matrix: attention weights, any matrix, the mask, a change, several heads, head similarity."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from attention_views import theme
+from attention_views.figures.base import (
+    KEY_AXIS_TITLE,
+    QUERY_AXIS_TITLE,
+    _as_labels,
+    _as_matrix,
+    _cells,
+    _check_cell,
+    _colorbar,
+    _colorscale,
+    _figure_builder,
+    _finish,
+    _grid_axes,
+    _grid_traces,
+    _heatmap,
+    _height,
+    _hovertemplate,
+    _outline,
+    _show_text,
+    _value_range,
+    _value_trace,
+    _z,
+)
+from attention_views.formats import short
+from attention_views.theme import MINUS_INF, Style
+
+# ---------------------------------------------------------------- heatmaps
+
+
+def attention_heatmap_spec(
+    matrix: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    title: str = "",
+    value_name: str = "weight",
+    zmin: float | None = 0.0,
+    zmax: float | None = 1.0,
+    colorscale: str | list | None = None,
+    zmid: float | None = None,
+    show_text: bool | None = None,
+    selected: tuple[int, int] | None = None,
+    projector: bool = False,
+) -> dict:
+    """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
+
+    ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
+    bounds symmetric around it. ``-inf`` cells are masked (grey, "−inf"). ``selected=(i, j)`` outlines a cell.
+    """
+    s = theme.style(projector)
+    M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
+    queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
+    keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
+    cell = _check_cell(selected, M.shape)
+    lo, hi = _value_range(M, zmin, zmax, zmid)
+    scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
+    traces = _grid_traces(M, queries, keys, s, text=_show_text(show_text, *M.shape), names=("query", "key", value_name),
+                          zmin=lo, zmax=hi, colorscale=_colorscale(scale), colorbar=_colorbar(value_name, s))
+    height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
+    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
+    if cell is not None:
+        layout["shapes"] = _outline(cell)
+    return _finish(traces, layout, title or f"Attention {value_name}s (rows: queries, columns: keys)", s, height=height)
+
+
+attention_heatmap = _figure_builder(attention_heatmap_spec)
+
+
+def matrix_heatmap_spec(
+    matrix: np.ndarray,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    *,
+    title: str = "",
+    colorscale: str | list | None = None,
+    show_text: bool | None = None,
+    projector: bool = False,
+) -> dict:
+    """Compact heatmap of a (rows, cols) matrix such as Q, K, V, X, W or an output; rows top-down.
+
+    Default colours: the diverging scale with 0 in the middle (range symmetric around 0). With a
+    ``colorscale`` given, the range runs from the smallest to the largest value instead.
+    """
+    s = theme.style(projector)
+    M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (rows, cols)
+    rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
+    cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
+    lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
+    traces = _grid_traces(M, rows, cols, s, text=_show_text(show_text, *M.shape), names=("row", "column", "value"),
+                          zmin=lo, zmax=hi, colorscale=_colorscale(colorscale or theme.DIVERGING_COLORSCALE),
+                          colorbar=_colorbar("", s))
+    height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
+    x, y = _grid_axes(rows, cols, s, height_px=height - 110)
+    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
+
+
+matrix_heatmap = _figure_builder(matrix_heatmap_spec)
+
+
+def mask_heatmap_spec(
+    additive: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    title: str = "Additive mask",
+    projector: bool = False,
+) -> dict:
+    """The additive (n_q, n_k) mask in two colours: 0 = may attend (light blue), −inf = blocked (grey)."""
+    s = theme.style(projector)
+    M = _as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
+    queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
+    keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
+    words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
+    cells = [[[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
+             for c, r in zip(_cells(queries, keys), words, strict=True)]  # [query, key, the mask word]
+    trace = _heatmap(_z(np.where(np.isneginf(M), 0.0, 1.0)), cells, _hovertemplate("query", "key", "mask",
+                     "%{customdata[2]}"), s, M.shape, words if _show_text(None, *M.shape) else None,
+                     zmin=0.0, zmax=1.0, colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
+                     showscale=False)
+    height = _height(M.shape[0], s.small_row_px, extra=150, low=260, high=800)
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
+    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
+    return _finish([trace], layout, title or "Additive mask", s, height=height)
+
+
+mask_heatmap = _figure_builder(mask_heatmap_spec)
+
+
+def delta_heatmap_spec(
+    before: np.ndarray,
+    after: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    projector: bool = False,
+) -> dict:
+    """after − before for two (n_q, n_k) matrices, diverging around 0 with a symmetric range.
+
+    A cell that is -inf (masked) in either matrix has no difference and is drawn masked.
+    """
+    B = _as_matrix(before, "before", allow_neg_inf=True)  # (n_q, n_k)
+    A = _as_matrix(after, "after", allow_neg_inf=True)  # (n_q, n_k)
+    if A.shape != B.shape:
+        raise ValueError(f"before has shape {B.shape} but after has shape {A.shape}; compare matrices of one shape")
+    delta = np.subtract(A, B, out=np.full(A.shape, -np.inf), where=np.isfinite(A) & np.isfinite(B))  # (n_q, n_k)
+    return attention_heatmap_spec(delta, query_tokens, key_tokens, title="Change: after − before", value_name="change",
+                                  zmin=None, zmax=None, zmid=0.0, colorscale=theme.DIVERGING_COLORSCALE,
+                                  projector=projector)
+
+
+delta_heatmap = _figure_builder(delta_heatmap_spec)
+
+
+def head_grid_spec(
+    weights: list[np.ndarray],
+    names: list[str],
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    *,
+    cols: int = 2,
+    show_text: bool | None = None,
+    projector: bool = False,
+) -> dict:
+    """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis."""
+    s = theme.style(projector)
+    mats = _head_weights(weights, names)  # h x (n_q, n_k)
+    queries = _as_labels(query_tokens, mats[0].shape[0], "query_tokens", "rows (queries)")
+    keys = _as_labels(key_tokens, mats[0].shape[1], "key_tokens", "columns (keys)")
+    if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
+        raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
+    n_cols = min(cols, len(mats))
+    n_rows = math.ceil(len(mats) / n_cols)
+    text = _show_text(show_text, *mats[0].shape)
+    cells = _cells(queries, keys)  # one list for every head: the spec is never mutated
+    panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
+    x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
+    layout, traces = _subplot_grid(n_rows, n_cols, [str(name) for name in names], x, y, s), []
+    for h, M in enumerate(mats):
+        suffix = "" if h == 0 else str(h + 1)
+        traces.append(_value_trace(M, cells, s, text=text, names=("query", "key", f"weight ({names[h]})"),
+                                   coloraxis="coloraxis", name=str(names[h]), xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
+    layout["coloraxis"] = {"colorscale": _colorscale(s.weights_colorscale), "cmin": 0.0, "cmax": 1.0,
+                           "colorbar": _colorbar("weight", s)}
+    return _finish(traces, layout, "Attention weights per head (rows: queries, columns: keys)", s,
+                   height=panel * n_rows + 70)
+
+
+head_grid = _figure_builder(head_grid_spec)
+
+
+def _subplot_grid(n_rows: int, n_cols: int, titles: list[str], x: dict, y: dict, s: Style) -> dict:
+    """Axes and title annotations of ``make_subplots(rows, cols, subplot_titles=titles)`` (plotly 7.1's spacing).
+
+    Cell k (reading order, from the top left) has axes ``xaxis{k+1}``/``yaxis{k+1}`` ("" for k = 0), each
+    a copy of ``x``/``y`` with its domain; a non-blank title sits centred above its cell.
+    """
+    hs, vs = 0.2 / n_cols, 0.5 / n_rows  # make_subplots' defaults with subplot titles
+    w, h = (1.0 - hs * (n_cols - 1)) / n_cols, (1.0 - vs * (n_rows - 1)) / n_rows
+    layout: dict = {"annotations": []}
+    for k in range(n_rows * n_cols):
+        r, c = divmod(k, n_cols)
+        x0, y0 = sum([w] * c) + c * hs, sum([h] * (n_rows - 1 - r)) + (n_rows - 1 - r) * vs
+        x_dom, y_dom = [x0, x0 + w], [max(y0, 0.0), min(y0 + h, 1.0)]
+        suffix = "" if k == 0 else str(k + 1)
+        layout[f"xaxis{suffix}"] = {**x, "anchor": f"y{suffix}", "domain": x_dom}
+        layout[f"yaxis{suffix}"] = {**y, "anchor": f"x{suffix}", "domain": y_dom}
+        if k < len(titles) and titles[k]:
+            layout["annotations"].append({
+                "text": titles[k], "x": sum(x_dom) / 2.0, "y": y_dom[1], "xref": "paper", "yref": "paper",
+                "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": s.font},
+            })
+    return layout
+
+
+def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
+    """Validate the per-head weight matrices: at least one, one name each, all of one shape."""
+    if len(weights) == 0:
+        raise ValueError("weights is empty: give one (n_q, n_k) weight matrix per head")
+    if len(names) != len(weights):
+        raise ValueError(f"there are {len(weights)} weight matrices but {len(names)} names; give one name per head")
+    mats = [_as_matrix(W, f"weights of head {names[h]!r}") for h, W in enumerate(weights)]
+    for h, M in enumerate(mats):
+        if M.shape != mats[0].shape:
+            raise ValueError(f"head {names[h]!r} has weights of shape {M.shape} but head {names[0]!r} has "
+                             f"{mats[0].shape}; every head attends over the same tokens")
+    return mats
+
+
+# ---------------------------------------------------------------- head similarity
+
+
+def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> dict:
+    """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
+
+    1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
+    """
+    s = theme.style(projector)
+    S = _as_matrix(similarity, "similarity")  # (h, h)
+    if S.shape[0] != S.shape[1]:
+        raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
+    full = _as_labels(names, S.shape[0], "names", "heads")
+    short = [f"h{h + 1}" for h in range(S.shape[0])]
+    trace = _value_trace(S, _cells(full, full), s, text=_show_text(None, *S.shape),
+                         names=("head", "head", "similarity"), zmin=0.0, zmax=1.0,
+                         colorscale=_colorscale(s.weights_colorscale), colorbar=_colorbar("similarity", s))
+    height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
+    x, y = _grid_axes(short, short, s, height_px=height - 150)
+    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)
+
+
+head_similarity_heatmap = _figure_builder(head_similarity_heatmap_spec)

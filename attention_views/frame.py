@@ -1,0 +1,194 @@
+"""The work around every page, done by app.py: open the session, draw the sidebar, run the page, sync the link.
+
+:func:`run` is app.py's only call. Before the page it makes sure the session exists (from the link's
+``?state=`` or ``?scenario=`` on first use) and draws the sidebar (scenario picker, Reset, projector
+mode, the share panel's place); after it, it writes the link of the current view into the address bar
+and the share panel, and offers the download and upload of the view. Pages only read
+:func:`attention_views.session.current`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.navigation.page import StreamlitPage
+
+import attention_core as ac
+from attention_views import session, share
+from attention_views.reproduce_widget import reproduce_panel
+from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.widgets import projector
+
+REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
+PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_", "exercises_")
+PAGE_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
+h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
+</style>"""
+PROJECTOR_CSS = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
+.stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
+h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
+</style>"""
+
+
+@st.cache_data
+def scenario_cards() -> dict[str, tuple[str, str, str]]:
+    """id -> (title, seed file, story) for every scenario; immutable, so cached across sessions."""
+    out = {}
+    for sid in ac.list_scenarios():
+        sc = ac.load_scenario(sid)
+        out[sid] = (sc.title, sc.seed, sc.story)
+    return out
+
+
+def run(page: StreamlitPage) -> None:
+    """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
+    s = start(page.url_path or "home")
+    slot = sidebar(s)
+    page.run()
+    finish(s, slot)
+
+
+def start(page: str) -> Session:
+    """This session's state, created on first use from the link when it carries one; ``page`` is the page now.
+
+    A link may carry ``?state=`` (a full shared view) or just ``?scenario=``; a damaged one is refused
+    with a warning and the scenario's defaults are shown.
+    """
+    ss = st.session_state
+    requested = st.query_params.get("scenario")
+    valid = requested in scenario_cards()
+    if requested is not None and not valid:
+        st.warning(f"The link asks for scenario {requested!r}, which does not exist; showing the current one.")
+    if KEY not in ss:
+        ss[KEY] = new_session(_lab_from_link(requested if valid else DEFAULT_SCENARIO))
+    elif valid and requested != ss[KEY].lab.scenario:
+        load_scenario(requested)
+    s = session.current()
+    s.page = page
+    return s
+
+
+def _lab_from_link(scenario_id: str) -> Lab:
+    token = st.query_params.get("state")
+    if token:
+        try:
+            return share.decode(token)[0]
+        except share.ShareError as err:
+            st.warning(f"This link's saved view could not be opened: {err}. Showing the scenario's defaults.")
+    return new_lab(scenario_id)
+
+
+def load_scenario(scenario_id: str) -> None:
+    """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh."""
+    replace_lab(new_lab(scenario_id))
+    st.query_params["scenario"] = scenario_id
+
+
+def replace_lab(new: Lab) -> None:
+    """Make ``new`` the session's lab; the page widgets are cleared so they show its values."""
+    ss = st.session_state
+    new.rev = ss[KEY].lab.rev + 1 if KEY in ss else 0
+    if KEY in ss:
+        ss[KEY].lab = new
+        ss[KEY].csv_errors.clear()
+    else:
+        ss[KEY] = new_session(new)
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(PAGE_PREFIXES)]:
+        del ss[key]
+
+
+def _on_pick() -> None:
+    load_scenario(st.session_state["sidebar_scenario"])
+
+
+def _on_reset() -> None:  # callbacks read st.session_state themselves: see session.current
+    load_scenario(st.session_state[KEY].lab.scenario)
+
+
+def sidebar(s: Session) -> DeltaGenerator:
+    """Scenario picker, Reset, projector mode; returns the share panel's container (filled by :func:`finish`)."""
+    ss, cards = st.session_state, scenario_cards()
+    if ss.get("sidebar_scenario") != s.lab.scenario:
+        ss["sidebar_scenario"] = s.lab.scenario
+    with st.sidebar:
+        st.selectbox(
+            "Scenario", list(cards), format_func=lambda sid: cards[sid][0], key="sidebar_scenario", on_change=_on_pick
+        )
+        title, seed, story = cards[s.lab.scenario]
+        st.caption(f"{story}  \nSeed notebook: `{seed}`")
+        st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
+        st.toggle("Projector mode", key="sidebar_projector", help="Larger text and high contrast for a lecture hall")
+        slot = st.expander("Share and save", icon=":material/share:").container()
+    st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
+    return slot
+
+
+def finish(s: Session, slot: DeltaGenerator) -> None:
+    """Keep the address bar and the sidebar's share panel equal to the current view."""
+    lab = s.lab
+    params = {"scenario": lab.scenario}
+    token = link_token(s)
+    if token is not None:
+        params["state"] = token
+    if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
+        st.query_params.from_dict(params)
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    with slot:
+        if len(query) > share.LINK_LIMIT:
+            st.warning(f"This view is too large for a link ({len(query)} characters; the limit is "
+                       f"{share.LINK_LIMIT}). Download it as a JSON file instead.")
+        else:
+            st.caption("Link to this view (copy it with the icon):")
+            st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
+        view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
+        # edited): the callable runs on another thread, maybe while the next rerun changes the lab
+        st.download_button("Download this view (JSON)", lambda: share.to_json(view, page),  # made on click
+                           file_name=f"attention-lab-{lab.scenario}.json", mime="application/json",
+                           key="sidebar_download", width="stretch")
+        st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
+        if s.upload_error:
+            st.error(s.upload_error, icon="⚠️")
+    reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
+    if reproduce.open:  # the script is written only while someone is looking at it
+        with reproduce:
+            reproduce_panel(lab)
+
+
+def link_token(s: Session) -> str | None:
+    """The link's ``state=`` token for the session's lab (None for a pristine view).
+
+    The payload (what differs from the pristine scenario) is compared by value, with the types of its
+    scalars (1 and 1.0 encode differently), with the last one; only a changed payload is encoded again
+    (JSON and zlib are the costly part).
+    """
+    if s.pristine is None or s.pristine.scenario != s.lab.scenario:
+        s.pristine = new_lab(s.lab.scenario)
+    payload = share.lab_payload(s.lab, s.page, pristine=s.pristine)
+    if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
+        token = share.encode_payload(payload) if payload.keys() - {"v", "s", "p"} else None
+        s.link = LinkMemo(payload, token)
+    return s.link.token
+
+
+def _types(payload: dict) -> list[type]:
+    return [type(v) for v in payload.values()]
+
+
+def _on_upload() -> None:
+    s: Session = st.session_state[KEY]
+    s.upload_error = ""
+    upload = st.session_state.get("sidebar_upload")
+    if upload is None:
+        return
+    try:
+        if upload.size > share.MAX_FILE_BYTES:
+            raise share.ShareError(f"the file is larger than {share.MAX_FILE_BYTES // 1000} kB, the app's limit")
+        restored, _ = share.from_json(upload.getvalue())
+    except share.ShareError as err:
+        s.upload_error = f"That file was not opened: {err}. Nothing was changed."
+        return
+    replace_lab(restored)

@@ -1,0 +1,71 @@
+"""The multi-head page's sections: how the heads are chosen, W_O, and what the heads compute."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_views import cached_figures as figures
+from attention_views import multi, panels
+from attention_views.session import HEAD_MODES, MAX_HEADS, Lab
+from attention_views.widgets import bound, bump_rev, chart, editor_key, folded, matrix_editor, numbers_frame
+
+MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
+HEADS_HELP = "One row per head: a name and the embedding dims it looks at, like '1, 3' (as in the notebook)"
+
+
+def head_choice(lab: Lab) -> None:
+    """Selection heads (an editable table of names and dims) or an equal split into h heads, with its error."""
+    if multi.is_direct(lab):
+        st.caption("This scenario gives Q, K and V directly, so its heads are equal splits of their columns.")
+    else:
+        bound(st.segmented_control, "Heads", "multi_head_heads_mode", "heads_mode", options=HEAD_MODES,
+              format_func=MODE_LABELS.get, required=True)
+    if multi.head_mode(lab) == "selection":
+        lab.heads, moved = folded(lab.heads, editor_key(lab, "multi_head", "heads"), multi.apply_heads_delta)
+        if moved:
+            bump_rev(lab)
+        st.data_editor(multi.heads_display(lab.heads), key=editor_key(lab, "multi_head", "heads"),
+                       num_rows="dynamic", hide_index=True, width="stretch", column_config={
+                           "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap"),
+                           "dims": st.column_config.TextColumn("dims", help=HEADS_HELP)})
+        error = multi.heads_error(lab)
+    else:
+        bound(st.number_input, "Number of heads h", "multi_head_n_heads", "n_heads", min_value=1,
+              max_value=MAX_HEADS, step=1, help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks")
+        error = multi.split_error(lab)
+    if error:
+        st.error(error, icon="⚠️")
+
+
+def w_o_editor(lab: Lab) -> None:
+    """W_O, one row per concatenated column (the identity until edited), once the heads are valid."""
+    if multi.sync_W_o(lab):
+        bump_rev(lab)
+    st.markdown("**W_O** (rows: concatenated columns, columns: outputs)")
+    if multi.W_O in lab.tables:
+        matrix_editor(lab, "multi_head", multi.W_O)
+    else:
+        st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
+
+
+def heads_view(view: multi.MultiHeadView, big: bool) -> None:
+    """The heads' weights, their concatenation (and mix), per-head readouts and the activation strengths."""
+    queries, keys = list(view.query_tokens), list(view.key_tokens)
+    cols, text = multi.grid_shape(len(view.heads), len(queries), len(keys))
+    chart(figures.head_grid(view.weights, list(view.names), queries, keys, cols=cols, show_text=text, projector=big),
+          key="multi_head_grid")
+    st.caption(f"{len(view.heads)} head(s) on one colour scale from 0 to 1; each row sums to 1. "
+               "Hover a cell for its query, key and weight.")
+    st.markdown(f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
+                "columns h1·… are head 1's output, h2·… head 2's, and so on")
+    _numbers(view.concat, queries, list(view.concat_labels), "multi_head_concat")
+    if view.mixed:
+        st.markdown("**Output** = concat · W_O")
+        _numbers(view.output, queries, list(view.output_labels), "multi_head_output")
+    panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)
+    chart(figures.grouped_activation_bars(queries, view.activation(), projector=big), key="multi_head_activation")
+
+
+def _numbers(M: object, rows: list[str], cols: list[str], key: str) -> None:
+    st.dataframe(numbers_frame(M, rows, cols), hide_index=True, key=key,
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cols})

@@ -1,0 +1,214 @@
+"""Every piece of a browser session's state, in one place: what it holds, its limits, how it is made.
+
+A session is one :class:`Session`, kept in ``st.session_state[KEY]`` and made by :func:`new_session`.
+Its parts:
+
+- :class:`Lab`: the lecture's editable "current scenario", shared by every page. Share links, the JSON
+  download and upload serialise exactly this (``share.py``); its fields are the link's schema.
+- :class:`Vectors`: the similarity page's own two vectors.
+- :class:`ExerciseStore` / :class:`Attempt`: the exercises page's attempts, apart from the lab so an
+  exercise never clobbers the lecture.
+- the link memo, the pristine copy of the scenario and the error messages of uploads.
+
+Widget values live under their own keys (``playground_temperature``); :func:`bound` widgets copy
+their value into a Lab field on every run. Tables are DataFrames that are replaced, never edited in
+place. This module never draws anything; :func:`current` is the only read of ``st.session_state``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import attention_core as ac
+from attention_views.editors import matrix_table
+from attention_views.streamlit_compat import run_through_app
+
+if TYPE_CHECKING:  # the last valid results, kept to show while an input is invalid
+    from attention_views.multi import MultiHeadView
+    from attention_views.state import SingleHead
+
+KEY = "session"
+MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "custom")
+MASK_PARAMS = {"padding": "mask_pad", "window": "mask_window", "prefix": "mask_prefix"}  # kind -> Lab field
+SCALE_MODES = ("sqrt", "none", "custom")  # 1/sqrt(d_k), 1 (unscaled), a number typed by the user
+STAGES = ("scores", "scaled", "masked", "weights")
+HEAD_MODES = ("selection", "split")
+DIRECT_TABLES = ("Q", "K", "V")
+EMBED_TABLES = ("X", "W_q", "W_k", "W_v")
+DEFAULT_SCENARIO = "emma-friend"
+MAX_TOKENS = 64
+MAX_DIMS = 64
+MAX_HEADS = 16
+SIMILARITY_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
+
+
+@dataclass
+class Snapshot:
+    """What "Take snapshot" stores: a copy of the (n_q, n_k) weights and their token labels."""
+
+    weights: np.ndarray
+    query_tokens: list[str]
+    key_tokens: list[str]
+
+
+@dataclass
+class Lab:
+    """The lecture's current scenario: its tables and every control shared by the pages.
+
+    ``tables``: name -> raw editor table (Q, K, V, or X, W_q, W_k, W_v; and W_o once the multi-head
+    page mixes its heads). ``rev`` grows whenever the editors must restart from ``tables``.
+    """
+
+    scenario: str
+    tables: dict[str, pd.DataFrame]
+    heads: pd.DataFrame  # the dimension-selection heads: columns "head" and "dims" (text as typed)
+    mask: str = "none"  # one of MASK_KINDS
+    mask_pad: int = 1
+    mask_window: int = 2
+    mask_prefix: int = 2
+    mask_custom: np.ndarray | None = None  # bool (n_q, n_k) once the user paints a mask
+    scale_mode: str = "sqrt"  # one of SCALE_MODES
+    scale_custom: float = 1.0
+    temperature: float = 1.0
+    stage: str = "weights"  # one of STAGES: the playground's heatmap
+    heads_mode: str = "selection"  # one of HEAD_MODES
+    n_heads: int = 1
+    use_W_o: bool = False  # noqa: N815 (W_O as in the paper)
+    selected: tuple[int, int] = (0, 0)  # the step-by-step page's (query, key) cell
+    snapshot: Snapshot | None = None  # saved in the JSON file, not in links
+    permute: bool = False  # "Order does not matter" switched on
+    permute_seed: int = 0  # 0: reversed order; n > 0: the n-th seeded shuffle
+    rev: int = 0
+    last_single: SingleHead | None = None  # the last valid single-head result
+    last_multi: MultiHeadView | None = None  # the last valid multi-head result
+
+
+@dataclass
+class Vectors:
+    """The similarity page's two editable vectors (one table) and the last valid pair (2, d)."""
+
+    tables: dict[str, pd.DataFrame]
+    last: np.ndarray
+    rev: int = 0
+
+
+@dataclass
+class Attempt:
+    """A student's attempt at one exercise; ``rev`` grows on Load solution / Start over."""
+
+    tables: dict[str, pd.DataFrame]
+    rev: int = 0
+    hint: bool = False
+    worked: bool = False
+    last: ac.Grade | None = None  # the last valid grade
+
+
+@dataclass
+class ExerciseStore:
+    """The exercise picked and this session's attempts, by exercise id."""
+
+    pick: str
+    attempts: dict[str, Attempt] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LinkMemo:
+    """The last link token and the payload it encodes: a new token is made only when the payload changes."""
+
+    payload: dict
+    token: str | None
+
+
+@dataclass
+class Session:
+    """One browser session's state (see the module docstring)."""
+
+    lab: Lab
+    page: str = ""  # the page running now, for file names and the link
+    vectors: Vectors = field(default_factory=lambda: new_vectors())
+    exercises: ExerciseStore = field(default_factory=lambda: ExerciseStore(ac.list_exercises()[0]))
+    pristine: Lab | None = None  # a pristine copy of the lab's scenario, only ever read
+    link: LinkMemo | None = None
+    upload_error: str = ""  # why the last uploaded view was refused
+    csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused
+
+
+def new_session(lab: Lab) -> Session:
+    """A fresh session around ``lab``."""
+    return Session(lab=lab)
+
+
+def current() -> Session:
+    """This browser session's state (app.py creates it before any page runs).
+
+    For pages and the helpers they call; widget callbacks get the objects they change as arguments
+    (``args=``), because a callback runs before the script, where run_through_app may not rerun.
+    """
+    run_through_app()  # a page opened by a direct link on a fresh server runs without app.py: see there
+    return st.session_state[KEY]
+
+
+def dim_labels(n: int, given: tuple[str, ...] | None = None, prefix: str = "d") -> list[str]:
+    """Column labels for ``n`` dimensions: the scenario's names when it has them, else d0, d1, ..."""
+    return list(given) if given is not None and len(given) == n else [f"{prefix}{j}" for j in range(n)]
+
+
+def scenario_tables(sc: ac.Scenario) -> dict[str, pd.DataFrame]:
+    """The editable tables of a scenario: Q, K, V when it gives them directly, else X and one head's W's."""
+    if sc.direct:
+        dims = dim_labels(sc.Q.shape[1], sc.dim_labels)
+        values = sc.value_row_labels or sc.key_tokens
+        return {
+            "Q": matrix_table(sc.Q, sc.query_tokens, dims, tokens=True),
+            "K": matrix_table(sc.K, sc.key_tokens, dims, tokens=True),
+            "V": matrix_table(sc.V, values, dim_labels(sc.V.shape[1], prefix="v"), tokens=True),
+        }
+    head = sc.single_head or sc.heads[0]
+    dims = dim_labels(sc.X.shape[1], sc.dim_labels)
+    tables = {"X": matrix_table(sc.X, sc.query_tokens, dims, tokens=True)}
+    for name, W, prefix in (("W_q", head.W_q, "q"), ("W_k", head.W_k, "k"), ("W_v", head.W_v, "v")):
+        tables[name] = matrix_table(W, dims, dim_labels(W.shape[1], prefix=prefix), tokens=False)
+    return tables
+
+
+def heads_table(sc: ac.Scenario) -> pd.DataFrame:
+    """The dimension-selection heads as a table (name, dims); the apple/orange notebook's four heads."""
+    if sc.id == "apple-orange":
+        rows = [(name, ", ".join(map(str, dims))) for name, dims in ac.scenarios.APPLE_ORANGE_HEADS]
+    else:
+        width = sc.Q.shape[1] if sc.direct else sc.X.shape[1]
+        rows = [("Head 1", ", ".join(str(d) for d in range(width)))]
+    return pd.DataFrame(rows, columns=["head", "dims"], dtype=object)
+
+
+def default_cell(sc: ac.Scenario) -> tuple[int, int]:
+    """The (query, key) cell the step-by-step page opens on: friend -> Emma for emma-friend."""
+    if sc.id == "emma-friend":
+        return sc.query_tokens.index("friend"), sc.key_tokens.index("Emma")
+    return 0, 0
+
+
+def new_lab(scenario_id: str) -> Lab:
+    """A fresh lab holding the pristine scenario ``scenario_id``."""
+    sc = ac.load_scenario(scenario_id)
+    return Lab(
+        scenario=scenario_id,
+        tables=scenario_tables(sc),
+        heads=heads_table(sc),
+        mask=sc.default_mask,
+        scale_mode="none" if sc.default_scale == 1.0 else "sqrt",
+        heads_mode="split" if sc.direct else "selection",
+        n_heads=len(sc.heads) if sc.id == "apple-orange" else 1,
+        selected=default_cell(sc),
+    )
+
+
+def new_vectors() -> Vectors:
+    """The similarity page's vectors as seed 002 has them."""
+    table = matrix_table(SIMILARITY_VECTORS, ["X", "Y"], [f"d{j}" for j in range(4)], tokens=False)
+    return Vectors(tables={"vectors": table}, last=SIMILARITY_VECTORS)

@@ -1,0 +1,25 @@
+"""The one place the app relies on a Streamlit internal (Streamlit 1.67, pinned in requirements.txt).
+
+``tests/views/test_streamlit_compat.py`` fails when Streamlit changes what this relies on.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+
+def run_through_app() -> None:
+    """Make a direct link's first run go through app.py's st.navigation.
+
+    A server whose app has a folder named ``pages/`` starts in Streamlit's old multipage mode
+    (``PagesManager.uses_pages_directory``, read in ``script_runner.ScriptRunner._run_script``): until some
+    session has run app.py, which calls st.navigation, a direct link such as /playground runs the page
+    file alone (``script_runner._mpa_v1``), without app.py's page config, sidebar and link. st.navigation
+    switches that mode off by clearing the flag; we clear it and rerun, so the run goes through app.py
+    with the same URL. No public API or option does this: renaming ``pages/`` would, at the cost of
+    every link and import that names the folder.
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
