@@ -13,9 +13,9 @@ import time
 import urllib.request
 from pathlib import Path
 
+import devserver
 import pytest
 
-import devserver
 from benchmarks import load_test
 from deploy import run_local, serve
 
