@@ -61,7 +61,7 @@ from websockets.asyncio.client import connect  # a dependency of Streamlit 1.67 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 
-from tests.support import devserver  # noqa: E402
+from deploy import devserver  # noqa: E402
 
 FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
 NO_XSRF_TOKEN = "PLACEHOLDER_AUTH_TOKEN"  # what the frontend sends when it has no _streamlit_xsrf cookie

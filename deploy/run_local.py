@@ -38,8 +38,9 @@ NGINX_CONF = Path(__file__).resolve().parent / "nginx.conf"
 # Streamlit's frontend (index.html, static/), found without importing Streamlit into this small process
 STREAMLIT_STATIC = Path(find_spec("streamlit").submodule_search_locations[0]).resolve() / "static"
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # devserver.py beside this file, also when imported
 
-from tests.support import devserver  # noqa: E402
+import devserver  # noqa: E402  (deploy/devserver.py, beside this file)
 
 
 def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1") -> str:

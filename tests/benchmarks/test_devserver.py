@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import devserver
+from deploy import devserver
 
 
 def test_start_serves_the_app_until_stopped():

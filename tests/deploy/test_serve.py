@@ -13,11 +13,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import devserver
 import pytest
 
 from benchmarks import load_test
-from deploy import run_local, serve
+from deploy import devserver, run_local, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = run_local.STREAMLIT_STATIC

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import devserver
+from deploy import devserver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OUTPUT = REPO_ROOT / "test-output"

@@ -26,7 +26,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository: tests/support/devserver.py
+ROOT = Path(__file__).resolve().parents[1]  # the repository: deploy/devserver.py
 HEALTHY_WITHIN_S = 90.0  # a cold start on a busy 2-core machine takes tens of seconds
 OUTPUT_LINES = 30  # lines of a failed server's output quoted in the error
 
