@@ -208,7 +208,7 @@ MUTABLE_CALLS = {
 PER_SESSION = ("st.session_state", "st.query_params")  # Streamlit's per-session proxies
 # Writes to shared objects that are deliberate, with the reason. Key: "file: dotted target".
 ALLOWED = {
-    "attention_views/widgets.py: PagesManager.uses_pages_directory": (
+    "attention_views/streamlit_compat.py: PagesManager.uses_pages_directory": (
         "Streamlit's own process-wide pages-folder flag, only ever set to False (the same for every session, "
         "as st.navigation itself does); it carries no session's data"
     ),
