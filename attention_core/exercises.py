@@ -159,34 +159,48 @@ def _one_hot_rows(columns: list[int]) -> np.ndarray:
 def _self() -> Exercise:
     K = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0]])  # five directions, one per token
     return Exercise(
-        id="self", title="1. Attend to yourself", tokens=SENTENCE, edits=EDIT_QK, tables=("Q", "K"),
+        id="self",
+        title="1. Attend to yourself",
+        tokens=SENTENCE,
+        edits=EDIT_QK,
+        tables=("Q", "K"),
         instructions="Make every token put (almost) all its attention on itself: a bright diagonal."
-                     + COMMON.format(0.05),
+        + COMMON.format(0.05),
         hint="A query scores highest on the key that points the same way. Each key here already has its own "
-             "direction; what should each token's query be? Longer vectors make the softmax sharper.",
+        "direction; what should each token's query be? Longer vectors make the softmax sharper.",
         worked="Copy each key into its own query and stretch it: Q = 10·K. Then q_i·k_i = 10 while every other "
-               "key scores 0 or −10, and after dividing by √3 the softmax gives each token about 0.99 of its "
-               "attention.",
-        start={"Q": np.zeros((5, 3)), "K": K}, solution={"Q": 10 * K, "K": K.copy()},
-        target=np.eye(5)[None], threshold=0.05, dim_labels=("d0", "d1", "d2"),
+        "key scores 0 or −10, and after dividing by √3 the softmax gives each token about 0.99 of its "
+        "attention.",
+        start={"Q": np.zeros((5, 3)), "K": K},
+        solution={"Q": 10 * K, "K": K.copy()},
+        target=np.eye(5)[None],
+        threshold=0.05,
+        dim_labels=("d0", "d1", "d2"),
     )
 
 
 def _previous() -> Exercise:
     return Exercise(
-        id="previous", title="2. Attend to the previous token", tokens=SENTENCE, edits=EDIT_W,
-        tables=("W_q", "W_k"), X=_positions(), x_labels=POSITIONS, dim_labels=KEY_DIMS,
+        id="previous",
+        title="2. Attend to the previous token",
+        tokens=SENTENCE,
+        edits=EDIT_W,
+        tables=("W_q", "W_k"),
+        X=_positions(),
+        x_labels=POSITIONS,
+        dim_labels=KEY_DIMS,
         instructions="Each token attends to the token just before it; the first token, having none, attends "
-                     "to itself. X is fixed: token i is the one-hot position p_i plus a constant 1. "
-                     "Edit W_q and W_k (Q = X·W_q, K = X·W_k)." + COMMON.format(0.05),
+        "to itself. X is fixed: token i is the one-hot position p_i plus a constant 1. "
+        "Edit W_q and W_k (Q = X·W_q, K = X·W_k)." + COMMON.format(0.05),
         hint="With W_k as it is, key i points along k_i. Row p_i of W_q is the query of token i: which "
-             "direction should it point to find token i − 1, and how strongly?",
+        "direction should it point to find token i − 1, and how strongly?",
         worked="Keep W_k (position p_i -> direction k_i) and shift W_q by one: row p_i gets 10 in column "
-               "k_(i−1), row p0 gets 10 in column k0. Token i's query is then 10·k_(i−1), which scores 10 on "
-               "the previous key and 0 on the others: about 0.96 of the weight after dividing by √5.",
+        "k_(i−1), row p0 gets 10 in column k0. Token i's query is then 10·k_(i−1), which scores 10 on "
+        "the previous key and 0 on the others: about 0.96 of the weight after dividing by √5.",
         start={"W_q": _position_keys(), "W_k": _position_keys()},
         solution={"W_q": _previous_queries(10.0), "W_k": _position_keys()},
-        target=_one_hot_rows([0, 0, 1, 2, 3])[None], threshold=0.05,
+        target=_one_hot_rows([0, 0, 1, 2, 3])[None],
+        threshold=0.05,
     )
 
 
@@ -194,39 +208,61 @@ def _first() -> Exercise:
     W_q = np.zeros((6, 5))
     W_q[5, 0] = 10.0  # the constant 1 of every token asks for direction k0
     return Exercise(
-        id="first", title="3. Attend to the first token", tokens=SENTENCE, edits=EDIT_W,
-        tables=("W_q", "W_k"), X=_positions(), x_labels=POSITIONS, dim_labels=KEY_DIMS,
+        id="first",
+        title="3. Attend to the first token",
+        tokens=SENTENCE,
+        edits=EDIT_W,
+        tables=("W_q", "W_k"),
+        X=_positions(),
+        x_labels=POSITIONS,
+        dim_labels=KEY_DIMS,
         instructions="Every token attends to the first token, 'the' (a common pattern in trained models, a "
-                     "'resting place' for attention). X is fixed as in exercise 2; edit W_q and W_k."
-                     + COMMON.format(0.05),
+        "'resting place' for attention). X is fixed as in exercise 2; edit W_q and W_k." + COMMON.format(0.05),
         hint="The column 'one' of X is 1 for every token, so row 'one' of W_q is added to every query. "
-             "Which key direction belongs to the first token alone?",
+        "Which key direction belongs to the first token alone?",
         worked="Empty W_q except row 'one', which gets 10 in column k0: every query becomes 10·k0. W_k sends "
-               "p_i to k_i, so only the first token's key points along k0; it scores 10, the others 0, and "
-               "every row gives it about 0.96.",
+        "p_i to k_i, so only the first token's key points along k0; it scores 10, the others 0, and "
+        "every row gives it about 0.96.",
         start={"W_q": _position_keys(3.0), "W_k": _position_keys(3.0)},
         solution={"W_q": W_q, "W_k": _position_keys()},
-        target=_one_hot_rows([0] * 5)[None], threshold=0.05,
+        target=_one_hot_rows([0] * 5)[None],
+        threshold=0.05,
     )
 
 
 def _uniform() -> Exercise:
     K = 3 * np.array([[1.0, 0], [0, 1], [-1, 0], [0, -1], [0.7, 0.7]])
     return Exercise(
-        id="uniform", title="4. Spread attention evenly", tokens=SENTENCE, edits=EDIT_QK, tables=("Q", "K"),
+        id="uniform",
+        title="4. Spread attention evenly",
+        tokens=SENTENCE,
+        edits=EDIT_QK,
+        tables=("Q", "K"),
         instructions="Every token gives every token the same weight, 1/5: a flat, uniform map. Right now the "
-                     "tokens attend sharply." + COMMON.format(0.05),
+        "tokens attend sharply." + COMMON.format(0.05),
         hint="softmax of equal numbers is uniform. What query gives the same dot product with every key?",
         worked="Set every query to zero: q·k = 0 for every key, every score is equal and the softmax gives 1/5 "
-               "everywhere. (Making all keys equal works too.)",
-        start={"Q": K.copy(), "K": K}, solution={"Q": np.zeros((5, 2)), "K": K.copy()},
-        target=np.full((1, 5, 5), 0.2), threshold=0.05, dim_labels=("d0", "d1"),
+        "everywhere. (Making all keys equal works too.)",
+        start={"Q": K.copy(), "K": K},
+        solution={"Q": np.zeros((5, 2)), "K": K.copy()},
+        target=np.full((1, 5, 5), 0.2),
+        threshold=0.05,
+        dim_labels=("d0", "d1"),
     )
 
 
 EMMA_TOKENS = ("Emma", "hates", "games", "but", "she", "is", "a", "great", "friend")
-EMMA_KEYS = ((1.2, 0.8, 1.0, 0), (0, 0, -0.5, 0), (0, 0, 1.0, -1), (0, 0, -1, 0), (1.0, 0.0, 0, -1),
-             (0, 0, -0.5, 0), (0, 0, -1, 0), (0, 0, -1, 1.2), (0, 0, 1.0, 0))  # seed 003's keys
+EMMA_KEYS = (
+    (1.2, 0.8, 1.0, 0),
+    (0, 0, -0.5, 0),
+    (0, 0, 1.0, -1),
+    (0, 0, -1, 0),
+    (1.0, 0.0, 0, -1),
+    (0, 0, -0.5, 0),
+    (0, 0, -1, 0),
+    (0, 0, -1, 1.2),
+    (0, 0, 1.0, 0),
+)  # seed 003's keys
 FRIEND_QUERY = (1.0, 0.9, 0.5, 1.0)  # seed 003's query of "friend": Person, Animal, Noun, Adjective
 
 
@@ -237,37 +273,55 @@ def _friend_emma() -> Exercise:
     target = np.full((9, 9), 1 / 9)
     target[8] = _one_hot_rows([0] * 9)[8]
     return Exercise(
-        id="friend-emma", title="5. friend -> Emma", tokens=EMMA_TOKENS, edits=EDIT_QK, tables=("Q", "K"),
+        id="friend-emma",
+        title="5. friend -> Emma",
+        tokens=EMMA_TOKENS,
+        edits=EDIT_QK,
+        tables=("Q", "K"),
         instructions="The lecture's 'Emma hates games but she is a great friend', with its readable dimensions "
-                     "(Person, Animal, Noun, Adjective). Make the row of **friend** put its weight on **Emma**; "
-                     "the other tokens ask nothing (zero queries), so they spread evenly. With 1/√d_k scaling "
-                     "the lecture's query of friend gives Emma only 0.30." + COMMON.format(0.004),
+        "(Person, Animal, Noun, Adjective). Make the row of **friend** put its weight on **Emma**; "
+        "the other tokens ask nothing (zero queries), so they spread evenly. With 1/√d_k scaling "
+        "the lecture's query of friend gives Emma only 0.30." + COMMON.format(0.004),
         hint="friend's query already scores Emma highest (2.42), just not by enough. What happens to the "
-             "softmax when you multiply one row of scores by a number larger than 1?",
+        "softmax when you multiply one row of scores by a number larger than 1?",
         worked="Multiply friend's query by 4: (4, 3.6, 2, 4). Its dot product with Emma's key grows to 9.68 "
-               "while the runner-up, great, reaches only 2.8; the same preference, four times as decisive, "
-               "gives Emma about 0.93.",
-        start={"Q": start, "K": K}, solution={"Q": 4 * start, "K": K.copy()},
-        target=target[None], threshold=0.004, dim_labels=("Pers", "Anim", "Noun", "Adj"),
+        "while the runner-up, great, reaches only 2.8; the same preference, four times as decisive, "
+        "gives Emma about 0.93.",
+        start={"Q": start, "K": K},
+        solution={"Q": 4 * start, "K": K.copy()},
+        target=target[None],
+        threshold=0.004,
+        dim_labels=("Pers", "Anim", "Noun", "Adj"),
     )
 
 
 def _two_heads() -> Exercise:
     return Exercise(
-        id="two-heads", title="6. Two heads, two duties", tokens=SENTENCE, edits=EDIT_W,
-        tables=("W_q1", "W_k1", "W_q2", "W_k2"), X=_positions(), x_labels=POSITIONS, dim_labels=KEY_DIMS,
+        id="two-heads",
+        title="6. Two heads, two duties",
+        tokens=SENTENCE,
+        edits=EDIT_W,
+        tables=("W_q1", "W_k1", "W_q2", "W_k2"),
+        X=_positions(),
+        x_labels=POSITIONS,
+        dim_labels=KEY_DIMS,
         instructions="Two heads read the same X (as in exercise 2). Head 1 attends to the token itself; head 2 "
-                     "attends to the previous token (the first token to itself). The score averages both heads."
-                     + COMMON.format(0.05),
+        "attends to the previous token (the first token to itself). The score averages both heads."
+        + COMMON.format(0.05),
         hint="Solve each head on its own: head 1 like exercise 1 (a query that points where its own key "
-             "points, made long), head 2 like exercise 2 (a query shifted by one position).",
+        "points, made long), head 2 like exercise 2 (a query shifted by one position).",
         worked="Head 1: W_q1 = 10·W_k1 (each position asks for its own key direction). Head 2: keep W_k2 and "
-               "shift W_q2 by one, 10 in column k_(i−1) of row p_i (row p0 asks for k0). Splitting duties "
-               "across heads is how real models attend to several things at once.",
+        "shift W_q2 by one, 10 in column k_(i−1) of row p_i (row p0 asks for k0). Splitting duties "
+        "across heads is how real models attend to several things at once.",
         start={"W_q1": _position_keys(), "W_k1": _position_keys(), "W_q2": _position_keys(), "W_k2": _position_keys()},
-        solution={"W_q1": _position_keys(10.0), "W_k1": _position_keys(), "W_q2": _previous_queries(10.0),
-                  "W_k2": _position_keys()},
-        target=np.stack([np.eye(5), _one_hot_rows([0, 0, 1, 2, 3])]), threshold=0.05,
+        solution={
+            "W_q1": _position_keys(10.0),
+            "W_k1": _position_keys(),
+            "W_q2": _previous_queries(10.0),
+            "W_k2": _position_keys(),
+        },
+        target=np.stack([np.eye(5), _one_hot_rows([0, 0, 1, 2, 3])]),
+        threshold=0.05,
     )
 
 

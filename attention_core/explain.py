@@ -68,12 +68,24 @@ def explain_cell(result: AttentionResult, i: int, j: int) -> CellExplanation:
     q, k = result.Q[i], result.K[j]  # (d_k,), (d_k,)
     w_row = result.weights[i]  # (n_k,)
     return CellExplanation(
-        i=i, j=j, q=q.copy(), k=k.copy(), products=q * k,
-        dot=float(result.scores[i, j]), scale=result.scale, temperature=result.temperature,
-        scaled=float(result.scaled[i, j]), allowed=bool(result.mask[i, j]),
-        masked_row=masked_row.copy(), row_max=row_max.item(), exps=exps, denominator=total.item(),
-        weights_row=w_row.copy(), weight=float(w_row[j]),
-        V=result.V.copy(), weighted_values=w_row[:, None] * result.V,  # (n_k, 1) * (n_k, d_v) -> (n_k, d_v)
+        i=i,
+        j=j,
+        q=q.copy(),
+        k=k.copy(),
+        products=q * k,
+        dot=float(result.scores[i, j]),
+        scale=result.scale,
+        temperature=result.temperature,
+        scaled=float(result.scaled[i, j]),
+        allowed=bool(result.mask[i, j]),
+        masked_row=masked_row.copy(),
+        row_max=row_max.item(),
+        exps=exps,
+        denominator=total.item(),
+        weights_row=w_row.copy(),
+        weight=float(w_row[j]),
+        V=result.V.copy(),
+        weighted_values=w_row[:, None] * result.V,  # (n_k, 1) * (n_k, d_v) -> (n_k, d_v)
         output=result.output[i].copy(),
     )
 

@@ -78,7 +78,9 @@ def split_heads(
     bias_blocks = {n: None if b is None else np.split(b, n_heads) for n, b in biases.items()}
     return [
         Head(
-            blocks["W_q"][i], blocks["W_k"][i], blocks["W_v"][i],
+            blocks["W_q"][i],
+            blocks["W_k"][i],
+            blocks["W_v"][i],
             *(None if bias_blocks[n] is None else bias_blocks[n][i] for n in ("b_q", "b_k", "b_v")),
             name=f"Head {i + 1}",
         )
@@ -182,8 +184,10 @@ def _check_heads(heads: Sequence[Head], d_model: int) -> list[Head]:
                 f"{label}: W_q has {mats['W_q'].shape[1]} columns but W_k has {mats['W_k'].shape[1]}; "
                 "queries and keys must have the same width d_k"
             )
-        biases = [check_bias(getattr(h, b), mats[w].shape[1], f"{label} {b}")
-                  for w, b in (("W_q", "b_q"), ("W_k", "b_k"), ("W_v", "b_v"))]
+        biases = [
+            check_bias(getattr(h, b), mats[w].shape[1], f"{label} {b}")
+            for w, b in (("W_q", "b_q"), ("W_k", "b_k"), ("W_v", "b_v"))
+        ]
         checked.append(Head(mats["W_q"], mats["W_k"], mats["W_v"], *biases, name=h.name))
     return checked
 

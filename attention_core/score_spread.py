@@ -1,6 +1,6 @@
 """How spread out one row of scores is, before and after the 1/√d_k scaling (seed 001).
 
-    std(q·K / √d_k) = std(q·K) / √d_k
+std(q·K / √d_k) = std(q·K) / √d_k
 """
 
 from __future__ import annotations

@@ -99,4 +99,3 @@ def _mask_line(lab: Lab, n_q: int, n_k: int) -> str:
 def script_file_name(lab: Lab) -> str:
     """A file name for the downloaded script."""
     return f"attention_lab_{lab.scenario.replace('-', '_')}.py"
-

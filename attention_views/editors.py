@@ -68,8 +68,9 @@ def display_table(frame: pd.DataFrame) -> pd.DataFrame:
     values = _value_cells(frame)  # (rows, cols) object
     block = finite_block(frame)
     if block is None:  # some cell is not a finite number: that one shows empty
-        block = np.array([[np.nan if (x := _number_or_none(v)) is None else x for v in row] for row in values],
-                         dtype=float).reshape(values.shape)
+        block = np.array(
+            [[np.nan if (x := _number_or_none(v)) is None else x for v in row] for row in values], dtype=float
+        ).reshape(values.shape)
     shown = pd.DataFrame(block, index=frame.index, columns=value_columns(frame))
     if TOKEN in frame.columns:
         tokens = frame[TOKEN].map(cell_text).astype(str)
@@ -102,8 +103,9 @@ def parse_number(value: object) -> float:
             number = float(value)
         except OverflowError:  # a Python int (from a JSON file or link) beyond the float range
             digits = int(math.log10(abs(int(value)))) + 1
-            raise ValueError(f"is a {'negative ' if value < 0 else ''}{digits}-digit number, too large to compute "
-                             "with") from None
+            raise ValueError(
+                f"is a {'negative ' if value < 0 else ''}{digits}-digit number, too large to compute with"
+            ) from None
     else:
         raise ValueError(f"is {value!r}, not a number")
     if math.isnan(number):
@@ -271,8 +273,9 @@ def table_from_csv(data: bytes, like: pd.DataFrame, table: str, *, max_rows: int
     if raw.shape[1] < 2 or raw.shape[0] < 1:
         raise TableError(table, "the CSV needs a label column and at least one number column and one row")
     if raw.shape[0] > max_rows or raw.shape[1] - 1 > max_cols:
-        raise TableError(table, f"the CSV is {raw.shape[0]} x {raw.shape[1] - 1}; the app allows at most "
-                                f"{max_rows} x {max_cols}")
+        raise TableError(
+            table, f"the CSV is {raw.shape[0]} x {raw.shape[1] - 1}; the app allows at most {max_rows} x {max_cols}"
+        )
     if TOKEN not in like.columns and raw.shape[0] != like.shape[0]:
         raise TableError(table, f"the CSV has {raw.shape[0]} rows but {table} needs {like.shape[0]}")
     labels = [str(v) for v in raw.iloc[:, 0]]

@@ -139,16 +139,23 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
     query = "&".join(f"{k}={v}" for k, v in params.items())
     with slot:
         if len(query) > share.LINK_LIMIT:
-            st.warning(f"This view is too large for a link ({len(query)} characters; the limit is "
-                       f"{share.LINK_LIMIT}). Download it as a JSON file instead.")
+            st.warning(
+                f"This view is too large for a link ({len(query)} characters; the limit is "
+                f"{share.LINK_LIMIT}). Download it as a JSON file instead."
+            )
         else:
             st.caption("Link to this view (copy it with the icon):")
             st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
         view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
         # edited): the callable runs on another thread, maybe while the next rerun changes the lab
-        st.download_button("Download this view (JSON)", lambda: share.to_json(view, page),  # made on click
-                           file_name=f"attention-lab-{lab.scenario}.json", mime="application/json",
-                           key="sidebar_download", width="stretch")
+        st.download_button(
+            "Download this view (JSON)",
+            lambda: share.to_json(view, page),  # made on click
+            file_name=f"attention-lab-{lab.scenario}.json",
+            mime="application/json",
+            key="sidebar_download",
+            width="stretch",
+        )
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
         if s.upload_error:
             st.error(s.upload_error, icon="⚠️")

@@ -85,7 +85,7 @@ def is_direct(lab: Lab) -> bool:
 
 
 def head_mode(lab: Lab) -> str:
-    """"selection" or "split"; direct Q/K/V scenarios always split."""
+    """ "selection" or "split"; direct Q/K/V scenarios always split."""
     return "split" if is_direct(lab) else lab.heads_mode
 
 
@@ -207,7 +207,7 @@ def split_error(lab: Lab) -> str | None:
 
 
 def split_names(widths: dict[str, int], n_heads: int) -> list[str]:
-    """"Head 1 (cols 0-1)", ...: which columns of the full projections each head takes."""
+    """ "Head 1 (cols 0-1)", ...: which columns of the full projections each head takes."""
     d_head = next(iter(widths.values())) // n_heads
     if d_head == 1:
         return [f"Head {i + 1} (col {i})" for i in range(n_heads)]
@@ -258,9 +258,14 @@ def mix(concat: np.ndarray, W_o: np.ndarray | None) -> np.ndarray:
             f"W_o has {W_o.shape[0]} rows but the concatenated heads have {concat.shape[1]} columns; "
             "W_o needs one row per concatenated column"
         )
-    return checked_product(concat, W_o, lambda i, j: (  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
-        f"concat @ W_o overflowed at output row {i}, column {j}: W_o's entries are too large to multiply; "
-        "use smaller numbers in W_o"))
+    return checked_product(
+        concat,
+        W_o,
+        lambda i, j: (  # (n_q, w) @ (w, d_out) -> (n_q, d_out)
+            f"concat @ W_o overflowed at output row {i}, column {j}: W_o's entries are too large to multiply; "
+            "use smaller numbers in W_o"
+        ),
+    )
 
 
 def grid_shape(n_heads: int, n_q: int, n_k: int) -> tuple[int, bool | None]:
@@ -295,8 +300,19 @@ def run_multi(lab: Lab) -> MultiHeadView:
     check_output_lengths(single.output, "the single head's output (weights · V)", query_tokens, fix)
     check_output_lengths(output, "the multi-head output", query_tokens, "W_o" if W_o is not None else fix)
     out_labels = labels if W_o is None else tuple(value_columns(lab.tables[W_O]))
-    return MultiHeadView(tuple(query_tokens), tuple(key_tokens), tuple(names), tuple(heads), concat, labels,
-                         output, out_labels, W_o is not None, single, single_name)
+    return MultiHeadView(
+        tuple(query_tokens),
+        tuple(key_tokens),
+        tuple(names),
+        tuple(heads),
+        concat,
+        labels,
+        output,
+        out_labels,
+        W_o is not None,
+        single,
+        single_name,
+    )
 
 
 def _check_tokens(query_tokens: list[str], key_tokens: list[str]) -> None:
@@ -315,8 +331,10 @@ def _run_embedded(lab: Lab) -> tuple:
         W = {name: table_to_matrix(lab.tables[name], name)[1] for name in ("W_q", "W_k", "W_v")}
         check_split(split_widths(lab), lab.n_heads)
         names = split_names(split_widths(lab), lab.n_heads)
-        heads = [ac.Head(h.W_q, h.W_k, h.W_v, name=name)
-                 for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads), names, strict=True)]
+        heads = [
+            ac.Head(h.W_q, h.W_k, h.W_v, name=name)
+            for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads), names, strict=True)
+        ]
         single = ac.Head(W["W_q"], W["W_k"], W["W_v"], name="Single head (full W)")
     try:
         result = ac.multi_head_attention(X, heads=heads, **kwargs)

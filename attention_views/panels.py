@@ -207,8 +207,14 @@ def _half_text(weights: np.ndarray) -> bool:
 
 
 def _compare(prefix: str, snap: Snapshot, weights: np.ndarray, q_tokens: list, k_tokens: list, big: bool) -> None:
-    _side_by_side((snap.weights, "Before (snapshot)", f"{prefix}_snapshot_before"),
-                  (weights, "After (now)", f"{prefix}_snapshot_after"), q_tokens, k_tokens, weights, big)
+    _side_by_side(
+        (snap.weights, "Before (snapshot)", f"{prefix}_snapshot_before"),
+        (weights, "After (now)", f"{prefix}_snapshot_after"),
+        q_tokens,
+        k_tokens,
+        weights,
+        big,
+    )
     changes = ac.weight_changes(snap.weights, weights, k=N_CHANGES, min_change=MIN_CHANGE)
     delta_col, list_col = st.columns([3, 2])
     with delta_col:
@@ -289,17 +295,24 @@ def permutation_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> N
 
 def _permuted_figures(prefix: str, check: ac.PermutationCheck, queries: list, keys: list, big: bool) -> None:
     moved = "weights[:, perm]" if check.keys_only else "weights[perm][:, perm]"
-    _side_by_side((check.permuted_weights, "Fresh run on the new order", f"{prefix}_permuted_run"),
-                  (check.expected_weights, f"Old weights moved: {moved}", f"{prefix}_permuted_moved"),
-                  queries, keys, check.weights, big)
+    _side_by_side(
+        (check.permuted_weights, "Fresh run on the new order", f"{prefix}_permuted_run"),
+        (check.expected_weights, f"Old weights moved: {moved}", f"{prefix}_permuted_moved"),
+        queries,
+        keys,
+        check.weights,
+        big,
+    )
 
 
 def _side_by_side(left: tuple, right: tuple, queries: list, keys: list, weights: np.ndarray, big: bool) -> None:
     """Two half-width weight heatmaps, each given as (matrix, title, chart key); values written while they fit."""
     for column, (M, title, key) in zip(st.columns(2), (left, right), strict=True):
         with column:
-            chart(figures.attention_heatmap(M, queries, keys, title=title, show_text=_half_text(weights),
-                                            projector=big), key)
+            chart(
+                figures.attention_heatmap(M, queries, keys, title=title, show_text=_half_text(weights), projector=big),
+                key,
+            )
 
 
 def head_readouts(

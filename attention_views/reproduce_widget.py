@@ -18,6 +18,13 @@ def reproduce_panel(lab: Lab) -> None:
         st.error(f"No script while the input is invalid: {err}", icon="⚠️")
         return
     st.caption("A short Python script that rebuilds this head with attention_core and prints its weights.")
-    st.download_button("Download the script (.py)", script, file_name=script_file_name(lab), mime="text/x-python",
-                       key="sidebar_reproduce_download", icon=":material/download:", width="stretch")
+    st.download_button(
+        "Download the script (.py)",
+        script,
+        file_name=script_file_name(lab),
+        mime="text/x-python",
+        key="sidebar_reproduce_download",
+        icon=":material/download:",
+        width="stretch",
+    )
     st.code(script, language="python")

@@ -39,9 +39,18 @@ LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: o
 SMALL_JSON_BYTES = 16_000  # larger JSON is packed fast (zlib level 1), unless that lands near LINK_LIMIT
 MAX_LABEL_CHARS = 100
 SCALARS = {  # Lab field -> short payload key
-    "mask": "m", "mask_pad": "mp", "mask_window": "mw", "mask_prefix": "mx",
-    "scale_mode": "sm", "scale_custom": "sc", "temperature": "T", "stage": "st",
-    "heads_mode": "hm", "n_heads": "n", "use_W_o": "o", "selected": "c",
+    "mask": "m",
+    "mask_pad": "mp",
+    "mask_window": "mw",
+    "mask_prefix": "mx",
+    "scale_mode": "sm",
+    "scale_custom": "sc",
+    "temperature": "T",
+    "stage": "st",
+    "heads_mode": "hm",
+    "n_heads": "n",
+    "use_W_o": "o",
+    "selected": "c",
 }
 
 
@@ -90,8 +99,11 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         value = getattr(lab, name)
         if full or value != getattr(pristine, name):
             out[short] = list(value) if name == "selected" else value
-    tables = {name: table_payload(f) for name, f in lab.tables.items()
-              if full or name not in pristine.tables or not f.equals(pristine.tables[name])}
+    tables = {
+        name: table_payload(f)
+        for name, f in lab.tables.items()
+        if full or name not in pristine.tables or not f.equals(pristine.tables[name])
+    }
     if tables:
         out["t"] = tables
     if lab.mask_custom is not None:
@@ -200,9 +212,13 @@ def check_field(name: str, value: object) -> object:
 
 def _painted(value: object) -> np.ndarray:
     """A painted mask from the payload: a list of rows of 0/1, at most MAX_TOKENS square."""
-    if not (isinstance(value, list) and 0 < len(value) <= MAX_TOKENS and all(
-            isinstance(r, list) and len(r) == len(value[0]) <= MAX_TOKENS and all(c in (0, 1) for c in r)
-            for r in value)):
+    if not (
+        isinstance(value, list)
+        and 0 < len(value) <= MAX_TOKENS
+        and all(
+            isinstance(r, list) and len(r) == len(value[0]) <= MAX_TOKENS and all(c in (0, 1) for c in r) for r in value
+        )
+    ):
         raise ShareError(f"the state's painted mask is malformed (rows of 0/1, at most {MAX_TOKENS} x {MAX_TOKENS})")
     return np.array(value, dtype=bool)
 
@@ -213,14 +229,22 @@ def _snapshot(value: object) -> Snapshot:
         weights, queries, keys = value["w"], value["q"], value["k"]
     except (TypeError, KeyError):
         raise ShareError("the state's snapshot is missing its weights (w) or tokens (q, k)") from None
-    labels_ok = all(isinstance(t, list) and 0 < len(t) <= MAX_TOKENS and all(isinstance(x, str) for x in t)
-                    for t in (queries, keys))
-    if not (labels_ok and isinstance(weights, list) and len(weights) == len(queries) and all(
-            isinstance(r, list) and len(r) == len(keys) and all(_weight(c) for c in r) for r in weights)):
-        raise ShareError(f"the state's snapshot is malformed (at most {MAX_TOKENS} x {MAX_TOKENS} weights from 0 to "
-                         "1, one token label per row and column)")
-    return Snapshot(np.array(weights, dtype=float), [q[:MAX_LABEL_CHARS] for q in queries],
-                    [k[:MAX_LABEL_CHARS] for k in keys])
+    labels_ok = all(
+        isinstance(t, list) and 0 < len(t) <= MAX_TOKENS and all(isinstance(x, str) for x in t) for t in (queries, keys)
+    )
+    if not (
+        labels_ok
+        and isinstance(weights, list)
+        and len(weights) == len(queries)
+        and all(isinstance(r, list) and len(r) == len(keys) and all(_weight(c) for c in r) for r in weights)
+    ):
+        raise ShareError(
+            f"the state's snapshot is malformed (at most {MAX_TOKENS} x {MAX_TOKENS} weights from 0 to "
+            "1, one token label per row and column)"
+        )
+    return Snapshot(
+        np.array(weights, dtype=float), [q[:MAX_LABEL_CHARS] for q in queries], [k[:MAX_LABEL_CHARS] for k in keys]
+    )
 
 
 def _weight(cell: object) -> bool:
@@ -254,8 +278,10 @@ def _table(name: str, table: object) -> pd.DataFrame:
 
 
 def _heads(rows: object) -> pd.DataFrame:
-    if not isinstance(rows, list) or len(rows) > MAX_HEADS or any(
-        not isinstance(r, list) or len(r) != 2 or not all(isinstance(c, str) for c in r) for r in rows
+    if (
+        not isinstance(rows, list)
+        or len(rows) > MAX_HEADS
+        or any(not isinstance(r, list) or len(r) != 2 or not all(isinstance(c, str) for c in r) for r in rows)
     ):
         raise ShareError(f"the state's heads table is malformed (at most {MAX_HEADS} rows of name and dims)")
     return pd.DataFrame([[c[:MAX_LABEL_CHARS] for c in r] for r in rows], columns=["head", "dims"], dtype=object)

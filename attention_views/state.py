@@ -63,16 +63,19 @@ def table_errors(tables: dict[str, pd.DataFrame]) -> dict[str, str]:
 
 def run_single_head(lab: Lab) -> SingleHead:
     """Parse the lab's tables and run one head; raises TableError or AttentionInputError."""
-    mats = {name: table_to_matrix(frame, name) for name, frame in lab.tables.items()
-            if name in DIRECT_TABLES + EMBED_TABLES}  # not W_o: the multi-head page's, and only there
+    mats = {
+        name: table_to_matrix(frame, name) for name, frame in lab.tables.items() if name in DIRECT_TABLES + EMBED_TABLES
+    }  # not W_o: the multi-head page's, and only there
     if "Q" in mats:
         (q_tokens, Q), (k_tokens, K), (v_labels, V) = mats["Q"], mats["K"], mats["V"]
         dims, X = list(lab.tables["Q"].columns[1:]), None
     else:
         (q_tokens, X), W_q, W_k, W_v = mats["X"], mats["W_q"][1], mats["W_k"][1], mats["W_v"][1]
         _check_projections(X, {"W_q": W_q, "W_k": W_k, "W_v": W_v})
-        Q, K, V = (project(X, W, name, q_tokens, list(lab.tables[name].columns))
-                   for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v)))
+        Q, K, V = (
+            project(X, W, name, q_tokens, list(lab.tables[name].columns))
+            for name, W in (("W_q", W_q), ("W_k", W_k), ("W_v", W_v))
+        )
         k_tokens, v_labels, dims = q_tokens, q_tokens, list(lab.tables["W_q"].columns)
     _check_token_count(q_tokens, k_tokens)
     mask = lab_mask(lab, len(q_tokens), len(k_tokens))
@@ -109,9 +112,14 @@ def checked_product(A: np.ndarray, B: np.ndarray, message: Callable[[int, int], 
 
 def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns: list[str]) -> np.ndarray:
     """X @ W (n, d_model) @ (d_model, d) -> (n, d), naming the row (from 1), token and column that overflows."""
-    return checked_product(X, W, lambda i, j: (
-        f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
-        f"use smaller entries in X or {name}"))
+    return checked_product(
+        X,
+        W,
+        lambda i, j: (
+            f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
+            f"use smaller entries in X or {name}"
+        ),
+    )
 
 
 def check_output_lengths(output: np.ndarray, what: str, tokens: list[str], fix: str) -> None:

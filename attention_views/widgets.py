@@ -99,11 +99,21 @@ def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
     errors = session.current().csv_errors
     with st.popover(f"{name} as CSV", icon=":material/table_view:"):
         frame = holder.tables[name]  # never edited in place, so the callable made on click sees this table
-        st.download_button(f"Download {name}.csv", lambda: table_to_csv(frame), file_name=f"{name}.csv",
-                           mime="text/csv", key=f"{prefix}_csv_down_{name}")
+        st.download_button(
+            f"Download {name}.csv",
+            lambda: table_to_csv(frame),
+            file_name=f"{name}.csv",
+            mime="text/csv",
+            key=f"{prefix}_csv_down_{name}",
+        )
         key = f"{prefix}_csv_up_{name}_{holder.rev}"
-        st.file_uploader(f"Replace {name} from a CSV file", type=["csv"], key=key,
-                         on_change=_on_csv_upload, args=(holder, errors, key, name, f"{prefix}_{name}"))
+        st.file_uploader(
+            f"Replace {name} from a CSV file",
+            type=["csv"],
+            key=key,
+            on_change=_on_csv_upload,
+            args=(holder, errors, key, name, f"{prefix}_{name}"),
+        )
         error = errors.get(f"{prefix}_{name}")
         if error:
             st.error(error, icon="⚠️")
@@ -115,8 +125,9 @@ def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: s
     if upload is None:
         return
     try:
-        holder.tables[name] = table_from_csv(upload.getvalue(), holder.tables[name], name,
-                                             max_rows=MAX_TOKENS, max_cols=MAX_DIMS)
+        holder.tables[name] = table_from_csv(
+            upload.getvalue(), holder.tables[name], name, max_rows=MAX_TOKENS, max_cols=MAX_DIMS
+        )
     except TableError as err:
         errors[error_key] = f"{err} Nothing was changed."
         return
@@ -142,8 +153,14 @@ def projector() -> bool:
 
 def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:
     """A download button for a result table as CSV."""
-    st.download_button(label, lambda: frame.to_csv(index=False), file_name=file_name, mime="text/csv", key=key,
-                       icon=":material/download:")  # written on click
+    st.download_button(
+        label,
+        lambda: frame.to_csv(index=False),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+        icon=":material/download:",
+    )  # written on click
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:
@@ -162,13 +179,24 @@ NATURAL_PAGE = {  # the page each seed notebook's lecture opens on
 }
 
 
-MASK_LABELS = {"none": "none", "causal": "causal", "padding": "padding", "window": "sliding window",
-               "prefix": "prefix-LM", "custom": "custom"}
-MASK_HELP = ("causal: a token sees itself and earlier tokens · padding: the last n keys are hidden · "
-             "sliding window: itself and the w − 1 tokens before it · prefix-LM: the first p tokens are seen by "
-             "all, the rest causally · custom: paint it cell by cell")
-MASK_PARAM_LABELS = {"padding": ("Padding keys n", 0), "window": ("Window width w", 1),
-                     "prefix": ("Prefix length p", 0)}
+MASK_LABELS = {
+    "none": "none",
+    "causal": "causal",
+    "padding": "padding",
+    "window": "sliding window",
+    "prefix": "prefix-LM",
+    "custom": "custom",
+}
+MASK_HELP = (
+    "causal: a token sees itself and earlier tokens · padding: the last n keys are hidden · "
+    "sliding window: itself and the w − 1 tokens before it · prefix-LM: the first p tokens are seen by "
+    "all, the rest causally · custom: paint it cell by cell"
+)
+MASK_PARAM_LABELS = {
+    "padding": ("Padding keys n", 0),
+    "window": ("Window width w", 1),
+    "prefix": ("Prefix length p", 0),
+}
 SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
 STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
 PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
@@ -178,21 +206,60 @@ def attention_controls(lab: Lab, prefix: str) -> None:
     """Mask, scaling and temperature, shared by every page through the lab state."""
     mask_col, scale_col, temp_col = st.columns([4, 3, 2])
     with mask_col:
-        bound(st.radio, "Mask", f"{prefix}_mask", "mask", options=MASK_KINDS, format_func=MASK_LABELS.get,
-              horizontal=True, help=MASK_HELP)
+        bound(
+            st.radio,
+            "Mask",
+            f"{prefix}_mask",
+            "mask",
+            options=MASK_KINDS,
+            format_func=MASK_LABELS.get,
+            horizontal=True,
+            help=MASK_HELP,
+        )
         if lab.mask in MASK_PARAMS:
             label, low = MASK_PARAM_LABELS[lab.mask]
-            bound(st.number_input, label, f"{prefix}_{MASK_PARAMS[lab.mask]}", MASK_PARAMS[lab.mask],
-                  min_value=low, max_value=MAX_TOKENS, step=1)
+            bound(
+                st.number_input,
+                label,
+                f"{prefix}_{MASK_PARAMS[lab.mask]}",
+                MASK_PARAMS[lab.mask],
+                min_value=low,
+                max_value=MAX_TOKENS,
+                step=1,
+            )
     with scale_col:
-        bound(st.radio, "Scaling", f"{prefix}_scale_mode", "scale_mode", options=SCALE_MODES,
-              format_func=SCALE_LABELS.get, horizontal=True, help="What the raw scores QKᵀ are multiplied by")
+        bound(
+            st.radio,
+            "Scaling",
+            f"{prefix}_scale_mode",
+            "scale_mode",
+            options=SCALE_MODES,
+            format_func=SCALE_LABELS.get,
+            horizontal=True,
+            help="What the raw scores QKᵀ are multiplied by",
+        )
         if lab.scale_mode == "custom":
-            bound(st.number_input, "Scale factor", f"{prefix}_scale_custom", "scale_custom",
-                  min_value=-100.0, max_value=100.0, step=0.1, format="%.4f")
+            bound(
+                st.number_input,
+                "Scale factor",
+                f"{prefix}_scale_custom",
+                "scale_custom",
+                min_value=-100.0,
+                max_value=100.0,
+                step=0.1,
+                format="%.4f",
+            )
     with temp_col:
-        bound(st.slider, "Temperature", f"{prefix}_temperature", "temperature", min_value=0.1, max_value=5.0,
-              step=0.1, help="Divides the scaled scores: < 1 sharpens the softmax, > 1 flattens it")
+        bound(
+            st.slider,
+            "Temperature",
+            f"{prefix}_temperature",
+            "temperature",
+            min_value=0.1,
+            max_value=5.0,
+            step=0.1,
+            help="Divides the scaled scores: < 1 sharpens the softmax, > 1 flattens it",
+        )
 
 
 def mask_painter(lab: Lab, prefix: str) -> None:
@@ -205,8 +272,10 @@ def mask_painter(lab: Lab, prefix: str) -> None:
     lab.mask_custom = painted.to_numpy(dtype=bool)  # (n_q, n_k)
     frame = pd.DataFrame(lab.mask_custom, columns=cols)
     frame.insert(0, TOKEN, query_tokens)
-    config = {c: st.column_config.CheckboxColumn(label or f"key {j}", width="small")
-              for j, (c, label) in enumerate(zip(cols, key_tokens, strict=True))}
+    config = {
+        c: st.column_config.CheckboxColumn(label or f"key {j}", width="small")
+        for j, (c, label) in enumerate(zip(cols, key_tokens, strict=True))
+    }
     config[TOKEN] = st.column_config.TextColumn("query ↓ / key →", disabled=True)
     st.caption("Tick a cell to let that query (row) attend that key (column).")
     st.data_editor(frame, key=key, hide_index=True, column_config=config, disabled=[TOKEN])
@@ -222,16 +291,28 @@ def blind_rows_note(mask: object, query_tokens: list[str]) -> None:
     rows = [] if mask is None else ac.blind_rows(mask)
     if len(rows):
         names = ", ".join(repr(query_tokens[i]) for i in rows[:8]) + (" …" if len(rows) > 8 else "")
-        st.info(f"The mask hides every key from {names}: nothing to attend to, so the weights of that row are all "
-                "zero and its output is a zero vector (a real model never masks a whole row).", icon="🕳️")
+        st.info(
+            f"The mask hides every key from {names}: nothing to attend to, so the weights of that row are all "
+            "zero and its output is a zero vector (a real model never masks a whole row).",
+            icon="🕳️",
+        )
 
 
-LIMITS_NOTE = (f"Sizes that stay interactive: at most {MAX_TOKENS} tokens, {MAX_DIMS} dimensions and {MAX_HEADS} "
-               f"heads. Heatmaps write their values in the cells up to {theme.CELL_TEXT_LIMIT} tokens.")
+LIMITS_NOTE = (
+    f"Sizes that stay interactive: at most {MAX_TOKENS} tokens, {MAX_DIMS} dimensions and {MAX_HEADS} "
+    f"heads. Heatmaps write their values in the cells up to {theme.CELL_TEXT_LIMIT} tokens."
+)
 
 
-EDITOR_TABS = {"Q": "Q (queries)", "K": "K (keys)", "V": "V (values)", "X": "X (embeddings)", "W_q": "W_Q",
-               "W_k": "W_K", "W_v": "W_V"}
+EDITOR_TABS = {
+    "Q": "Q (queries)",
+    "K": "K (keys)",
+    "V": "V (values)",
+    "X": "X (embeddings)",
+    "W_q": "W_Q",
+    "W_k": "W_K",
+    "W_v": "W_V",
+}
 
 
 def editors_panel(lab: Lab, prefix: str) -> None:
@@ -268,8 +349,9 @@ def _sizes(lab: Lab, prefix: str) -> None:
         st.caption(LIMITS_NOTE)
         return
     _presets(lab, prefix)
-    n = st.number_input("Embedding dims d_model", 1, MAX_DIMS, tables["X"].shape[1] - 1,
-                        key=f"{prefix}_d_model_{lab.rev}")
+    n = st.number_input(
+        "Embedding dims d_model", 1, MAX_DIMS, tables["X"].shape[1] - 1, key=f"{prefix}_d_model_{lab.rev}"
+    )
     if n != tables["X"].shape[1] - 1:
         resize_model_dims(lab, n)
         bump_rev(lab)
@@ -290,8 +372,9 @@ def _size_input(lab: Lab, prefix: str, what: str, label: str, names: tuple[str, 
 
 def _presets(lab: Lab, prefix: str) -> None:
     kind_col, seed_col = st.columns(2)
-    kind = kind_col.selectbox("Preset for W_Q, W_K, W_V", PRESETS, format_func=PRESET_LABELS.get,
-                              key=f"{prefix}_preset")
+    kind = kind_col.selectbox(
+        "Preset for W_Q, W_K, W_V", PRESETS, format_func=PRESET_LABELS.get, key=f"{prefix}_preset"
+    )
     seed = seed_col.number_input("Random seed", 0, 2**31 - 1, 0, key=f"{prefix}_preset_seed")
     st.button("Apply preset", key=f"{prefix}_preset_apply", on_click=_apply_preset, args=(lab, kind, int(seed)))
 

@@ -76,8 +76,12 @@ def bench_case(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, fl
     gflops_mm = 2 * m**3 / statistics.median(t_mm) / 1e9
     best_ratio = (flops / min(t_attn)) / (2 * m**3 / min(t_mm))
     return {
-        "time": statistics.median(t_attn), "gflops": gflops_attn, "ceiling": gflops_mm,
-        "ratio": gflops_attn / gflops_mm, "best": best_ratio, "m": m,
+        "time": statistics.median(t_attn),
+        "gflops": gflops_attn,
+        "ceiling": gflops_mm,
+        "ratio": gflops_attn / gflops_mm,
+        "best": best_ratio,
+        "m": m,
     }
 
 
@@ -98,7 +102,8 @@ def bench_stages(n: int, d: int, h: int, rng: np.random.Generator) -> None:
 
     stages = {  # name: (function, matmul flops)
         "projections X @ W_q, W_k, W_v": (
-            lambda: [X @ W for head in heads for W in (head.W_q, head.W_k, head.W_v)], 6 * n * d * d
+            lambda: [X @ W for head in heads for W in (head.W_q, head.W_k, head.W_v)],
+            6 * n * d * d,
         ),
         "scores = Q @ K.T": (lambda: [Q @ K.T for _ in every_head], 2 * n * n * d),
         "scaled = scores * scale": (lambda: [scores * scale for _ in every_head], 0),

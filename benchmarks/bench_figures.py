@@ -52,20 +52,29 @@ def cases(n: int, rng: np.random.Generator) -> dict[str, tuple[str, tuple, dict]
     similarity = np.corrcoef(np.stack([h.ravel() for h in heads])).clip(0, 1)  # (8, 8)
     return {
         "attention_heatmap": ("attention_heatmap", (heads[0], tokens, tokens), {}),
-        "attention_heatmap (masked scores)": ("attention_heatmap", (causal, tokens, tokens),
-                                              {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}),
+        "attention_heatmap (masked scores)": (
+            "attention_heatmap",
+            (causal, tokens, tokens),
+            {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0},
+        ),
         "matrix_heatmap (n x 8)": ("matrix_heatmap", (scores[:, :8], tokens, [f"d{i}" for i in range(8)]), {}),
         "mask_heatmap": ("mask_heatmap", (np.where(np.isfinite(causal), 0.0, -np.inf), tokens, tokens), {}),
         "delta_heatmap": ("delta_heatmap", (heads[0], heads[1], tokens, tokens), {}),
         "head_grid (8 heads)": ("head_grid", (heads, [f"head {h + 1}" for h in range(8)], tokens, tokens), {}),
         "clickable_grid": ("clickable_grid", (heads[0], tokens, tokens), {"selected": (0, 0)}),
         "activation_bars": ("activation_bars", (tokens, np.abs(scores[0])), {}),
-        "grouped_activation_bars": ("grouped_activation_bars",
-                                    (tokens, {"a": np.abs(scores[0]), "b": np.abs(scores[1])}), {}),
+        "grouped_activation_bars": (
+            "grouped_activation_bars",
+            (tokens, {"a": np.abs(scores[0]), "b": np.abs(scores[1])}),
+            {},
+        ),
         "product_terms_bar": ("product_terms_bar", (tokens, scores[0], scores[1]), {}),
         "variance_vs_dk": ("variance_vs_dk", (dks, dks * 1.0, np.ones(dks.size)), {}),
-        "saturation_vs_dk": ("saturation_vs_dk", (dks, {"unscaled": np.linspace(0.2, 1, 10)},
-                                                  {"unscaled": np.linspace(3, 0, 10)}), {}),
+        "saturation_vs_dk": (
+            "saturation_vs_dk",
+            (dks, {"unscaled": np.linspace(0.2, 1, 10)}, {"unscaled": np.linspace(3, 0, 10)}),
+            {},
+        ),
         "vector_arrows": ("vector_arrows", ({"q": scores[0, :3], "k": scores[1, :3]},), {}),
         "head_similarity_heatmap": ("head_similarity_heatmap", (similarity, [f"head {h + 1}" for h in range(8)]), {}),
     }

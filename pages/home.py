@@ -19,8 +19,10 @@ with math:
     st.latex(r"\text{scores} = \frac{Q K^\top}{\sqrt{d_k}}")
     st.latex(r"\text{weights} = \operatorname{softmax}(\text{scores} + M)")
     st.latex(r"\text{output} = \text{weights}\; V")
-    st.caption("One row per token. $M$ is the mask: 0 where a query may attend a key, $-\\infty$ where it may not. "
-               "Each row of the weights sums to 1.")
+    st.caption(
+        "One row per token. $M$ is the mask: 0 where a query may attend a key, $-\\infty$ where it may not. "
+        "Each row of the weights sums to 1."
+    )
 with lectures:
     st.subheader("Lectures")
     cards = scenario_cards()

@@ -11,18 +11,24 @@ from attention_views.widgets import attention_controls, bound, editors_panel, pr
 lab = session.current().lab
 big = projector()
 st.title("Multi-head attention")
-st.caption("Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
-           "(and, optionally, mixed by W_O). Queries are rows, keys are columns.")
+st.caption(
+    "Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
+    "(and, optionally, mixed by W_O). Queries are rows, keys are columns."
+)
 attention_controls(lab, "multi_head")
 
 heads_col, more_col = st.columns([3, 2], gap="medium")
 with heads_col:
     multi_head.head_choice(lab)
 with more_col:
-    mix_heads = bound(st.checkbox, "Mix the heads with W_O", "multi_head_use_W_o", "use_W_o",
-                      help="output = concat · W_O, one row per concatenated column; starts as the identity")
-    with st.expander("Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V"),
-                     icon=":material/edit:"):
+    mix_heads = bound(
+        st.checkbox,
+        "Mix the heads with W_O",
+        "multi_head_use_W_o",
+        "use_W_o",
+        help="output = concat · W_O, one row per concatenated column; starts as the identity",
+    )
+    with st.expander("Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V"), icon=":material/edit:"):
         editors_panel(lab, "multi_head")
     tables_slot = st.empty()  # shape errors between the tables, right under their editors
 if mix_heads:
@@ -31,7 +37,9 @@ view, err = run_or_last(lab, multi.run_multi, "last_multi")
 if err is not None:
     if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
         tables_slot.error(str(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
-    st.warning("Showing the last valid heads until the input is fixed." if view else
-               "Fix the input above to see the heads.", icon="⏸️")
+    st.warning(
+        "Showing the last valid heads until the input is fixed." if view else "Fix the input above to see the heads.",
+        icon="⏸️",
+    )
 if view is not None:
     multi_head.heads_view(view, big)

@@ -40,21 +40,34 @@ if stale and not isinstance(err, TableError):  # a table's own error is already 
     left.error(str(err), icon="⚠️")
 
 with right:
-    stage = bound(st.segmented_control, "Stage", "playground_stage", "stage", options=STAGES,
-                  format_func=STAGE_LABELS.get, required=True)
+    stage = bound(
+        st.segmented_control,
+        "Stage",
+        "playground_stage",
+        "stage",
+        options=STAGES,
+        format_func=STAGE_LABELS.get,
+        required=True,
+    )
     if stale:
         st.warning("Showing the last valid result until the input is fixed.", icon="⏸️")
     if head is not None:
         r = head.result
         kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
-        chart(figures.attention_heatmap(getattr(r, stage), head.query_tokens, head.key_tokens,
-                                        title=STAGE_LABELS[stage], projector=big, **kind), "playground_heatmap")
+        chart(
+            figures.attention_heatmap(
+                getattr(r, stage), head.query_tokens, head.key_tokens, title=STAGE_LABELS[stage], projector=big, **kind
+            ),
+            "playground_heatmap",
+        )
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
         if stage == "masked" or lab.mask == "custom":
-            chart(figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
-                  "playground_mask_fig")
+            chart(
+                figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),
+                "playground_mask_fig",
+            )
 
 if head is not None:
     panels.snapshot_section(lab, "playground", head, big)
@@ -64,16 +77,24 @@ if head is not None:
     for column, (name, M, rows) in zip(st.columns(3), triples, strict=True):
         cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
         with column:
-            chart(figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big),
-                  f"playground_{name}_fig")
+            chart(
+                figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big),
+                f"playground_{name}_fig",
+            )
     out_col, bar_col = st.columns(2)
     output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
         st.dataframe(output, hide_index=True, key="playground_output")
         csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
-        csv_download("Weights as CSV", numbers_frame(r.weights, head.query_tokens, head.key_tokens), "weights.csv",
-                     "playground_weights_csv")
+        csv_download(
+            "Weights as CSV",
+            numbers_frame(r.weights, head.query_tokens, head.key_tokens),
+            "weights.csv",
+            "playground_weights_csv",
+        )
     with bar_col:
-        chart(figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
-              "playground_activation")
+        chart(
+            figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
+            "playground_activation",
+        )

@@ -14,8 +14,10 @@ st.markdown(
     "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
     "key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
 )
-st.latex(r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
-         r"\qquad\Rightarrow\qquad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1")
+st.latex(
+    r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
+    r"\qquad\Rightarrow\qquad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1"
+)
 
 dk_col, keys_col, seed_col = st.columns([4, 2, 2])
 d_k = dk_col.slider("d_k: width of q and k", 1, 512, 8, key="scaling_d_k")

@@ -26,8 +26,11 @@ except TableError:
 else:
     zero = zero_rows(M)
     if zero:
-        st.error(f"{NAMES[zero[0]]} is all zeros: it has no direction, so there is no cosine or angle. "
-                 "Change one of its entries.", icon="⚠️")
+        st.error(
+            f"{NAMES[zero[0]]} is all zeros: it has no direction, so there is no cosine or angle. "
+            "Change one of its entries.",
+            icon="⚠️",
+        )
     else:
         vec.last, valid = M, True
 if not valid:
@@ -37,16 +40,26 @@ M = vec.last  # (2, d)
 pair = compare_vectors(M)
 units = pair.units  # (2, d)
 for col, label, value in zip(
-    st.columns(5), ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
-    (formats.metric(pair.dot), formats.metric(pair.norms[0]), formats.metric(pair.norms[1]), f"{pair.cosine:.4f}",
-     f"{pair.angle:.2f}°"), strict=True,
+    st.columns(5),
+    ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
+    (
+        formats.metric(pair.dot),
+        formats.metric(pair.norms[0]),
+        formats.metric(pair.norms[1]),
+        f"{pair.cosine:.4f}",
+        f"{pair.angle:.2f}°",
+    ),
+    strict=True,
 ):
     col.metric(label, value)
 st.markdown("**After normalisation**: each vector divided by its length.")
 unit_cols = [f"d{j}" for j in range(M.shape[1])]
-st.dataframe(numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), hide_index=True,
-             column_config={c: st.column_config.NumberColumn(format="%.3f") for c in unit_cols},
-             key="similarity_units")
+st.dataframe(
+    numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols),
+    hide_index=True,
+    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in unit_cols},
+    key="similarity_units",
+)
 st.caption(f"dot(X_unit, Y_unit) = {units[0] @ units[1]:.4f}: for unit vectors the dot product is the cosine.")
 
 st.subheader("The vectors as arrows")

@@ -19,4 +19,3 @@ if head is None:
     st.info("There is no valid attention to explain yet: fix the tables on the Playground.")
 else:
     step_by_step.explain(lab, head, big)
-

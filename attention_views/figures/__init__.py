@@ -101,9 +101,23 @@ __all__ = [
 ]
 
 # builder name -> its spec function, for attention_views.cached_figures (read-only: shared by every session)
-SPECS: Mapping[str, Callable[..., dict]] = MappingProxyType({
-    spec.__name__.removesuffix("_spec"): spec
-    for spec in (attention_heatmap_spec, matrix_heatmap_spec, mask_heatmap_spec, delta_heatmap_spec, head_grid_spec,
-                 clickable_grid_spec, activation_bars_spec, grouped_activation_bars_spec, product_terms_bar_spec,
-                 variance_vs_dk_spec, saturation_vs_dk_spec, vector_arrows_spec, head_similarity_heatmap_spec)
-})
+SPECS: Mapping[str, Callable[..., dict]] = MappingProxyType(
+    {
+        spec.__name__.removesuffix("_spec"): spec
+        for spec in (
+            attention_heatmap_spec,
+            matrix_heatmap_spec,
+            mask_heatmap_spec,
+            delta_heatmap_spec,
+            head_grid_spec,
+            clickable_grid_spec,
+            activation_bars_spec,
+            grouped_activation_bars_spec,
+            product_terms_bar_spec,
+            variance_vs_dk_spec,
+            saturation_vs_dk_spec,
+            vector_arrows_spec,
+            head_similarity_heatmap_spec,
+        )
+    }
+)

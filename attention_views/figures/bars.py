@@ -35,12 +35,17 @@ def activation_bars_spec(
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
     bar = {
-        "type": "bar", "x": list(range(values.size)), "y": values.tolist(), "name": yaxis_title,
-        "marker": {"color": theme.series_color(0)}, "customdata": [_hover_name(t, i) for i, t in enumerate(labels)],
+        "type": "bar",
+        "x": list(range(values.size)),
+        "y": values.tolist(),
+        "name": yaxis_title,
+        "marker": {"color": theme.series_color(0)},
+        "customdata": [_hover_name(t, i) for i, t in enumerate(labels)],
         "hovertemplate": f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     }
-    return _finish([bar], _bar_axes(labels, s, yaxis_title), title or "Activation strength", s,
-                   height=440 if projector else 360)
+    return _finish(
+        [bar], _bar_axes(labels, s, yaxis_title), title or "Activation strength", s, height=440 if projector else 360
+    )
 
 
 activation_bars = _figure_builder(activation_bars_spec)
@@ -62,13 +67,23 @@ def grouped_activation_bars_spec(
     bars = []
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
-        bars.append({
-            "type": "bar", "x": list(range(v.size)), "y": v.tolist(), "name": str(name), "offsetgroup": str(n),
-            "marker": {"color": theme.series_color(n)}, "customdata": names,
-            "hovertemplate": f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
-        })
-    layout = {**_bar_axes(labels, s, "Activation strength"), "barmode": "group",
-              "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"}}
+        bars.append(
+            {
+                "type": "bar",
+                "x": list(range(v.size)),
+                "y": v.tolist(),
+                "name": str(name),
+                "offsetgroup": str(n),
+                "marker": {"color": theme.series_color(n)},
+                "customdata": names,
+                "hovertemplate": f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
+            }
+        )
+    layout = {
+        **_bar_axes(labels, s, "Activation strength"),
+        "barmode": "group",
+        "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
+    }
     return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400)
 
 
@@ -77,8 +92,11 @@ grouped_activation_bars = _figure_builder(grouped_activation_bars_spec)
 
 def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
     return {
-        "xaxis": {"title": {"text": "Token"}, "range": [-0.5, len(labels) - 0.5],
-                  **_ticks(labels, ASSUMED_WIDTH_PX, s.font)},
+        "xaxis": {
+            "title": {"text": "Token"},
+            "range": [-0.5, len(labels) - 0.5],
+            **_ticks(labels, ASSUMED_WIDTH_PX, s.font),
+        },
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
     }
 
@@ -90,24 +108,45 @@ def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarr
     k = _as_vector(k, q.size, "k")  # (d_k,)
     labels = _as_labels(dim_labels, q.size, "dim_labels", "dimensions")
     terms = q * k  # (d_k,)
-    hover = [f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
-             for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))]
+    hover = [
+        f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
+        for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))
+    ]
     bar = {
-        "type": "bar", "x": list(range(q.size)), "y": terms.tolist(), "hovertext": hover,
+        "type": "bar",
+        "x": list(range(q.size)),
+        "y": terms.tolist(),
+        "hovertext": hover,
         "hovertemplate": "%{hovertext}<extra></extra>",
         "marker": {"color": [theme.series_color(0) if t >= 0 else theme.series_color(5) for t in terms]},
-        "textposition": "outside", "cliponaxis": False, "textfont": {"size": s.cell_font},
+        "textposition": "outside",
+        "cliponaxis": False,
+        "textfont": {"size": s.cell_font},
     }
     if q.size <= theme.CELL_TEXT_LIMIT:
         bar["text"] = [short(t) for t in terms]
     total = short(float(terms.sum()))
     spelled = " + ".join(short(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
     layout = {
-        "annotations": [{"text": f"q·k = {spelled} = <b>{total}</b>", "xref": "paper", "yref": "paper", "x": 1.0,
-                         "y": 1.0, "xanchor": "right", "yanchor": "bottom", "showarrow": False,
-                         "font": {"size": s.font}, "name": "sum"}],
-        "xaxis": {"title": {"text": "Dimension"}, "range": [-0.5, q.size - 0.5],
-                  **_ticks(labels, ASSUMED_WIDTH_PX, s.font)},
+        "annotations": [
+            {
+                "text": f"q·k = {spelled} = <b>{total}</b>",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 1.0,
+                "y": 1.0,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": s.font},
+                "name": "sum",
+            }
+        ],
+        "xaxis": {
+            "title": {"text": "Dimension"},
+            "range": [-0.5, q.size - 0.5],
+            **_ticks(labels, ASSUMED_WIDTH_PX, s.font),
+        },
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }
     return _finish([bar], layout, "The dot product term by term", s, height=440 if projector else 360)

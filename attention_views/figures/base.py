@@ -89,6 +89,7 @@ def _hover_name(label: str, index: int) -> str:
 
 # ---------------------------------------------------------------- spec -> figure
 
+
 def _figure_builder(spec: Callable[..., dict]) -> Callable[..., go.Figure]:
     """The twin ``<name>`` of ``<name>_spec``: the same arguments, a validated ``go.Figure``."""
     name = spec.__name__.removesuffix("_spec")
@@ -162,13 +163,21 @@ def _colorscale(scale: str | Sequence) -> list:
     return [list(pair) for pair in _validated_colorscale(key)]
 
 
-def _heatmap(z: list | dict, cells: list, hover: str, s: Style, shape: tuple[int, int], text: list | None,
-             **kw: object) -> dict:
+def _heatmap(
+    z: list | dict, cells: list, hover: str, s: Style, shape: tuple[int, int], text: list | None, **kw: object
+) -> dict:
     """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a customdata hover."""
     trace = {
-        "type": "heatmap", "z": z, "x": list(range(shape[1])), "y": list(range(shape[0])),
+        "type": "heatmap",
+        "z": z,
+        "x": list(range(shape[1])),
+        "y": list(range(shape[0])),
         "textfont": {"size": s.cell_font},  # colour left to plotly: black or white, whichever contrasts
-        "customdata": cells, "hovertemplate": hover, "hoverongaps": False, "xgap": s.gap, "ygap": s.gap,
+        "customdata": cells,
+        "hovertemplate": hover,
+        "hoverongaps": False,
+        "xgap": s.gap,
+        "ygap": s.gap,
     }
     if text is not None:
         trace.update(text=text, texttemplate="%{text}")
@@ -186,8 +195,17 @@ def _masked_trace(blocked: np.ndarray, cells: list, s: Style, *, text: bool, nam
     """Grey cells with "−inf" and the hover "masked" where ``blocked``, filling the value trace's gaps."""
     cell_text = [[MINUS_INF if b else "" for b in row] for row in blocked.tolist()] if text else None
     grey = [[0.0, theme.MASKED_COLOR], [1.0, theme.MASKED_COLOR]]
-    return _heatmap(_z(np.where(blocked, 1.0, np.nan)), cells, _hovertemplate(*names[:2], names[2], "masked"), s,
-                    blocked.shape, cell_text, colorscale=grey, showscale=False, name="masked")
+    return _heatmap(
+        _z(np.where(blocked, 1.0, np.nan)),
+        cells,
+        _hovertemplate(*names[:2], names[2], "masked"),
+        s,
+        blocked.shape,
+        cell_text,
+        colorscale=grey,
+        showscale=False,
+        name="masked",
+    )
 
 
 def _grid_traces(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names, **kw) -> list[dict]:
@@ -195,8 +213,10 @@ def _grid_traces(M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, t
     blocked = np.isneginf(M)  # (n_q, n_k)
     if not blocked.any():
         return [_value_trace(M, _cells(rows, cols), s, text=text, names=names, **kw)]
-    return [_value_trace(M, _cells(rows, cols, ~blocked), s, text=text, names=names, **kw),
-            _masked_trace(blocked, _cells(rows, cols, blocked), s, text=text, names=names)]
+    return [
+        _value_trace(M, _cells(rows, cols, ~blocked), s, text=text, names=names, **kw),
+        _masked_trace(blocked, _cells(rows, cols, blocked), s, text=text, names=names),
+    ]
 
 
 def _ticks(labels: list[str], room_px: float, font: int) -> dict:
@@ -209,8 +229,10 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
 def _grid_axes(rows: list[str], cols: list[str], s: Style, *, height_px: float) -> tuple[dict, dict]:
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines."""
     common = {"showgrid": False, "zeroline": False, "automargin": True}
-    return ({"range": [-0.5, len(cols) - 0.5], **_ticks(cols, ASSUMED_WIDTH_PX, s.font), **common},
-            {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common})
+    return (
+        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, ASSUMED_WIDTH_PX, s.font), **common},
+        {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},
+    )
 
 
 def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> tuple[float, float]:
@@ -235,13 +257,31 @@ def _colorbar(title: str, s: Style) -> dict:
 def _outline(cell: tuple[int, int]) -> list[dict]:
     """A black-and-white rectangle around cell (i, j): visible on every colour scale."""
     i, j = cell
-    return [{"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
-             "line": {"color": color, "width": width}, "layer": "above", "name": "selected"}
-            for color, width in zip(theme.SELECTED_OUTLINE, (5, 2), strict=True)]
+    return [
+        {
+            "type": "rect",
+            "x0": j - 0.5,
+            "x1": j + 0.5,
+            "y0": i - 0.5,
+            "y1": i + 0.5,
+            "line": {"color": color, "width": width},
+            "layer": "above",
+            "name": "selected",
+        }
+        for color, width in zip(theme.SELECTED_OUTLINE, (5, 2), strict=True)
+    ]
 
 
-def _finish(traces: list[dict], layout: dict, title: str, s: Style, *, height: int, width: float | None = None,
-            margin: dict | None = None) -> dict:
+def _finish(
+    traces: list[dict],
+    layout: dict,
+    title: str,
+    s: Style,
+    *,
+    height: int,
+    width: float | None = None,
+    margin: dict | None = None,
+) -> dict:
     """The figure with the house layout: no template, title and fonts from the style, tight margins, fixed height.
 
     Every 2-D axis (``xaxis``, ``yaxis2``, ...; at least ``xaxis`` and ``yaxis``) gets theme.AXIS_STYLE.

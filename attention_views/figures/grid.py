@@ -52,17 +52,33 @@ def clickable_grid_spec(
     margin, tickangle = _grid_margin(queries, keys, s, px)
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
     layout = {
-        "xaxis": {"title": {"text": KEY_AXIS_TITLE}, "tickangle": tickangle, **_ticks(keys, n_k * px, s.font), **fixed,
-                  "range": [-0.5, n_k - 0.5]},
-        "yaxis": {"title": {"text": QUERY_AXIS_TITLE}, **_ticks(queries, n_q * px, s.font), **fixed,
-                  "range": [n_q - 0.5, -0.5]},
+        "xaxis": {
+            "title": {"text": KEY_AXIS_TITLE},
+            "tickangle": tickangle,
+            **_ticks(keys, n_k * px, s.font),
+            **fixed,
+            "range": [-0.5, n_k - 0.5],
+        },
+        "yaxis": {
+            "title": {"text": QUERY_AXIS_TITLE},
+            **_ticks(queries, n_q * px, s.font),
+            **fixed,
+            "range": [n_q - 0.5, -0.5],
+        },
         "clickmode": "event+select",
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
     width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
-    return _finish([_grid_markers(W, queries, keys, s, px)], layout, "Click a cell to pick a query and a key", s,
-                   margin=margin, width=width, height=height)
+    return _finish(
+        [_grid_markers(W, queries, keys, s, px)],
+        layout,
+        "Click a cell to pick a query and a key",
+        s,
+        margin=margin,
+        width=width,
+        height=height,
+    )
 
 
 clickable_grid = _figure_builder(clickable_grid_spec)
@@ -76,16 +92,27 @@ def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, 
     q = [_hover_name(label, a) for a, label in enumerate(queries)]
     k = [_hover_name(label, b) for b, label in enumerate(keys)]
     trace = {
-        "type": "scatter", "x": j.ravel().tolist(), "y": i.ravel().tolist(),
+        "type": "scatter",
+        "x": j.ravel().tolist(),
+        "y": i.ravel().tolist(),
         "mode": "markers+text" if text else "markers",
-        "marker": {"symbol": "square", "size": max(px - 2 * s.gap, 4), "color": values.tolist(), "cmin": 0.0,
-                   "cmax": 1.0, "colorscale": _colorscale(s.weights_colorscale), "colorbar": _colorbar("weight", s),
-                   "line": {"width": 0}},
+        "marker": {
+            "symbol": "square",
+            "size": max(px - 2 * s.gap, 4),
+            "color": values.tolist(),
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorscale": _colorscale(s.weights_colorscale),
+            "colorbar": _colorbar("weight", s),
+            "line": {"width": 0},
+        },
         "customdata": np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
         "hovertext": [f"query: {qa}<br>key: {kb}" for qa in q for kb in k],
         "hovertemplate": "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>",
-        "selected": {"marker": {"opacity": 1.0}}, "unselected": {"marker": {"opacity": 1.0}},
-        "showlegend": False, "name": "cells",
+        "selected": {"marker": {"opacity": 1.0}},
+        "unselected": {"marker": {"opacity": 1.0}},
+        "showlegend": False,
+        "name": "cells",
     }
     if text:
         trace["text"] = [formats.cell(v) for v in values.tolist()]

@@ -63,8 +63,18 @@ def attention_heatmap_spec(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
-    traces = _grid_traces(M, queries, keys, s, text=_show_text(show_text, *M.shape), names=("query", "key", value_name),
-                          zmin=lo, zmax=hi, colorscale=_colorscale(scale), colorbar=_colorbar(value_name, s))
+    traces = _grid_traces(
+        M,
+        queries,
+        keys,
+        s,
+        text=_show_text(show_text, *M.shape),
+        names=("query", "key", value_name),
+        zmin=lo,
+        zmax=hi,
+        colorscale=_colorscale(scale),
+        colorbar=_colorbar(value_name, s),
+    )
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
     x, y = _grid_axes(queries, keys, s, height_px=height - 150)
     layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
@@ -96,9 +106,18 @@ def matrix_heatmap_spec(
     rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
     cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
-    traces = _grid_traces(M, rows, cols, s, text=_show_text(show_text, *M.shape), names=("row", "column", "value"),
-                          zmin=lo, zmax=hi, colorscale=_colorscale(colorscale or theme.DIVERGING_COLORSCALE),
-                          colorbar=_colorbar("", s))
+    traces = _grid_traces(
+        M,
+        rows,
+        cols,
+        s,
+        text=_show_text(show_text, *M.shape),
+        names=("row", "column", "value"),
+        zmin=lo,
+        zmax=hi,
+        colorscale=_colorscale(colorscale or theme.DIVERGING_COLORSCALE),
+        colorbar=_colorbar("", s),
+    )
     height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
     x, y = _grid_axes(rows, cols, s, height_px=height - 110)
     return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
@@ -121,12 +140,22 @@ def mask_heatmap_spec(
     queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
     words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
-    cells = [[[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
-             for c, r in zip(_cells(queries, keys), words, strict=True)]  # [query, key, the mask word]
-    trace = _heatmap(_z(np.where(np.isneginf(M), 0.0, 1.0)), cells, _hovertemplate("query", "key", "mask",
-                     "%{customdata[2]}"), s, M.shape, words if _show_text(None, *M.shape) else None,
-                     zmin=0.0, zmax=1.0, colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
-                     showscale=False)
+    cells = [
+        [[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
+        for c, r in zip(_cells(queries, keys), words, strict=True)
+    ]  # [query, key, the mask word]
+    trace = _heatmap(
+        _z(np.where(np.isneginf(M), 0.0, 1.0)),
+        cells,
+        _hovertemplate("query", "key", "mask", "%{customdata[2]}"),
+        s,
+        M.shape,
+        words if _show_text(None, *M.shape) else None,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
+        showscale=False,
+    )
     height = _height(M.shape[0], s.small_row_px, extra=150, low=260, high=800)
     x, y = _grid_axes(queries, keys, s, height_px=height - 150)
     layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
@@ -153,9 +182,18 @@ def delta_heatmap_spec(
     if A.shape != B.shape:
         raise ValueError(f"before has shape {B.shape} but after has shape {A.shape}; compare matrices of one shape")
     delta = np.subtract(A, B, out=np.full(A.shape, -np.inf), where=np.isfinite(A) & np.isfinite(B))  # (n_q, n_k)
-    return attention_heatmap_spec(delta, query_tokens, key_tokens, title="Change: after − before", value_name="change",
-                                  zmin=None, zmax=None, zmid=0.0, colorscale=theme.DIVERGING_COLORSCALE,
-                                  projector=projector)
+    return attention_heatmap_spec(
+        delta,
+        query_tokens,
+        key_tokens,
+        title="Change: after − before",
+        value_name="change",
+        zmin=None,
+        zmax=None,
+        zmid=0.0,
+        colorscale=theme.DIVERGING_COLORSCALE,
+        projector=projector,
+    )
 
 
 delta_heatmap = _figure_builder(delta_heatmap_spec)
@@ -187,12 +225,28 @@ def head_grid_spec(
     layout, traces = _subplot_grid(n_rows, n_cols, [str(name) for name in names], x, y, s), []
     for h, M in enumerate(mats):
         suffix = "" if h == 0 else str(h + 1)
-        traces.append(_value_trace(M, cells, s, text=text, names=("query", "key", f"weight ({names[h]})"),
-                                   coloraxis="coloraxis", name=str(names[h]), xaxis=f"x{suffix}", yaxis=f"y{suffix}"))
-    layout["coloraxis"] = {"colorscale": _colorscale(s.weights_colorscale), "cmin": 0.0, "cmax": 1.0,
-                           "colorbar": _colorbar("weight", s)}
-    return _finish(traces, layout, "Attention weights per head (rows: queries, columns: keys)", s,
-                   height=panel * n_rows + 70)
+        traces.append(
+            _value_trace(
+                M,
+                cells,
+                s,
+                text=text,
+                names=("query", "key", f"weight ({names[h]})"),
+                coloraxis="coloraxis",
+                name=str(names[h]),
+                xaxis=f"x{suffix}",
+                yaxis=f"y{suffix}",
+            )
+        )
+    layout["coloraxis"] = {
+        "colorscale": _colorscale(s.weights_colorscale),
+        "cmin": 0.0,
+        "cmax": 1.0,
+        "colorbar": _colorbar("weight", s),
+    }
+    return _finish(
+        traces, layout, "Attention weights per head (rows: queries, columns: keys)", s, height=panel * n_rows + 70
+    )
 
 
 head_grid = _figure_builder(head_grid_spec)
@@ -215,10 +269,19 @@ def _subplot_grid(n_rows: int, n_cols: int, titles: list[str], x: dict, y: dict,
         layout[f"xaxis{suffix}"] = {**x, "anchor": f"y{suffix}", "domain": x_dom}
         layout[f"yaxis{suffix}"] = {**y, "anchor": f"x{suffix}", "domain": y_dom}
         if k < len(titles) and titles[k]:
-            layout["annotations"].append({
-                "text": titles[k], "x": sum(x_dom) / 2.0, "y": y_dom[1], "xref": "paper", "yref": "paper",
-                "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": s.font},
-            })
+            layout["annotations"].append(
+                {
+                    "text": titles[k],
+                    "x": sum(x_dom) / 2.0,
+                    "y": y_dom[1],
+                    "xref": "paper",
+                    "yref": "paper",
+                    "xanchor": "center",
+                    "yanchor": "bottom",
+                    "showarrow": False,
+                    "font": {"size": s.font},
+                }
+            )
     return layout
 
 
@@ -231,8 +294,10 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
     mats = [_as_matrix(W, f"weights of head {names[h]!r}") for h, W in enumerate(weights)]
     for h, M in enumerate(mats):
         if M.shape != mats[0].shape:
-            raise ValueError(f"head {names[h]!r} has weights of shape {M.shape} but head {names[0]!r} has "
-                             f"{mats[0].shape}; every head attends over the same tokens")
+            raise ValueError(
+                f"head {names[h]!r} has weights of shape {M.shape} but head {names[0]!r} has "
+                f"{mats[0].shape}; every head attends over the same tokens"
+            )
     return mats
 
 
@@ -250,9 +315,17 @@ def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *
         raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
     full = _as_labels(names, S.shape[0], "names", "heads")
     short = [f"h{h + 1}" for h in range(S.shape[0])]
-    trace = _value_trace(S, _cells(full, full), s, text=_show_text(None, *S.shape),
-                         names=("head", "head", "similarity"), zmin=0.0, zmax=1.0,
-                         colorscale=_colorscale(s.weights_colorscale), colorbar=_colorbar("similarity", s))
+    trace = _value_trace(
+        S,
+        _cells(full, full),
+        s,
+        text=_show_text(None, *S.shape),
+        names=("head", "head", "similarity"),
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=_colorscale(s.weights_colorscale),
+        colorbar=_colorbar("similarity", s),
+    )
     height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
     x, y = _grid_axes(short, short, s, height_px=height - 150)
     return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)

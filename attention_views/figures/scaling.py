@@ -23,20 +23,30 @@ def variance_vs_dk_spec(
     s = theme.style(projector)
     d = _positive_dks(d_ks)
     lines = []
-    for n, (name, values, arg) in enumerate((("unscaled: Var(q·k)", var_unscaled, "var_unscaled"),
-                                             ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))):
+    for n, (name, values, arg) in enumerate(
+        (("unscaled: Var(q·k)", var_unscaled, "var_unscaled"), ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))
+    ):
         v = _as_vector(values, d.size, arg)  # (len(d_ks),)
-        lines.append({"type": "scatter", "x": d.tolist(), "y": v.tolist(), "name": name, "mode": "lines+markers",
-                      "line": {"color": theme.series_color(n), "width": 3},
-                      "hovertemplate": f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>"})
+        lines.append(
+            {
+                "type": "scatter",
+                "x": d.tolist(),
+                "y": v.tolist(),
+                "name": name,
+                "mode": "lines+markers",
+                "line": {"color": theme.series_color(n), "width": 3},
+                "hovertemplate": f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>",
+            }
+        )
     layout = {
         "xaxis": _dk_axis(d),
         # log y too: on a linear axis the scaled line (about 1) is flat against 0 next to d_k = 512
         "yaxis": {"type": "log", "title": {"text": "variance of the score (log scale)"}, "automargin": True},
         "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
     }
-    return _finish(lines, layout, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s,
-                   height=460 if projector else 380)
+    return _finish(
+        lines, layout, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s, height=460 if projector else 380
+    )
 
 
 variance_vs_dk = _figure_builder(variance_vs_dk_spec)
@@ -59,25 +69,47 @@ def saturation_vs_dk_spec(
         raise ValueError("max_weight and entropy_bits are both empty: give at least one series, e.g. {'scaled': ...}")
     color = {name: theme.series_color(n) for n, name in enumerate(dict.fromkeys([*max_weight, *entropy_bits]))}
     lines = []
-    for series, label, dash, yaxis in ((max_weight, "max weight", "solid", "y"),
-                                       (entropy_bits, "entropy (bits)", "dot", "y2")):
+    for series, label, dash, yaxis in (
+        (max_weight, "max weight", "solid", "y"),
+        (entropy_bits, "entropy (bits)", "dot", "y2"),
+    ):
         for name, values in series.items():
             v = _as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
-            lines.append({
-                "type": "scatter", "x": d.tolist(), "y": v.tolist(), "name": f"{label}, {name}",
-                "mode": "lines+markers", "line": {"color": color[name], "dash": dash, "width": 3},
-                "hovertemplate": f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
-                "xaxis": "x", "yaxis": yaxis,
-            })
+            lines.append(
+                {
+                    "type": "scatter",
+                    "x": d.tolist(),
+                    "y": v.tolist(),
+                    "name": f"{label}, {name}",
+                    "mode": "lines+markers",
+                    "line": {"color": color[name], "dash": dash, "width": 3},
+                    "hovertemplate": f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
+                    "xaxis": "x",
+                    "yaxis": yaxis,
+                }
+            )
     layout = {  # the axes of make_subplots(specs=[[{"secondary_y": True}]]): room on the right for y2
         "xaxis": {"anchor": "y", "domain": [0.0, 0.94], **_dk_axis(d)},
         "yaxis": {"anchor": "x", "domain": [0.0, 1.0], "title": {"text": "max softmax weight"}, "range": [0, 1.05]},
-        "yaxis2": {"anchor": "x", "overlaying": "y", "side": "right", "title": {"text": "entropy (bits)"},
-                   "rangemode": "tozero", "showgrid": False, "tickmode": "auto"},
+        "yaxis2": {
+            "anchor": "x",
+            "overlaying": "y",
+            "side": "right",
+            "title": {"text": "entropy (bits)"},
+            "rangemode": "tozero",
+            "showgrid": False,
+            "tickmode": "auto",
+        },
         "legend": {"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"},
     }
-    return _finish(lines, layout, "Softmax saturation as d_k grows", s, height=500 if projector else 420,
-                   margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font})
+    return _finish(
+        lines,
+        layout,
+        "Softmax saturation as d_k grows",
+        s,
+        height=500 if projector else 420,
+        margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font},
+    )
 
 
 saturation_vs_dk = _figure_builder(saturation_vs_dk_spec)

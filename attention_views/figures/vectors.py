@@ -40,16 +40,44 @@ def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     for n, (name, (x, y)) in enumerate(tips.items()):
         color = theme.series_color(n)
         x, y = float(x), float(y)
-        arrows.append({"x": x, "y": y, "ax": 0, "ay": 0, "xref": "x", "yref": "y", "axref": "x", "ayref": "y",
-                       "text": "", "showarrow": True, "arrowhead": 3, "arrowsize": 1.2, "arrowwidth": 3,
-                       "arrowcolor": color})
-        traces.append({"type": "scatter", "x": [x], "y": [y], "mode": "markers+text", "name": name, "text": [name],
-                       "textposition": "top center", "marker": {"color": color, "size": 8},
-                       "textfont": {"size": s.font, "color": color},
-                       "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>"})
+        arrows.append(
+            {
+                "x": x,
+                "y": y,
+                "ax": 0,
+                "ay": 0,
+                "xref": "x",
+                "yref": "y",
+                "axref": "x",
+                "ayref": "y",
+                "text": "",
+                "showarrow": True,
+                "arrowhead": 3,
+                "arrowsize": 1.2,
+                "arrowwidth": 3,
+                "arrowcolor": color,
+            }
+        )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [x],
+                "y": [y],
+                "mode": "markers+text",
+                "name": name,
+                "text": [name],
+                "textposition": "top center",
+                "marker": {"color": color, "size": 8},
+                "textfont": {"size": s.font, "color": color},
+                "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            }
+        )
     axis = {"range": [-reach, reach], "zeroline": True, "zerolinewidth": 2}  # theme.AXIS_STYLE colours the zero line
-    layout = {"annotations": arrows, "xaxis": {**axis, "title": {"text": "dim 0"}},
-              "yaxis": {**axis, "title": {"text": "dim 1"}, "scaleanchor": "x", "scaleratio": 1}}
+    layout = {
+        "annotations": arrows,
+        "xaxis": {**axis, "title": {"text": "dim 0"}},
+        "yaxis": {**axis, "title": {"text": "dim 1"}, "scaleanchor": "x", "scaleratio": 1},
+    }
     return traces, layout
 
 
@@ -57,14 +85,25 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     traces = []
     for n, (name, (x, y, z)) in enumerate(tips.items()):
         color = theme.series_color(n)
-        traces.append({
-            "type": "scatter3d", "x": [0, float(x)], "y": [0, float(y)], "z": [0, float(z)],
-            "mode": "lines+markers+text", "name": name, "text": ["", name], "textposition": "top center",
-            "line": {"color": color, "width": 7}, "marker": {"color": color, "size": [2, 7], "symbol": "diamond"},
-            "textfont": {"size": s.font, "color": color},
-            "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
-        })
-    axes = {f"{a}axis": {"range": [-reach, reach], "zeroline": True, "title": {"text": f"dim {n}"}}
-            for n, a in enumerate("xyz")}
+        traces.append(
+            {
+                "type": "scatter3d",
+                "x": [0, float(x)],
+                "y": [0, float(y)],
+                "z": [0, float(z)],
+                "mode": "lines+markers+text",
+                "name": name,
+                "text": ["", name],
+                "textposition": "top center",
+                "line": {"color": color, "width": 7},
+                "marker": {"color": color, "size": [2, 7], "symbol": "diamond"},
+                "textfont": {"size": s.font, "color": color},
+                "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
+            }
+        )
+    axes = {
+        f"{a}axis": {"range": [-reach, reach], "zeroline": True, "title": {"text": f"dim {n}"}}
+        for n, a in enumerate("xyz")
+    }
     camera = {"eye": {"x": 1.7, "y": -1.4, "z": 0.8}}  # side-on: the default eye looks along (1, 1, 1),
     return traces, {"scene": {"aspectmode": "cube", "camera": camera, **axes}}  # where positive vectors point

@@ -18,20 +18,42 @@ def head_choice(lab: Lab) -> None:
     if multi.is_direct(lab):
         st.caption("This scenario gives Q, K and V directly, so its heads are equal splits of their columns.")
     else:
-        bound(st.segmented_control, "Heads", "multi_head_heads_mode", "heads_mode", options=HEAD_MODES,
-              format_func=MODE_LABELS.get, required=True)
+        bound(
+            st.segmented_control,
+            "Heads",
+            "multi_head_heads_mode",
+            "heads_mode",
+            options=HEAD_MODES,
+            format_func=MODE_LABELS.get,
+            required=True,
+        )
     if multi.head_mode(lab) == "selection":
         lab.heads, moved = folded(lab.heads, editor_key(lab, "multi_head", "heads"), multi.apply_heads_delta)
         if moved:
             bump_rev(lab)
-        st.data_editor(multi.heads_display(lab.heads), key=editor_key(lab, "multi_head", "heads"),
-                       num_rows="dynamic", hide_index=True, width="stretch", column_config={
-                           "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap"),
-                           "dims": st.column_config.TextColumn("dims", help=HEADS_HELP)})
+        st.data_editor(
+            multi.heads_display(lab.heads),
+            key=editor_key(lab, "multi_head", "heads"),
+            num_rows="dynamic",
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap"),
+                "dims": st.column_config.TextColumn("dims", help=HEADS_HELP),
+            },
+        )
         error = multi.heads_error(lab)
     else:
-        bound(st.number_input, "Number of heads h", "multi_head_n_heads", "n_heads", min_value=1,
-              max_value=MAX_HEADS, step=1, help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks")
+        bound(
+            st.number_input,
+            "Number of heads h",
+            "multi_head_n_heads",
+            "n_heads",
+            min_value=1,
+            max_value=MAX_HEADS,
+            step=1,
+            help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks",
+        )
         error = multi.split_error(lab)
     if error:
         st.error(error, icon="⚠️")
@@ -52,12 +74,18 @@ def heads_view(view: multi.MultiHeadView, big: bool) -> None:
     """The heads' weights, their concatenation (and mix), per-head readouts and the activation strengths."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
     cols, text = multi.grid_shape(len(view.heads), len(queries), len(keys))
-    chart(figures.head_grid(view.weights, list(view.names), queries, keys, cols=cols, show_text=text, projector=big),
-          key="multi_head_grid")
-    st.caption(f"{len(view.heads)} head(s) on one colour scale from 0 to 1; each row sums to 1. "
-               "Hover a cell for its query, key and weight.")
-    st.markdown(f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
-                "columns h1·… are head 1's output, h2·… head 2's, and so on")
+    chart(
+        figures.head_grid(view.weights, list(view.names), queries, keys, cols=cols, show_text=text, projector=big),
+        key="multi_head_grid",
+    )
+    st.caption(
+        f"{len(view.heads)} head(s) on one colour scale from 0 to 1; each row sums to 1. "
+        "Hover a cell for its query, key and weight."
+    )
+    st.markdown(
+        f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
+        "columns h1·… are head 1's output, h2·… head 2's, and so on"
+    )
     _numbers(view.concat, queries, list(view.concat_labels), "multi_head_concat")
     if view.mixed:
         st.markdown("**Output** = concat · W_O")
@@ -67,5 +95,9 @@ def heads_view(view: multi.MultiHeadView, big: bool) -> None:
 
 
 def _numbers(M: object, rows: list[str], cols: list[str], key: str) -> None:
-    st.dataframe(numbers_frame(M, rows, cols), hide_index=True, key=key,
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cols})
+    st.dataframe(
+        numbers_frame(M, rows, cols),
+        hide_index=True,
+        key=key,
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cols},
+    )

@@ -33,11 +33,19 @@ def pairwise_cosine(lab: Lab, big: bool) -> None:
     try:
         tokens, E = table_to_matrix(lab.tables[name], name)  # (n, d)
     except TableError as err:
-        st.error(f"The scenario's {what} table has an error, so this heatmap is not drawn: {err}. "
-                 "Fix it on the Playground page.", icon="⚠️")
+        st.error(
+            f"The scenario's {what} table has an error, so this heatmap is not drawn: {err}. "
+            "Fix it on the Playground page.",
+            icon="⚠️",
+        )
     else:
-        st.caption(f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
-                   "−1 = opposite. A row of zeros has no direction and gets 0.")
-        chart(figures.matrix_heatmap(ac.pairwise_cosine(E, E), tokens, tokens,
-                                     title=f"Pairwise cosine of the {what}", projector=big),
-              key="similarity_pairwise")
+        st.caption(
+            f"Every row of the {what} against every other: 1 = same direction, 0 = orthogonal, "
+            "−1 = opposite. A row of zeros has no direction and gets 0."
+        )
+        chart(
+            figures.matrix_heatmap(
+                ac.pairwise_cosine(E, E), tokens, tokens, title=f"Pairwise cosine of the {what}", projector=big
+            ),
+            key="similarity_pairwise",
+        )

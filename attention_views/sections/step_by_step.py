@@ -17,8 +17,11 @@ from attention_views.widgets import MASK_LABELS, chart
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 MARK = "▶"  # before the selected key's label in the tables
-SCALE_NOTE = {"sqrt": "$s = 1/\\sqrt{{d_k}} = 1/\\sqrt{{{d}}}$ = {s:.4g}", "none": "$s = 1$: no scaling",
-              "custom": "$s$ = {s:.4g}, typed under Scaling"}
+SCALE_NOTE = {
+    "sqrt": "$s = 1/\\sqrt{{d_k}} = 1/\\sqrt{{{d}}}$ = {s:.4g}",
+    "none": "$s = 1$: no scaling",
+    "custom": "$s$ = {s:.4g}, typed under Scaling",
+}
 CONVENTION = """The notebook stores the keys as a **(C, T)** matrix: one *column* per token (`K` is 4 x 9,
 C = 4 dimensions, T = 9 tokens), so it writes the scores as `einsum('it,if->ft', K, Q)` or `Q.T @ K`.
 The paper and this app use **(T, C)**: one *row* per token, so the scores are $QK^\\top$ and the
@@ -52,8 +55,12 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     label, *numbers = frame.columns
     if marked is not None:
         frame[label] = [f"{MARK} {v}" if n == marked else v for n, v in enumerate(frame[label])]
-    where.dataframe(frame, hide_index=True, key=key,
-                    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
+    where.dataframe(
+        frame,
+        hide_index=True,
+        key=key,
+        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers},
+    )
 
 
 def explain(lab: Lab, head: SingleHead, big: bool) -> None:
@@ -65,16 +72,26 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     e = ac.explain_cell(r, i, j)
 
     query_col, key_col, headline = st.columns([2, 2, 3], gap="medium", vertical_alignment="bottom")
-    query_col.selectbox("Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY,
-                        on_change=_pick_from_boxes, args=(lab,))
-    key_col.selectbox("Key (column)", range(len(kt)), format_func=_label(kt), key=KEY,
-                      on_change=_pick_from_boxes, args=(lab,))
+    query_col.selectbox(
+        "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_boxes, args=(lab,)
+    )
+    key_col.selectbox(
+        "Key (column)", range(len(kt)), format_func=_label(kt), key=KEY, on_change=_pick_from_boxes, args=(lab,)
+    )
     headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
-        st.warning(f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
-                   "so the mask adds −∞ to the score and the weight is 0.", icon="🚫")
-    chart(figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big), key=GRID,
-                    on_select=functools.partial(_pick_from_grid, lab), selection_mode="points", width="content")
+        st.warning(
+            f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
+            "so the mask adds −∞ to the score and the weight is 0.",
+            icon="🚫",
+        )
+    chart(
+        figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big),
+        key=GRID,
+        on_select=functools.partial(_pick_from_grid, lab),
+        selection_mode="points",
+        width="content",
+    )
 
     st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
     if e.q.size <= 4:
@@ -84,34 +101,55 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
     st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {latex(e.dot)}")
     left, right = st.columns([2, 3], gap="medium")
-    _table(left, {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
-           "step_by_step_products")
+    _table(
+        left,
+        {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
+        "step_by_step_products",
+    )
     with right:
         chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
 
     st.subheader("2 · Scale, temperature and mask")
     mask_term = "0" if e.allowed else r"(-\infty)"
-    st.latex(rf"z_{{{i},{j}}} = \frac{{s}}{{\tau}}\,(q_{{{i}}} \cdot k_{{{j}}}) + M_{{{i},{j}}} = "
-             rf"\frac{{{latex(e.scale)}}}{{{latex(e.temperature)}}} \times {latex(e.dot, True)} + {mask_term} = "
-             rf"{latex(e.masked_row[j])}")
-    st.caption(f"{SCALE_NOTE[lab.scale_mode].format(d=e.q.size, s=e.scale)}; temperature τ = {e.temperature:g}; "
-               "the mask $M$ is 0 where a query may attend a key and −∞ where it may not.")
+    st.latex(
+        rf"z_{{{i},{j}}} = \frac{{s}}{{\tau}}\,(q_{{{i}}} \cdot k_{{{j}}}) + M_{{{i},{j}}} = "
+        rf"\frac{{{latex(e.scale)}}}{{{latex(e.temperature)}}} \times {latex(e.dot, True)} + {mask_term} = "
+        rf"{latex(e.masked_row[j])}"
+    )
+    st.caption(
+        f"{SCALE_NOTE[lab.scale_mode].format(d=e.q.size, s=e.scale)}; temperature τ = {e.temperature:g}; "
+        "the mask $M$ is 0 where a query may attend a key and −∞ where it may not."
+    )
 
     st.subheader(f"3 · Softmax over the row of {qt[i]}")
     if e.denominator > 0:
-        st.latex(rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
-                 rf"\frac{{{latex(e.exps[j])}}}{{{latex(e.denominator)}}} = {latex(e.weight)}, "
-                 rf"\qquad m = \max_l z_{{{i},l}} = {latex(e.row_max)}")
+        st.latex(
+            rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
+            rf"\frac{{{latex(e.exps[j])}}}{{{latex(e.denominator)}}} = {latex(e.weight)}, "
+            rf"\qquad m = \max_l z_{{{i},l}} = {latex(e.row_max)}"
+        )
     else:
-        st.warning(f"The mask blocks every key of **{qt[i]}**: there is nothing to share out, so every weight of "
-                   "this row is 0 (not 0/0) and its output row is 0.", icon="🚫")
-    st.caption("The stable softmax subtracts the row maximum m before exponentiating so that no exponential "
-               "overflows; m cancels between numerator and denominator, so the weights are exactly those of "
-               "$e^{z}/\\sum e^{z}$. Blocked keys have $e^{-\\infty} = 0$.")
-    _table(st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row},
-           "step_by_step_row", j)
-    st.caption(f"{MARK} marks the key {kt[j]}." + (" A key the mask blocks has the score −∞ (the table writes "
-               "-Infinity): its exp is 0." if np.isneginf(e.masked_row).any() else ""))
+        st.warning(
+            f"The mask blocks every key of **{qt[i]}**: there is nothing to share out, so every weight of "
+            "this row is 0 (not 0/0) and its output row is 0.",
+            icon="🚫",
+        )
+    st.caption(
+        "The stable softmax subtracts the row maximum m before exponentiating so that no exponential "
+        "overflows; m cancels between numerator and denominator, so the weights are exactly those of "
+        "$e^{z}/\\sum e^{z}$. Blocked keys have $e^{-\\infty} = 0$."
+    )
+    _table(
+        st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, "step_by_step_row", j
+    )
+    st.caption(
+        f"{MARK} marks the key {kt[j]}."
+        + (
+            " A key the mask blocks has the score −∞ (the table writes -Infinity): its exp is 0."
+            if np.isneginf(e.masked_row).any()
+            else ""
+        )
+    )
 
     st.subheader(f"4 · Output of {qt[i]}: the weights mix the value rows")
     st.latex(rf"o_{{{i}}} = \sum_l w_{{{i},l}}\, v_l")

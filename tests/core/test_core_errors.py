@@ -26,8 +26,9 @@ def _sdpa(Q=None, K=None, V=None, **kwargs):
 def _mha(X=None, heads=None, **kwargs):
     """multi_head_attention on 3 tokens, d_model = 4, one head of width 2 unless told otherwise."""
     head = ac.Head(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)))
-    return lambda: ac.multi_head_attention(ONES((3, 4)) if X is None else X, heads=[head] if heads is None else heads,
-                                           **kwargs)
+    return lambda: ac.multi_head_attention(
+        ONES((3, 4)) if X is None else X, heads=[head] if heads is None else heads, **kwargs
+    )
 
 
 CASES = {
@@ -56,8 +57,10 @@ CASES = {
         _mha(heads=[ac.Head(ONES((4, 2)), ONES((4, 3)), ONES((4, 2)))]),
         ["W_q has 2 columns but W_k has 3"],
     ),
-    "X_q and X_kv widths": (lambda: ac.multi_head_attention(ONES((3, 4)), ONES((2, 5)), heads=[]),
-                            ["X_q has 4 columns but X_kv has 5"]),
+    "X_q and X_kv widths": (
+        lambda: ac.multi_head_attention(ONES((3, 4)), ONES((2, 5)), heads=[]),
+        ["X_q has 4 columns but X_kv has 5"],
+    ),
     "W_o rows vs concat": (_mha(W_o=ONES((3, 3))), ["W_o has 3 rows but the concatenated heads have 2 columns"]),
     "b_o length": (_mha(W_o=ONES((2, 3)), b_o=ONES(2)), ["b_o has 2 entries", "3 columns"]),
     "b_o without W_o": (_mha(b_o=ONES(2)), ["b_o was given without W_o"]),
@@ -65,10 +68,14 @@ CASES = {
         _mha(heads=[ac.Head(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)), b_k=ONES(3))]),
         ["head 0 b_k has 3 entries but its matrix has 2 columns"],
     ),
-    "split W_k rows": (lambda: ac.split_heads(ONES((4, 8)), ONES((5, 8)), ONES((4, 8)), 2),
-                       ["W_k has 5 rows but W_q has 4 rows"]),
-    "split bias length": (lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 8)), 2, b_v=ONES(3)),
-                          ["b_v has 3 entries", "8 columns"]),
+    "split W_k rows": (
+        lambda: ac.split_heads(ONES((4, 8)), ONES((5, 8)), ONES((4, 8)), 2),
+        ["W_k has 5 rows but W_q has 4 rows"],
+    ),
+    "split bias length": (
+        lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 8)), 2, b_v=ONES(3)),
+        ["b_v has 3 entries", "8 columns"],
+    ),
     "cosine lengths": (lambda: ac.cosine_similarity([1, 2, 3], [1, 2]), ["a has 3 entries but b has 2"]),
     "pairwise widths": (lambda: ac.pairwise_cosine(ONES((2, 3)), ONES((2, 4))), ["A has 3 columns but B has 4"]),
     "ragged rows": (_sdpa(Q=[[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]]), ["Q has rows of different lengths [2, 4]"]),
@@ -78,8 +85,10 @@ CASES = {
     "None in V": (_sdpa(V=[[1, 1, 1]] * 4 + [[1, None, 1]]), ["V row 4, column 1 is None, not a number"]),
     "booleans in X": (_mha(X=ONES((3, 4), dtype=bool)), ["X_q row 0, column 0 is True, not a number"]),
     "complex in Q": (_sdpa(Q=ONES((2, 4)) * 1j), ["Q row 0, column 0 is 1j, not a number"]),
-    "text in a bias": (lambda: ac.split_heads(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)), 1, b_q=[1, "b"]),
-                       ["b_q entry 1 is 'b', not a number"]),
+    "text in a bias": (
+        lambda: ac.split_heads(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)), 1, b_q=[1, "b"]),
+        ["b_q entry 1 is 'b', not a number"],
+    ),
     "not a Head": (_mha(heads=["head"]), ["heads[0] is a str, not a Head"]),
     # NaN / inf, with row and column
     "NaN in K": (_sdpa(K=_with_nan((5, 4), 2, 3, np.nan)), ["K row 2, column 3 is NaN"]),
@@ -89,8 +98,10 @@ CASES = {
         _mha(heads=[ac.Head(_with_nan((4, 2), 3, 1, np.nan), ONES((4, 2)), ONES((4, 2)), name="h")]),
         ["head 0 (h) W_q row 3, column 1 is NaN"],
     ),
-    "NaN in a bias": (_mha(heads=[ac.Head(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)), b_v=[1.0, np.nan])]),
-                      ["head 0 b_v entry 1 is NaN"]),
+    "NaN in a bias": (
+        _mha(heads=[ac.Head(ONES((4, 2)), ONES((4, 2)), ONES((4, 2)), b_v=[1.0, np.nan])]),
+        ["head 0 b_v entry 1 is NaN"],
+    ),
     "scores overflow": (
         _sdpa(Q=[[1e160]], K=[[1e160]], V=[[1.0]]),
         ["Q @ K.T overflowed at query row 0, key column 0"],
@@ -100,36 +111,50 @@ CASES = {
         ["the scaled scores overflowed at query row 0, key column 0"],
     ),
     # masks
-    "mask of the wrong shape": (_sdpa(mask=ONES((3, 3), dtype=bool)),
-                                ["mask has shape (3, 3) but the scores have shape (2, 5)"]),
+    "mask of the wrong shape": (
+        _sdpa(mask=ONES((3, 3), dtype=bool)),
+        ["mask has shape (3, 3) but the scores have shape (2, 5)"],
+    ),
     "mask transposed in multi-head": (_mha(mask=ONES((4, 3), dtype=bool)), ["mask has shape (4, 3)", "(3, 3)"]),
     "ragged mask": (_sdpa(mask=[[True] * 5, [True]]), ["mask is not a table", "2 rows", "5 entries"]),
     "NaN in an additive mask": (_sdpa(mask=_with_nan((2, 5), 1, 2, np.nan) * 0), ["mask row 1, column 2 is nan"]),
     "+inf in an additive mask": (_sdpa(mask=_with_nan((2, 5), 0, 4, np.inf)), ["mask row 0, column 4 is inf"]),
     "text mask": (_sdpa(mask=np.full((2, 5), "yes")), ["mask must be booleans", "or numbers"]),
-    "unknown mask kind": (lambda: ac.run_scenario(ac.load_scenario("emma-friend"), mask="diagonal"),
-                          ["mask must be one of none, causal", "'diagonal'"]),
+    "unknown mask kind": (
+        lambda: ac.run_scenario(ac.load_scenario("emma-friend"), mask="diagonal"),
+        ["mask must be one of none, causal", "'diagonal'"],
+    ),
     "causal_mask size 0": (lambda: ac.causal_mask(0), ["n_queries must be a whole number of at least 1"]),
     "causal_mask keys -1": (lambda: ac.causal_mask(3, -1), ["n_keys must be a whole number of at least 1"]),
     # temperature and scale
     "temperature 0": (_sdpa(temperature=0), ["temperature must be greater than 0", "0.0"]),
     "temperature negative": (_mha(temperature=-1.5), ["temperature must be greater than 0", "-1.5"]),
-    "temperature 0 in a scenario": (lambda: ac.run_scenario(ac.load_scenario("apple-orange"), temperature=0.0),
-                                    ["temperature must be greater than 0"]),
+    "temperature 0 in a scenario": (
+        lambda: ac.run_scenario(ac.load_scenario("apple-orange"), temperature=0.0),
+        ["temperature must be greater than 0"],
+    ),
     "temperature text": (_sdpa(temperature="hot"), ["temperature must be a number", "'hot'"]),
     "temperature NaN": (_sdpa(temperature=float("nan")), ["temperature must be a finite number"]),
     "scale text": (_sdpa(scale="big"), ["scale must be a number", "'big'"]),
     "scale inf": (_mha(scale=float("inf")), ["scale must be a finite number"]),
     # head counts and selections
-    "width not divisible": (lambda: ac.split_heads(ONES((4, 6)), ONES((4, 6)), ONES((4, 6)), 4),
-                            ["W_q has 6 columns, which do not split evenly into 4 heads"]),
-    "W_v width not divisible": (lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 6)), 4),
-                                ["W_v has 6 columns", "4 heads"]),
-    "zero heads": (lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 8)), 0),
-                   ["n_heads must be a whole number of at least 1, but it is 0"]),
+    "width not divisible": (
+        lambda: ac.split_heads(ONES((4, 6)), ONES((4, 6)), ONES((4, 6)), 4),
+        ["W_q has 6 columns, which do not split evenly into 4 heads"],
+    ),
+    "W_v width not divisible": (
+        lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 6)), 4),
+        ["W_v has 6 columns", "4 heads"],
+    ),
+    "zero heads": (
+        lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 8)), 0),
+        ["n_heads must be a whole number of at least 1, but it is 0"],
+    ),
     "fractional heads": (lambda: ac.split_heads(ONES((4, 8)), ONES((4, 8)), ONES((4, 8)), 2.0), ["n_heads", "2.0"]),
-    "selection dim too large": (lambda: ac.selection_head([2, 8], 8, "acidity"),
-                                ["'acidity' selects dimension 8", "dimensions 0 to 7"]),
+    "selection dim too large": (
+        lambda: ac.selection_head([2, 8], 8, "acidity"),
+        ["'acidity' selects dimension 8", "dimensions 0 to 7"],
+    ),
     "selection dim negative": (lambda: ac.selection_head([-1], 4), ["selects dimension -1", "0 to 3"]),
     "selection dim fractional": (lambda: ac.selection_head([1.5], 4), ["selects dimension 1.5"]),
     "selection d_model 0": (lambda: ac.selection_head([0], 0), ["d_model must be a whole number of at least 1"]),

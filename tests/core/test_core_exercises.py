@@ -20,8 +20,7 @@ def reference_weights(ex: ac.Exercise, tables: dict) -> list:
         Q, K = (np.asarray(tables[q_name], dtype=float).tolist(), np.asarray(tables[k_name], dtype=float).tolist())
         if ex.edits == EDIT_W:
             X = ex.X.tolist()
-            Q, K = ([[sum(x[a] * W[a][c] for a in range(len(x))) for c in range(len(W[0]))] for x in X]
-                    for W in (Q, K))
+            Q, K = ([[sum(x[a] * W[a][c] for a in range(len(x))) for c in range(len(W[0]))] for x in X] for W in (Q, K))
         d_k = len(Q[0])
         rows = []
         for q in Q:
@@ -33,8 +32,12 @@ def reference_weights(ex: ac.Exercise, tables: dict) -> list:
 
 
 def reference_score(weights: list, target: np.ndarray) -> float:
-    cells = [abs(w - t) for W, T in zip(weights, target.tolist(), strict=True)
-             for wr, tr in zip(W, T, strict=True) for w, t in zip(wr, tr, strict=True)]
+    cells = [
+        abs(w - t)
+        for W, T in zip(weights, target.tolist(), strict=True)
+        for wr, tr in zip(W, T, strict=True)
+        for w, t in zip(wr, tr, strict=True)
+    ]
     return sum(cells) / len(cells)
 
 
@@ -126,9 +129,14 @@ def test_friend_worked_solution_numbers_are_the_texts():
     assert "9.68" in ex.worked and "2.8" in ex.worked and "0.93" in ex.worked
 
 
-@pytest.mark.parametrize(("eid", "row", "col", "weight"), [
-    ("self", 0, 0, 0.99), ("previous", 3, 2, 0.96), ("first", 4, 0, 0.96),
-])
+@pytest.mark.parametrize(
+    ("eid", "row", "col", "weight"),
+    [
+        ("self", 0, 0, 0.99),
+        ("previous", 3, 2, 0.96),
+        ("first", 4, 0, 0.96),
+    ],
+)
 def test_worked_weights_are_the_texts(eid, row, col, weight):
     ex = ac.load_exercise(eid)
     assert round(ac.grade(ex, ex.solution).weights[0, row, col], 2) == weight

@@ -209,8 +209,9 @@ def test_softmax_of_a_stack_is_each_row_against_a_plain_python_reference(shape):
     got = ac.softmax(x, axis=-1)
     assert got.shape == x.shape and np.all(np.isfinite(got))
     for idx in np.ndindex(x.shape[:-1]):
-        np.testing.assert_allclose(got[idx], reference_softmax_row(x[idx].tolist()), rtol=1e-13, atol=1e-300,
-                                   err_msg=f"row {idx}: {x[idx]}")
+        np.testing.assert_allclose(
+            got[idx], reference_softmax_row(x[idx].tolist()), rtol=1e-13, atol=1e-300, err_msg=f"row {idx}: {x[idx]}"
+        )
 
 
 def test_softmax_along_the_first_axis_is_the_softmax_of_the_transpose():

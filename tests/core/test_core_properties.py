@@ -93,8 +93,10 @@ def embeddings_and_head(draw):
 def test_one_full_width_head_equals_attention_on_the_projected_matrices(data, temperature):
     X_q, X_kv, head, mask = data
     X_k = X_q if X_kv is None else X_kv
-    Q, K, V = (X @ W + (0.0 if b is None else b) for X, W, b in
-               ((X_q, head.W_q, head.b_q), (X_k, head.W_k, head.b_k), (X_k, head.W_v, head.b_v)))
+    Q, K, V = (
+        X @ W + (0.0 if b is None else b)
+        for X, W, b in ((X_q, head.W_q, head.b_q), (X_k, head.W_k, head.b_k), (X_k, head.W_v, head.b_v))
+    )
     multi = ac.multi_head_attention(X_q, X_kv, heads=[head], mask=mask, temperature=temperature)
     single = ac.scaled_dot_product_attention(Q, K, V, mask=mask, temperature=temperature)
     (r,) = multi.heads
@@ -213,21 +215,28 @@ def test_an_all_minus_inf_row_gives_zeros():
     np.testing.assert_array_equal(w[0], [0.0, 0.0, 0.0])
     np.testing.assert_allclose(w[1], [1 / (1 + np.e), 0.0, np.e / (1 + np.e)], rtol=1e-15)
     np.testing.assert_array_equal(ac.softmax(np.full(4, -np.inf)), np.zeros(4))  # 1-D slice too
-    blocked = ac.scaled_dot_product_attention(np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 1)),
-                                              mask=[[False] * 3, [True, False, True]])
+    blocked = ac.scaled_dot_product_attention(
+        np.ones((2, 2)), np.ones((3, 2)), np.ones((3, 1)), mask=[[False] * 3, [True, False, True]]
+    )
     np.testing.assert_array_equal(blocked.weights[0], [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(blocked.output[0], [0.0])
     np.testing.assert_allclose(blocked.weights[1], [0.5, 0.0, 0.5])
 
 
 def test_softmax_gives_plus_inf_entries_all_the_weight():
-    np.testing.assert_array_equal(ac.softmax(np.array([[np.inf, 0.0, np.inf], [1.0, np.inf, -np.inf]])),
-                                  [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]])
+    np.testing.assert_array_equal(
+        ac.softmax(np.array([[np.inf, 0.0, np.inf], [1.0, np.inf, -np.inf]])), [[0.5, 0.0, 0.5], [0.0, 1.0, 0.0]]
+    )
 
 
 @SETTINGS
-@given(arrays(np.float64, st.tuples(st.integers(1, 5), st.integers(1, 7)),
-              elements=st.floats(-1e300, 1e300) | st.just(-np.inf)))
+@given(
+    arrays(
+        np.float64,
+        st.tuples(st.integers(1, 5), st.integers(1, 7)),
+        elements=st.floats(-1e300, 1e300) | st.just(-np.inf),
+    )
+)
 def test_softmax_divides_the_exponentials_of_the_row_minus_its_maximum(x):
     """The taught formula, on every row: m = max x, exps = e^(x - m) (largest term e^0 = 1), softmax = exps / sum."""
     m, exps, total = softmax_terms(x)

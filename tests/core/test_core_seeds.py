@@ -108,8 +108,13 @@ def reference_multi_head(X, dims_per_head: list[list[int]]) -> list[tuple[list, 
 MAMMAL = [8.7, 3.2, 4.1]
 REPTILE = [2.1, 9.9, 1.6]
 ANIMALS = [[9.1, 1.0, 2.1], [0.1, 7.5, 4.3], [1.3, 5.5, 8.2], [7.6, 2.4, 4.0], [8.5, 2.7, 2.7]]
-ANIMAL_VALUES = [[3.4, 1.3, 0.4, 9.8], [7.5, 3.9, 4.1, 0.2], [8.3, 2.8, 2.3, 0.1], [1.6, 8.4, 9.9, 3.4],
-                 [2.2, 9.4, 8.7, 1.1]]
+ANIMAL_VALUES = [
+    [3.4, 1.3, 0.4, 9.8],
+    [7.5, 3.9, 4.1, 0.2],
+    [8.3, 2.8, 2.3, 0.1],
+    [1.6, 8.4, 9.9, 3.4],
+    [2.2, 9.4, 8.7, 1.1],
+]
 
 
 @pytest.fixture(scope="module")
@@ -125,13 +130,21 @@ def test_000_cells_2_to_19_scenario_holds_the_notebook_inputs():
     assert s.seed == SEED_000
     assert s.query_tokens == ("mammal", "reptile")
     assert s.key_tokens == ("kitten", "lizard", "salmon", "whale", "wolf")
-    assert_printed(s.K, """[[9.1, 1. , 2.1],
+    assert_printed(
+        s.K,
+        """[[9.1, 1. , 2.1],
        [0.1, 7.5, 4.3],
        [1.3, 5.5, 8.2],
        [7.6, 2.4, 4. ],
-       [8.5, 2.7, 2.7]]""", "000 In [10] animals")
-    assert_printed(s.Q, """[[8.7 3.2 4.1]
- [2.1 9.9 1.6]]""", "000 In [19] query")
+       [8.5, 2.7, 2.7]]""",
+        "000 In [10] animals",
+    )
+    assert_printed(
+        s.Q,
+        """[[8.7 3.2 4.1]
+ [2.1 9.9 1.6]]""",
+        "000 In [19] query",
+    )
     np.testing.assert_array_equal(s.Q, [MAMMAL, REPTILE])
     np.testing.assert_array_equal(s.V, ANIMAL_VALUES)
 
@@ -313,14 +326,22 @@ def test_001_cell_9_scaled_scores(causal):
 def test_001_cell_10_mask_and_cell_11_masked_scores(causal):
     """001, In [10]: tril(ones) and its 0/-inf form; In [11]: scaled + mask."""
     err = _propagated()
-    assert_printed(causal.mask.astype(float), """[[1. 0. 0. 0.]
+    assert_printed(
+        causal.mask.astype(float),
+        """[[1. 0. 0. 0.]
  [1. 1. 0. 0.]
  [1. 1. 1. 0.]
- [1. 1. 1. 1.]]""", "001 In [10] tril")
-    assert_printed(causal.additive_mask, """[[  0. -inf -inf -inf]
+ [1. 1. 1. 1.]]""",
+        "001 In [10] tril",
+    )
+    assert_printed(
+        causal.additive_mask,
+        """[[  0. -inf -inf -inf]
  [  0.   0. -inf -inf]
  [  0.   0.   0. -inf]
- [  0.   0.   0.   0.]]""", "001 In [10] additive mask")
+ [  0.   0.   0.   0.]]""",
+        "001 In [10] additive mask",
+    )
     assert_printed(causal.masked, MASKED_001, "001 In [11]", extra=np.where(np.isinf(causal.masked), 0, err["scaled"]))
 
 
@@ -423,9 +444,7 @@ def test_002_single_head_shapes_and_values(apple):
     ((ref_scores, ref_weights, ref_output),) = reference_multi_head(apple.X, [list(range(8))])
     np.testing.assert_allclose(r.weights, ref_weights, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(r.output, ref_output, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(
-        ac.activation_norms(r.output), np.linalg.norm(np.array(ref_output), axis=1), rtol=1e-13
-    )
+    np.testing.assert_allclose(ac.activation_norms(r.output), np.linalg.norm(np.array(ref_output), axis=1), rtol=1e-13)
 
 
 def test_002_four_heads_shapes_names_and_concat(apple):
@@ -602,5 +621,4 @@ def test_assert_printed_rejects_a_number_off_by_more_than_half_a_unit():
 
 def test_every_scenario_is_covered_here():
     assert ac.list_scenarios() == ["mammal-query", "random-causal", "apple-orange", "emma-friend", "random-seed42"]
-    assert [ac.load_scenario(i).seed for i in ac.list_scenarios()] == [SEED_000, SEED_001, SEED_002, SEED_003,
-                                                                       SEED_004]
+    assert [ac.load_scenario(i).seed for i in ac.list_scenarios()] == [SEED_000, SEED_001, SEED_002, SEED_003, SEED_004]

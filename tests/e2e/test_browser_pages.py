@@ -49,7 +49,8 @@ def test_page_opens_directly(page, path):
     assert_clean(page)
     screenshot(page, path.strip("/") or "home")
     if path in TOKEN_GRID:  # the page may still be drawing its later charts: wait for the grid, then say what is there
-        wait_until(page, lambda: TOKEN_GRID[path] in [shape(h["z"]) for h in heatmaps(page)], "the token grid",
-                   required=False)
+        wait_until(
+            page, lambda: TOKEN_GRID[path] in [shape(h["z"]) for h in heatmaps(page)], "the token grid", required=False
+        )
         shapes = [shape(h["z"]) for h in heatmaps(page)]
         assert TOKEN_GRID[path] in shapes, f"{path}: no {TOKEN_GRID[path]} heatmap among {shapes}"

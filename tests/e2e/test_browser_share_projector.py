@@ -58,8 +58,11 @@ def test_projector_mode_enlarges_figure_text(page):
     normal = wait_until(page, lambda: page.evaluate(_LAYOUT_JS, "playground_heatmap"), "the heatmap layout")
     page.locator(".st-key-sidebar_projector").get_by_text("Projector mode").click()
     wait_idle(page)
-    big = wait_until(page, lambda: (v := page.evaluate(_LAYOUT_JS, "playground_heatmap")) and
-                     v["font"] > normal["font"] and v, "larger figure text")
+    big = wait_until(
+        page,
+        lambda: (v := page.evaluate(_LAYOUT_JS, "playground_heatmap")) and v["font"] > normal["font"] and v,
+        "larger figure text",
+    )
     assert big["font"] >= 18 and big["text"] >= 16, big
     assert_clean(page)
     screenshot(page, "playground_projector")

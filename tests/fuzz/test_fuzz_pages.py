@@ -300,7 +300,7 @@ class Walk:
 def lazy_tabs(node) -> list[tuple[str, list[str]]]:
     """(key, tab labels) of every keyed st.tabs on the page (the ones that rerun when switched)."""
     found = []
-    for child in (node.children.values() if isinstance(getattr(node, "children", None), dict) else ()):
+    for child in node.children.values() if isinstance(getattr(node, "children", None), dict) else ():
         if getattr(child, "type", "") == "tab_container":
             key = user_key_from_element_id(child.proto.id)
             if key:

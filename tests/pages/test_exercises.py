@@ -34,8 +34,10 @@ def shown_score(at) -> float:
 
 
 def verdict(at) -> str:
-    return " ".join([s.value for s in at.success if s.value.startswith("Passed")] +
-                    [i.value for i in at.info if i.value.startswith("Not yet")])
+    return " ".join(
+        [s.value for s in at.success if s.value.startswith("Passed")]
+        + [i.value for i in at.info if i.value.startswith("Not yet")]
+    )
 
 
 @pytest.mark.parametrize("eid", IDS)
@@ -129,8 +131,9 @@ def test_start_over_and_switching_exercises_keep_attempts_apart():
     at.selectbox(key="exercises_pick").set_value("self").run()
     assert shown_score(at) == edited, "the edit to exercise 1 survives a visit to exercise 4"
     at.button(key="exercises_reset").click().run()
-    assert shown_score(at) == pytest.approx(ac.grade(ac.load_exercise("self"), ac.load_exercise("self").start).score,
-                                            abs=5e-5)
+    assert shown_score(at) == pytest.approx(
+        ac.grade(ac.load_exercise("self"), ac.load_exercise("self").start).score, abs=5e-5
+    )
 
 
 def test_exercises_never_touch_the_lectures_lab():

@@ -124,8 +124,14 @@ def test_a_broken_scenario_table_is_reported_not_drawn():
 
 def test_huge_entries_keep_the_lengths_and_directions():
     at = open_page("similarity")
-    edit_cells(at, EDITOR, {0: {"d0": 1e300, "d1": 2e300, "d2": 3e300, "d3": 4e300},
-                            1: {"d0": 1.2e300, "d1": 2.1e300, "d2": 2.9e300, "d3": 3.7e300}})
+    edit_cells(
+        at,
+        EDITOR,
+        {
+            0: {"d0": 1e300, "d1": 2e300, "d2": 3e300, "d3": 4e300},
+            1: {"d0": 1.2e300, "d1": 2.1e300, "d2": 2.9e300, "d3": 3.7e300},
+        },
+    )
     assert_clean(at)
     dot, norm_x, norm_y, cosine, angle = metrics(at)
     assert dot == "> 1.8e308"  # 28.9e600: a float cannot hold it

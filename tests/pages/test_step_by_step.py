@@ -58,8 +58,9 @@ def click_grid(at, points: list[dict]):
     """
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(GRID))
     states = at._tree.get_widget_states()
-    event = {"selection": {"points": points, "point_indices": [p.get("point_index") for p in points],
-                           "box": [], "lasso": []}}
+    event = {
+        "selection": {"points": points, "point_indices": [p.get("point_index") for p in points], "box": [], "lasso": []}
+    }
     states.widgets.append(WidgetState(id=chart.proto.id, string_value=json.dumps(event)))
     return at._run(states)
 

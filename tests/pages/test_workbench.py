@@ -47,7 +47,7 @@ def test_playground_readouts_match_the_weights(scenario):
     assert table["query"].tolist() == head.query_tokens
     np.testing.assert_allclose(table["entropy (bits)"], r.entropy_bits, atol=1e-12)
     np.testing.assert_allclose(table["max weight"], head.result.weights.max(axis=1), atol=1e-12)
-    np.testing.assert_allclose(table["effective tokens"], 2.0 ** r.entropy_bits, rtol=1e-12)
+    np.testing.assert_allclose(table["effective tokens"], 2.0**r.entropy_bits, rtol=1e-12)
     np.testing.assert_allclose(table["row sum"], 1.0, atol=1e-12)
 
 

@@ -71,9 +71,15 @@ def test_an_edited_projection_lab_reproduces_exactly(tmp_path):
     assert_reproduces(lab, tmp_path)
 
 
-@pytest.mark.parametrize(("kind", "field", "value"), [
-    ("padding", "mask_pad", 2), ("window", "mask_window", 2), ("prefix", "mask_prefix", 3), ("custom", None, None),
-])
+@pytest.mark.parametrize(
+    ("kind", "field", "value"),
+    [
+        ("padding", "mask_pad", 2),
+        ("window", "mask_window", 2),
+        ("prefix", "mask_prefix", 3),
+        ("custom", None, None),
+    ],
+)
 def test_every_mask_kind_reproduces(kind, field, value, tmp_path):
     lab = new_lab("apple-orange")
     lab.mask = kind
@@ -91,8 +97,12 @@ def test_script_prints_a_readable_table_and_imports_only_numpy_and_the_core(tmp_
     script = numpy_script(new_lab("mammal-query"))
     _, stdout = run_script(script, tmp_path)
     assert "mammal" in stdout and "reptile" in stdout
-    imported = {alias.name for node in ast.walk(ast.parse(script)) if isinstance(node, ast.Import | ast.ImportFrom)
-                for alias in node.names}
+    imported = {
+        alias.name
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
     assert imported == {"json", "numpy", "attention_core"}
     assert "precision=6" in script and "suppress=True" in script
 

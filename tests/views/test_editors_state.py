@@ -39,8 +39,15 @@ def test_table_round_trip_keeps_labels_and_numbers():
 
 @pytest.mark.parametrize(
     ("value", "reason"),
-    [(None, "is empty"), ("", "is empty"), ("abc", "'abc', not a number"), (float("nan"), "NaN"),
-     (float("inf"), "+infinity"), ("-inf", "-infinity"), (True, "not a number")],
+    [
+        (None, "is empty"),
+        ("", "is empty"),
+        ("abc", "'abc', not a number"),
+        (float("nan"), "NaN"),
+        (float("inf"), "+infinity"),
+        ("-inf", "-infinity"),
+        (True, "not a number"),
+    ],
 )
 def test_bad_cell_names_table_row_and_column(value, reason):
     frame = _table()
@@ -103,11 +110,11 @@ def test_a_huge_integer_is_reported_not_overflowed():
 def test_five_edits_in_a_row_all_stick():
     frame = _table()
     cumulative = {}
-    for k, (i, col, value) in enumerate([(0, "d0", 9.0), (1, "d1", 8.0), (0, "d1", 7.0), (1, "d0", 6.0),
-                                         (0, "d0", 5.0)]):
+    for k, (i, col, value) in enumerate(
+        [(0, "d0", 9.0), (1, "d1", 8.0), (0, "d1", 7.0), (1, "d0", 6.0), (0, "d0", 5.0)]
+    ):
         cumulative.setdefault(i, {})[col] = value  # the editor reports every edit since it was created
-        frame = apply_delta(frame, Delta.from_state({"edited_rows": cumulative, "added_rows": [],
-                                                     "deleted_rows": []}))
+        frame = apply_delta(frame, Delta.from_state({"edited_rows": cumulative, "added_rows": [], "deleted_rows": []}))
         assert frame.iat[i, frame.columns.get_loc(col)] == value, f"edit {k + 1} lost"
     np.testing.assert_array_equal(table_to_matrix(frame, "X")[1], [[5.0, 7.0], [6.0, 8.0]])
 
@@ -125,8 +132,9 @@ def test_a_delta_already_folded_in_keeps_the_table_itself():
 
 
 def test_added_and_deleted_rows():
-    delta = Delta.from_state({"edited_rows": {"0": {TOKEN: "z"}}, "added_rows": [{TOKEN: "c", "d0": 5.0}],
-                              "deleted_rows": [1]})
+    delta = Delta.from_state(
+        {"edited_rows": {"0": {TOKEN: "z"}}, "added_rows": [{TOKEN: "c", "d0": 5.0}], "deleted_rows": [1]}
+    )
     assert delta.reshapes
     out = apply_delta(_table(), delta)
     assert list(out[TOKEN]) == ["z", "c"]
@@ -140,8 +148,9 @@ def test_new_lab_reproduces_every_scenario():
         assert table_errors(lab.tables) == {}
         head = run_single_head(lab)
         sc = ac.load_scenario(sid)
-        expected = ac.run_scenario(sc) if sid != "apple-orange" else ac.multi_head_attention(
-            sc.X, heads=[sc.single_head])
+        expected = (
+            ac.run_scenario(sc) if sid != "apple-orange" else ac.multi_head_attention(sc.X, heads=[sc.single_head])
+        )
         np.testing.assert_allclose(head.result.weights, expected.heads[0].weights, rtol=0, atol=1e-12)
         assert head.query_tokens == list(sc.query_tokens)
 

@@ -40,8 +40,11 @@ def _calls(n: int) -> dict[str, tuple[str, tuple, dict]]:
     heads = [_weights(n, seed) for seed in range(8)]
     return {
         "attention_heatmap": ("attention_heatmap", (W, toks, toks), {"selected": (1, 0)}),
-        "attention_heatmap masked": ("attention_heatmap", (S, toks, toks),
-                                     {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}),
+        "attention_heatmap masked": (
+            "attention_heatmap",
+            (S, toks, toks),
+            {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0},
+        ),
         "matrix_heatmap": ("matrix_heatmap", (S[:, :3], toks, ["a", "b", "c"]), {"colorscale": "Blues"}),
         "mask_heatmap": ("mask_heatmap", (ac.additive_mask(ac.causal_mask(n)), toks, toks), {"projector": True}),
         "delta_heatmap": ("delta_heatmap", (S, S + 0.5, toks, toks), {}),
@@ -89,8 +92,11 @@ def test_the_public_builder_is_the_spec_as_a_figure(n, name):
 
 
 def test_every_public_builder_has_a_spec_twin_with_the_same_arguments():
-    public = {name for name, f in vars(figures).items()
-              if inspect.isfunction(f) and f.__module__.startswith(figures.__name__) and not name.startswith("_")}
+    public = {
+        name
+        for name, f in vars(figures).items()
+        if inspect.isfunction(f) and f.__module__.startswith(figures.__name__) and not name.startswith("_")
+    }
     assert {f"{name}_spec" for name in figures.SPECS} | set(figures.SPECS) == public
     for name, spec in figures.SPECS.items():
         assert getattr(figures, name).__name__ == name
@@ -217,5 +223,6 @@ def test_every_builder_has_a_cached_twin_that_draws_the_same_figure():
         assert callable(getattr(cached_figures, name)), name
     args = (np.array([[1.0, -2.0], [0.5, 3.0]]), ["a", "b"], ["x", "y"])
     assert cached_figures.matrix_heatmap(*args, title="M").to_plotly_json() == figures.matrix_heatmap_spec(
-        *args, title="M")
+        *args, title="M"
+    )
     assert not hasattr(cached_figures, "matrix_heatmap_spec")

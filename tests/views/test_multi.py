@@ -36,9 +36,15 @@ def test_parse_dims_reads_the_notebook_style_lists(text, dims):
 
 @pytest.mark.parametrize(
     ("text", "reason"),
-    [("2, x", "dims entry 'x' is not a whole number"), ("99", "dims entry 99 is not a dimension"),
-     ("-1", "dims entry -1 is not a dimension"), ("2.5", "'2.5' is not a whole number"),
-     ("", "dims is empty"), (None, "dims is empty"), (float("nan"), "dims is empty")],
+    [
+        ("2, x", "dims entry 'x' is not a whole number"),
+        ("99", "dims entry 99 is not a dimension"),
+        ("-1", "dims entry -1 is not a dimension"),
+        ("2.5", "'2.5' is not a whole number"),
+        ("", "dims is empty"),
+        (None, "dims is empty"),
+        (float("nan"), "dims is empty"),
+    ],
 )
 def test_parse_dims_names_the_bad_entry(text, reason):
     with pytest.raises(ValueError, match=reason):
@@ -94,8 +100,7 @@ def test_split_mode_cuts_the_full_W_into_equal_column_blocks(n):
     if n == 8:  # random-seed42's W are 4 wide: make them 8 wide
         for k, name in enumerate(("W_q", "W_k", "W_v")):
             W = np.random.default_rng(k).normal(size=(4, 8))
-            lab.tables[name] = matrix_table(W, [f"d{i}" for i in range(4)], [f"c{j}" for j in range(8)],
-                                               tokens=False)
+            lab.tables[name] = matrix_table(W, [f"d{i}" for i in range(4)], [f"c{j}" for j in range(8)], tokens=False)
     view = multi.run_multi(lab)
     X = ac.load_scenario("random-seed42").X
     W = {name: lab.tables[name].to_numpy(dtype=float) for name in ("W_q", "W_k", "W_v")}
@@ -225,7 +230,10 @@ def test_heads_editor_deltas_edit_add_and_delete_rows_keeping_text_as_typed():
     frame = new_lab("apple-orange").heads
     out = multi.apply_heads_delta(frame, Delta({1: {"dims": "1, x"}}, [{"head": "Head 5", "dims": "0"}], [0]))
     assert out["head"].tolist() == [
-        "Head 2: preference/comparison", "Head 3: explanation/acidity", "Head 4: pronoun/coreference", "Head 5"
+        "Head 2: preference/comparison",
+        "Head 3: explanation/acidity",
+        "Head 4: pronoun/coreference",
+        "Head 5",
     ]
     assert out["dims"].tolist() == ["1, x", "4, 6, 7", "2, 5", "0"]
     assert list(out.index) == [0, 1, 2, 3]

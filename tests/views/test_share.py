@@ -62,12 +62,36 @@ def _token(payload) -> str:
         (_token({"v": "1", "s": "emma-friend", "m": "sideways"}), "mask"),
         (_token({"v": "1", "s": "emma-friend", "T": 0}), "temperature"),
         (_token({"v": "1", "s": "emma-friend", "t": {"X": {}}}), "does not use"),
-        (_token({"v": "1", "s": "emma-friend", "t": {"Q": {"tok": True, "rows": ["a"], "cols": ["x"],
-                                                           "data": [[1, 2]]}}}), "wrong length"),
-        (_token({"v": "1", "s": "emma-friend", "t": {"Q": {"tok": True, "rows": ["a"] * 65, "cols": ["x"],
-                                                           "data": [[1]] * 65}}}), "at most 64"),
-        (_token({"v": "1", "s": "emma-friend", "t": {"Q": {"tok": True, "rows": ["a"], "cols": ["x"],
-                                                           "data": [[{"__class__": "os"}]]}}}), "not a number"),
+        (
+            _token(
+                {
+                    "v": "1",
+                    "s": "emma-friend",
+                    "t": {"Q": {"tok": True, "rows": ["a"], "cols": ["x"], "data": [[1, 2]]}},
+                }
+            ),
+            "wrong length",
+        ),
+        (
+            _token(
+                {
+                    "v": "1",
+                    "s": "emma-friend",
+                    "t": {"Q": {"tok": True, "rows": ["a"] * 65, "cols": ["x"], "data": [[1]] * 65}},
+                }
+            ),
+            "at most 64",
+        ),
+        (
+            _token(
+                {
+                    "v": "1",
+                    "s": "emma-friend",
+                    "t": {"Q": {"tok": True, "rows": ["a"], "cols": ["x"], "data": [[{"__class__": "os"}]]}},
+                }
+            ),
+            "not a number",
+        ),
         (_token([1, 2, 3]), "not an Attention Lab state"),
     ],
 )
