@@ -130,7 +130,7 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
             kind, body = response.headers["Content-Type"], response.read()
         assert kind == "application/javascript", "module scripts run only when sent as JavaScript"
         assert body == (STATIC / bundle).read_bytes(), "the frontend file as Streamlit ships it"
-        served = [line for line in (run / "access.log").read_text().splitlines() if f"GET /{bundle} " in line]
+        served = logged_lines(run / "access.log", f"GET /{bundle} ")
         assert served and all(" up=- " in line for line in served), f"nginx served it from disk: {served}"
     finally:
         if proc.poll() is None:
@@ -160,3 +160,13 @@ def test_one_replica_is_streamlit_itself_without_nginx(tmp_path: Path):
         proc.terminate()  # Streamlit's own SIGTERM handling
         code = proc.wait(30)
     assert code == 0 and not devserver.healthy(url)
+
+
+def logged_lines(log: Path, needle: str, timeout: float = 10.0) -> list[str]:
+    """The access-log lines holding ``needle``, waiting up to ``timeout`` s for nginx to write the first one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = [line for line in log.read_text().splitlines() if needle in line]
+        if lines or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.1)
