@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.errors import AttentionInputError, as_matrix, check_number
+from attention_core.attention import check_qkv
+from attention_core.errors import AttentionInputError, check_number
 from attention_core.masks import as_additive_mask
 
 
@@ -84,7 +85,7 @@ def online_softmax_attention(
     (the last tile may be narrower). ``mask``: None, bool ``(n_q, n_k)`` (True = may attend) or
     additive (0 / -inf). ``scale=None`` means ``1/sqrt(d_k)``.
     """
-    Q, K, V = _check_qkv(Q, K, V)
+    Q, K, V = check_qkv(Q, K, V)
     b = _block_size(block_size)
     add = as_additive_mask(mask, Q.shape[0], K.shape[0])
     s = 1.0 / np.sqrt(Q.shape[1]) if scale is None else check_number(scale, "scale")
@@ -142,20 +143,6 @@ def _block_scores(Q: np.ndarray, K: np.ndarray, add: np.ndarray | None, s: float
             "use smaller entries in Q and K"
         )
     return scores
-
-
-def _check_qkv(Q: object, K: object, V: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v) as float arrays, or AttentionInputError."""
-    Q, K, V = as_matrix(Q, "Q"), as_matrix(K, "K"), as_matrix(V, "V")
-    if Q.shape[1] != K.shape[1]:
-        raise AttentionInputError(
-            f"Q has {Q.shape[1]} columns but K has {K.shape[1]}: queries and keys must have the same width d_k"
-        )
-    if K.shape[0] != V.shape[0]:
-        raise AttentionInputError(
-            f"K has {K.shape[0]} rows but V has {V.shape[0]}: every key token needs exactly one value row"
-        )
-    return Q, K, V
 
 
 def _block_size(value: object) -> int:
