@@ -10,88 +10,80 @@ import attention_models as am
 from attention_models.gguf_file import ModelSpec, model_path, unpermute_rows
 
 
-@pytest.fixture(scope="module")
-def model() -> am.Model:
-    return am.load("smollm2-135m")
-
-
-@pytest.fixture(scope="module")
-def run(model):
-    return model.run(am.DEFAULT_SENTENCE)
-
-
 def test_load_reads_the_file_once_per_process(model):
     assert am.load("smollm2-135m") is model
     assert am.load() is model
 
 
-def test_a_runs_arrays_are_read_only(run):
+def test_a_runs_arrays_are_read_only(default_run):
     with pytest.raises(ValueError, match="read-only"):
-        run.attention[0, 0, 0, 0] = 1.0
+        default_run.attention[0, 0, 0, 0] = 1.0
     with pytest.raises(ValueError, match="read-only"):
-        run.next_token_probs[0] = 1.0
+        default_run.next_token_probs[0] = 1.0
 
 
-def test_run_shapes_and_readable_tokens(model, run):
-    T = len(run.token_ids)
-    assert run.tokens[:3] == ["When", " Mary", " and"]
-    assert run.attention.shape == (30, 9, T, T)
-    assert run.next_token_probs.shape == (model.vocab_size,)
-    assert run.next_token_probs.sum() == pytest.approx(1.0)
-    np.testing.assert_allclose(run.attention.sum(axis=-1), 1.0, atol=1e-5)
-    assert np.all(np.triu(run.attention, k=1) == 0.0)
+def test_run_shapes_and_readable_tokens(model, default_run):
+    T = len(default_run.token_ids)
+    assert default_run.tokens[:3] == ["When", " Mary", " and"]
+    assert default_run.attention.shape == (30, 9, T, T)
+    assert default_run.next_token_probs.shape == (model.vocab_size,)
+    assert default_run.next_token_probs.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(default_run.attention.sum(axis=-1), 1.0, atol=1e-5)
+    assert np.all(np.triu(default_run.attention, k=1) == 0.0)
 
 
-def test_text_and_its_token_ids_give_the_same_run(model, run):
-    again = model.run(run.token_ids)
-    np.testing.assert_array_equal(again.next_token_probs, run.next_token_probs)
+def test_text_and_its_token_ids_give_the_same_run(model, default_run):
+    again = model.run(default_run.token_ids)
+    np.testing.assert_array_equal(again.next_token_probs, default_run.next_token_probs)
 
 
-def test_decode_and_token(model, run):
-    assert model.decode(run.token_ids) == am.DEFAULT_SENTENCE
-    assert model.token(run.token_ids[1]) == " Mary"
+def test_decode_and_token(model, default_run):
+    assert model.decode(default_run.token_ids) == am.DEFAULT_SENTENCE
+    assert model.token(default_run.token_ids[1]) == " Mary"
     assert model.token(1) == "<|im_start|>"
     assert model.tokenize("東") and "\\x" in "".join(model.token(i) for i in model.tokenize("東京"))
 
 
-def test_a_head_opened_in_the_playground_reproduces_its_weights_exactly(model, run):
-    T = len(run.token_ids)
+def test_a_head_opened_in_the_playground_reproduces_its_weights_exactly(model, default_run):
+    T = len(default_run.token_ids)
     for layer, head in [(0, 0), (14, 4), (29, 8)]:
-        Q, K, V = model.head_qkv(run, layer, head)
+        Q, K, V = model.head_qkv(default_run, layer, head)
         assert Q.shape == K.shape == V.shape == (T, 64)
         weights = ac.scaled_dot_product_attention(Q, K, V, mask=ac.causal_mask(T), scale=1 / 8).weights
-        np.testing.assert_allclose(weights, run.attention[layer, head], atol=1e-6)
+        np.testing.assert_allclose(weights, default_run.attention[layer, head], atol=1e-6)
 
 
-def test_head_qkv_names_a_head_that_does_not_exist(model, run):
+def test_head_qkv_names_a_head_that_does_not_exist(model, default_run):
     with pytest.raises(am.AttentionModelError, match="layers are 0..29"):
-        model.head_qkv(run, 30, 0)
+        model.head_qkv(default_run, 30, 0)
 
 
-def test_reuse_recomputes_only_from_the_first_edited_layer(model, run):
+def test_reuse_recomputes_only_from_the_first_edited_layer(model, default_run):
     scale = np.ones((30, 9))
     scale[12, 3] = 0.0
-    edited = model.run(run.token_ids, head_scale=scale, reuse=run)
-    fresh = model.run(run.token_ids, head_scale=scale)
+    edited = model.run(default_run.token_ids, head_scale=scale, reuse=default_run)
+    fresh = model.run(default_run.token_ids, head_scale=scale)
     assert edited.first_layer == 12 and fresh.first_layer == 0
-    np.testing.assert_array_equal(edited.attention[:12], run.attention[:12])
+    np.testing.assert_array_equal(edited.attention[:12], default_run.attention[:12])
     np.testing.assert_allclose(edited.attention, fresh.attention, atol=1e-6)
     np.testing.assert_allclose(edited.next_token_probs, fresh.next_token_probs, atol=1e-7)
-    assert not np.allclose(edited.attention[13:], run.attention[13:])
-    assert model.run(run.token_ids, head_scale=scale, reuse=edited) is edited  # nothing changed
+    assert not np.allclose(edited.attention[13:], default_run.attention[13:])
+    assert model.run(default_run.token_ids, head_scale=scale, reuse=edited) is edited  # nothing changed
 
 
-def test_reuse_of_a_run_on_other_tokens_starts_from_layer_0(model, run):
-    other = model.run("Another sentence entirely", reuse=run)
-    assert other.first_layer == 0 and other.token_ids != run.token_ids
+def test_reuse_of_a_run_on_other_tokens_starts_from_layer_0(model, default_run):
+    other = model.run("Another sentence entirely", reuse=default_run)
+    assert other.first_layer == 0 and other.token_ids != default_run.token_ids
 
 
-def test_loss_is_the_mean_negative_log_probability_of_the_next_tokens(model, run):
-    T = len(run.token_ids)
-    last = model.run(run.token_ids[:-1])
-    assert model.loss(run, T - 1, T) == pytest.approx(-np.log(last.next_token_probs[run.token_ids[-1]]), rel=1e-5)
+def test_loss_is_the_mean_negative_log_probability_of_the_next_tokens(model, default_run):
+    T = len(default_run.token_ids)
+    last = model.run(default_run.token_ids[:-1])
+    assert model.loss(default_run, T - 1, T) == pytest.approx(
+        -np.log(last.next_token_probs[default_run.token_ids[-1]]), rel=1e-5
+    )
     with pytest.raises(am.AttentionModelError, match="first token"):
-        model.loss(run, 0, T)
+        model.loss(default_run, 0, T)
 
 
 def test_too_long_input_gets_a_clear_error(model):
@@ -106,11 +98,11 @@ def test_bad_token_ids_are_named(model, ids):
         model.run(ids)
 
 
-def test_bad_head_scale_is_named(model, run):
+def test_bad_head_scale_is_named(model, default_run):
     with pytest.raises(am.AttentionModelError, match="30 x 9"):
-        model.run(run.token_ids, head_scale=np.ones((9, 30)))
+        model.run(default_run.token_ids, head_scale=np.ones((9, 30)))
     with pytest.raises(am.AttentionModelError, match="finite"):
-        model.run(run.token_ids, head_scale=np.full((30, 9), np.nan))
+        model.run(default_run.token_ids, head_scale=np.full((30, 9), np.nan))
 
 
 def test_missing_model_package_says_how_to_install_it(monkeypatch):
@@ -150,11 +142,11 @@ def test_repeated_random_tokens_is_seeded_and_repeats():
     assert am.repeated_random_tokens(49152, seed=0) == ids != am.repeated_random_tokens(49152, seed=1)
 
 
-def test_the_blas_thread_setting_changes_no_number(model, run):
+def test_the_blas_thread_setting_changes_no_number(model, default_run):
     model.blas_threads = None
     try:
-        other = model.run(run.token_ids)
+        other = model.run(default_run.token_ids)
     finally:
         model.blas_threads = 1
-    np.testing.assert_allclose(other.attention, run.attention, atol=1e-5)  # float32 sums in another order
-    np.testing.assert_allclose(other.next_token_probs, run.next_token_probs, atol=1e-6)
+    np.testing.assert_allclose(other.attention, default_run.attention, atol=1e-5)  # float32 sums in another order
+    np.testing.assert_allclose(other.next_token_probs, default_run.next_token_probs, atol=1e-6)

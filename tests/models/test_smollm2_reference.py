@@ -21,16 +21,6 @@ META = json.loads(str(REF["meta"]))
 
 
 @pytest.fixture(scope="module")
-def model() -> am.Model:
-    return am.load("smollm2-135m")
-
-
-@pytest.fixture(scope="module")
-def default_run(model):
-    return model.run(am.DEFAULT_SENTENCE)
-
-
-@pytest.fixture(scope="module")
 def repeated_run(model):
     return model.run(REF["repeated_ids"].tolist())
 
