@@ -23,16 +23,15 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import plotly.io as pio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from timing import median_ms  # noqa: E402  (benchmarks/timing.py, beside this script)
 
 from attention_views import figures  # noqa: E402
 
@@ -80,25 +79,16 @@ def cases(n: int, rng: np.random.Generator) -> dict[str, tuple[str, tuple, dict]
     }
 
 
-def _median_ms(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
-
-
 def row(builder: str, args: tuple, kwargs: dict, repeats: int) -> tuple[float, float, float, float, float]:
     """(object ms, spec ms, json ms, unpickle ms, kB) of one figure."""
     make, spec_of = getattr(figures, builder), figures.SPECS[builder]
     spec = spec_of(*args, **kwargs)
     blob = pickle.dumps(spec)
     return (
-        _median_ms(lambda: pio.to_json(make(*args, **kwargs).to_dict(), validate=False), repeats),
-        _median_ms(lambda: pio.to_json(spec_of(*args, **kwargs), validate=False), repeats),
-        _median_ms(lambda: pio.to_json(spec, validate=False), repeats),
-        _median_ms(lambda: pickle.loads(blob), repeats),
+        median_ms(lambda: pio.to_json(make(*args, **kwargs).to_dict(), validate=False), repeats),
+        median_ms(lambda: pio.to_json(spec_of(*args, **kwargs), validate=False), repeats),
+        median_ms(lambda: pio.to_json(spec, validate=False), repeats),
+        median_ms(lambda: pickle.loads(blob), repeats),
         len(pio.to_json(spec, validate=False).encode()) / 1000,
     )
 

@@ -30,6 +30,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
+from timing import median_ms  # noqa: E402  (benchmarks/timing.py, beside this script)
+
 import attention_models as am  # noqa: E402
 from attention_models.gguf_file import model_path  # noqa: E402
 
@@ -45,15 +47,6 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def median_ms(fn, repeats: int = 7) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
 
 
 def hugging_face(model: am.Model):
