@@ -11,13 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import zlib
 
 import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole
+from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole, printable
 from attention_views.session import (
     HEAD_MODES,
     MASK_KINDS,
@@ -38,6 +39,8 @@ MAX_FILE_BYTES = 1_000_000  # a saved file holds every table in full and a snaps
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
 SMALL_JSON_BYTES = 16_000  # larger JSON is packed fast (zlib level 1), unless that lands near LINK_LIMIT
 MAX_LABEL_CHARS = 100
+MAX_DEPTH = 6  # the schema nests 5 deep (payload > "t" > table > "data" > row); json.loads recurses per level
+TOKEN_TABLES = frozenset({"Q", "K", "V", "X"})  # tables whose rows are tokens (a "token" column); W_* are not
 SCALARS = {  # Lab field -> short payload key
     "mask": "m",
     "mask_pad": "mp",
@@ -56,6 +59,11 @@ SCALARS = {  # Lab field -> short payload key
 
 class ShareError(ValueError):
     """A link or file that cannot be opened; the message says why."""
+
+
+def clean_text(text: str) -> str:
+    """``text`` cut to MAX_LABEL_CHARS, any lone surrogate (a JSON ``\\ud800``) replaced: see editors.printable."""
+    return printable(text[:MAX_LABEL_CHARS])
 
 
 def table_payload(frame: pd.DataFrame) -> dict:
@@ -77,9 +85,9 @@ def _cell(value: object) -> object:
         try:
             number = float(value)
         except OverflowError:  # an integer beyond the float range: keep it as typed (it is reported as bad)
-            return str(value)[:MAX_LABEL_CHARS]
+            return clean_text(str(value))
         return number if number == number and abs(number) != float("inf") else str(number)
-    return None if is_empty(value) else str(value)[:MAX_LABEL_CHARS]
+    return None if is_empty(value) else clean_text(str(value))
 
 
 def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None) -> dict:
@@ -118,7 +126,7 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
 
 def _text(value: object) -> str:
     """A heads-table cell as text; an empty cell (None or NaN) is ""."""
-    return cell_text(value)[:MAX_LABEL_CHARS]
+    return clean_text(cell_text(value))
 
 
 def encode(lab: Lab, page: str = "") -> str:
@@ -149,7 +157,7 @@ def decode(token: str) -> tuple[Lab, str]:
         raw = inflater.decompress(packed, MAX_JSON_BYTES)
         if inflater.unconsumed_tail:
             raise ShareError(f"the link's state unpacks to more than {MAX_JSON_BYTES} bytes, the app's limit")
-        payload = json.loads(raw)
+        payload = _parse(raw, "the link's state")
     except (binascii.Error, zlib.error, ValueError, UnicodeDecodeError) as err:
         if isinstance(err, ShareError):
             raise
@@ -166,15 +174,19 @@ def payload_to_lab(payload: object) -> Lab:
     """Rebuild a lab from payload data (from a link or a JSON file), validating every field."""
     if not isinstance(payload, dict) or payload.get("v") != VERSION:
         raise ShareError("this is not an Attention Lab state (version 1)")
-    if payload.get("s") not in ac.list_scenarios():
-        raise ShareError(f"unknown scenario {str(payload.get('s'))[:40]!r}")
-    lab = new_lab(payload["s"])
+    scenario = payload.get("s")
+    if not isinstance(scenario, str) or scenario not in ac.list_scenarios():
+        raise ShareError(f"unknown scenario {clean_text(str(scenario))[:40]!r}")
+    for short, kind, what in (("t", dict, "an object of tables"), ("h", list, "a list of rows")):
+        if short in payload and not isinstance(payload[short], kind):
+            raise ShareError(f"the state's field {short!r} must be {what}")
+    lab = new_lab(scenario)
     for name, short in SCALARS.items():
         if short in payload:
             setattr(lab, name, check_field(name, payload[short]))
-    for name, table in (payload.get("t") or {}).items():
+    for name, table in payload.get("t", {}).items():
         if name not in lab.tables and name != "W_o":
-            raise ShareError(f"the state has a table {str(name)[:20]!r} that scenario {payload['s']!r} does not use")
+            raise ShareError(f"the state has a table {clean_text(name)[:20]!r} that scenario {scenario!r} does not use")
         lab.tables[name] = _table(name, table)
     if "h" in payload:
         lab.heads = _heads(payload["h"])
@@ -242,9 +254,7 @@ def _snapshot(value: object) -> Snapshot:
             f"the state's snapshot is malformed (at most {MAX_TOKENS} x {MAX_TOKENS} weights from 0 to "
             "1, one token label per row and column)"
         )
-    return Snapshot(
-        np.array(weights, dtype=float), [q[:MAX_LABEL_CHARS] for q in queries], [k[:MAX_LABEL_CHARS] for k in keys]
-    )
+    return Snapshot(np.array(weights, dtype=float), [clean_text(q) for q in queries], [clean_text(k) for k in keys])
 
 
 def _weight(cell: object) -> bool:
@@ -258,6 +268,8 @@ def _table(name: str, table: object) -> pd.DataFrame:
         raise ShareError(f"table {name} in the state is missing rows, cols, data or tok") from None
     if not (isinstance(rows, list) and isinstance(cols, list) and isinstance(data, list)):
         raise ShareError(f"table {name} in the state is malformed")
+    if tokens is not (name in TOKEN_TABLES):  # the flag decides where the labels go: it must match the table
+        raise ShareError(f"table {name} in the state has a wrong token flag (tok must be {name in TOKEN_TABLES})")
     if len(rows) > MAX_TOKENS or len(cols) > MAX_DIMS:
         raise ShareError(f"table {name} is {len(rows)} x {len(cols)}; the app allows at most {MAX_TOKENS} x {MAX_DIMS}")
     if len(data) != len(rows) or any(not isinstance(r, list) or len(r) != len(cols) for r in data):
@@ -265,8 +277,9 @@ def _table(name: str, table: object) -> pd.DataFrame:
     for cell in (c for row in data for c in row):
         if not (cell is None or isinstance(cell, (int, float, str))) or isinstance(cell, bool):
             raise ShareError(f"table {name} in the state holds a cell that is not a number or text")
-    labels = [str(r)[:MAX_LABEL_CHARS] for r in rows]
-    col_labels = [str(c)[:MAX_LABEL_CHARS] for c in cols]
+    data = [[clean_text(c) if isinstance(c, str) else c for c in row] for row in data]
+    labels = [clean_text(str(r)) for r in rows]
+    col_labels = [clean_text(str(c)) for c in cols]
     if len(set(col_labels)) != len(col_labels) or TOKEN in col_labels:
         raise ShareError(f"table {name} in the state has repeated column names")
     frame = pd.DataFrame(data, columns=col_labels, dtype=object)
@@ -284,7 +297,7 @@ def _heads(rows: object) -> pd.DataFrame:
         or any(not isinstance(r, list) or len(r) != 2 or not all(isinstance(c, str) for c in r) for r in rows)
     ):
         raise ShareError(f"the state's heads table is malformed (at most {MAX_HEADS} rows of name and dims)")
-    return pd.DataFrame([[c[:MAX_LABEL_CHARS] for c in r] for r in rows], columns=["head", "dims"], dtype=object)
+    return pd.DataFrame([[clean_text(c) for c in r] for r in rows], columns=["head", "dims"], dtype=object)
 
 
 def to_json(lab: Lab, page: str = "") -> str:
@@ -297,7 +310,40 @@ def from_json(text: str | bytes) -> tuple[Lab, str]:
     if len(text) > MAX_FILE_BYTES:
         raise ShareError(f"the file is larger than {MAX_FILE_BYTES // 1000} kB, the app's limit")
     try:
-        payload = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+        payload = _parse(text, "the file")
+    except (ValueError, UnicodeDecodeError) as err:
+        if isinstance(err, ShareError):
+            raise
         raise ShareError("the file is not valid JSON; download a state from the app and upload that") from None
     return payload_to_lab(payload), _page(payload)
+
+
+_SPECIAL = re.compile(rb'[\[\]{}"\\]')  # brackets, quotes and backslashes: all the depth count needs to see
+
+
+def _parse(raw: str | bytes, what: str) -> object:
+    """JSON from a link or a file, refused before parsing when it nests deeper than the schema ever does.
+
+    ``json.loads`` recurses once per level, so ``[[[[...]]]]`` 3,000 deep would end in RecursionError;
+    the brackets outside strings are counted first, in one linear pass over the special characters.
+    """
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth, in_string, escaped_at = 0, False, -1
+    for match in _SPECIAL.finditer(data):
+        char, at = match.group(), match.start()
+        if at == escaped_at:  # the character after a backslash inside a string
+            continue
+        if in_string:
+            if char == b"\\":
+                escaped_at = at + 1
+            elif char == b'"':
+                in_string = False
+        elif char == b'"':
+            in_string = True
+        elif char in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ShareError(f"{what} nests more than {MAX_DEPTH} levels deep; no state of the app does")
+        elif char in (b"]", b"}"):
+            depth -= 1
+    return json.loads(raw)

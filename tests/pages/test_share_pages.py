@@ -120,3 +120,35 @@ def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     assert len(calls) == count and _param(at, "state") == first
     at.slider(key="playground_temperature").set_value(0.7).run()
     assert len(calls) == count + 1 and share.decode(_param(at, "state"))[0].temperature == 0.7
+
+
+def _link(payload: dict) -> str:
+    import base64
+    import json
+    import zlib
+
+    return "1." + base64.urlsafe_b64encode(zlib.compress(json.dumps(payload).encode())).decode()
+
+
+@pytest.mark.parametrize("page", ["step_by_step", "playground"])
+def test_a_link_whose_table_has_the_wrong_token_flag_is_refused_on_every_page(page):
+    payload = share.lab_payload(new_lab("random-seed42"), full=True)
+    payload["t"]["W_q"]["tok"] = True  # was: "All arrays must be of the same length" on the step-by-step page
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params["scenario"], at.query_params["state"] = "random-seed42", _link(payload)
+    at.run()
+    assert_clean(at)
+    assert any("wrong token flag" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("page", ["step_by_step", "playground", "multi_head"])
+def test_a_label_holding_a_lone_surrogate_is_shown(page):
+    payload = share.lab_payload(new_lab("mammal-query"), full=True)
+    payload["t"]["Q"]["rows"][0] = "m\ud800"  # was: UnicodeEncodeError in pyarrow
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params["scenario"], at.query_params["state"] = "mammal-query", _link(payload)
+    at.run()
+    assert_clean(at)
+    assert at.session_state["session"].lab.tables["Q"]["token"][0] == "m?"

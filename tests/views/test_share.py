@@ -189,3 +189,70 @@ def test_payload_with_a_given_pristine_lab_equals_the_one_built_inside():
     lab = _edited("emma-friend")
     assert share.lab_payload(lab, "playground", pristine=new_lab("emma-friend")) == share.lab_payload(lab, "playground")
     assert share.lab_payload(lab, pristine=new_lab("apple-orange")) == share.lab_payload(lab)  # other scenario: ignored
+
+
+def _token_of(document: str) -> str:
+    return "1." + base64.urlsafe_b64encode(zlib.compress(document.encode(), 9)).decode().rstrip("=")
+
+
+def test_a_short_link_nested_thousands_deep_is_refused_before_parsing():
+    token = _token_of("[" * 3000 + "]" * 3000)
+    assert len(token) < 140  # the 132-character link did the same
+    with pytest.raises(share.ShareError, match="nests more than"):
+        share.decode(token)
+    with pytest.raises(share.ShareError, match="nests more than"):
+        share.from_json('{"v": "1", "t": ' + "[" * 3000 + "]" * 3000 + "}")
+
+
+def test_brackets_inside_strings_do_not_count_towards_the_depth():
+    lab = new_lab("mammal-query")
+    lab.tables["Q"].iat[0, 0] = 'a "[[[[[[[[" \\ [[[[[[[[['
+    back, _ = share.from_json(share.to_json(lab))
+    assert back.tables["Q"].iat[0, 0] == lab.tables["Q"].iat[0, 0]
+    assert share.decode(share.encode(lab))[0].tables["Q"].iat[0, 0] == lab.tables["Q"].iat[0, 0]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"t": [1]}, "'t' must be an object"),
+        ({"t": "Q"}, "'t' must be an object"),
+        ({"h": "x"}, "'h' must be a list"),
+        ({"h": {"a": 1}}, "'h' must be a list"),
+        ({"s": ["mammal-query"]}, "unknown scenario"),
+        ({"t": {"Q": [1, 2]}}, "missing rows"),
+        ({"t": {"Q": "Q"}}, "missing rows"),
+        ({"mc": {"a": 1}}, "painted mask is malformed"),
+        ({"ss": [1]}, "snapshot is missing"),
+        ({"T": "hot"}, "temperature"),
+        ({"c": {"a": 1}}, "selected"),
+    ],
+)
+def test_fields_of_the_wrong_type_are_refused_by_name(fields, message):
+    payload = {"v": "1", "s": "mammal-query", **fields}
+    with pytest.raises(share.ShareError, match=message):
+        share.decode(_token_of(json.dumps(payload)))
+    with pytest.raises(share.ShareError, match=message):
+        share.from_json(json.dumps(payload))
+
+
+@pytest.mark.parametrize(("sid", "table"), [("mammal-query", "Q"), ("random-seed42", "W_q"), ("random-seed42", "X")])
+@pytest.mark.parametrize("flag", ["flip", [1, 2], "x", 0])
+def test_a_token_flag_that_does_not_match_the_table_is_refused(sid, table, flag):
+    payload = share.lab_payload(new_lab(sid), full=True)
+    payload["t"][table]["tok"] = (not payload["t"][table]["tok"]) if flag == "flip" else flag
+    with pytest.raises(share.ShareError, match="wrong token flag"):
+        share.payload_to_lab(payload)
+
+
+def test_lone_surrogates_in_labels_and_cells_become_printable():
+    payload = share.lab_payload(new_lab("mammal-query"), full=True)
+    payload["t"]["Q"]["rows"][0] = "a\ud800b"
+    payload["t"]["K"]["data"][0][0] = "\udfff"
+    payload["h"] = [["h\ud83d", "0, 1"]]
+    document = json.dumps(payload)  # ensure_ascii: the surrogates travel as \ud800 escapes, as an attacker sends them
+    for lab in (share.from_json(document)[0], share.decode(_token_of(document))[0]):
+        texts = [*lab.tables["Q"]["token"], lab.tables["K"].iat[0, 1], *lab.heads["head"]]
+        for text in texts:
+            text.encode("utf-8")  # no UnicodeEncodeError
+        assert lab.tables["Q"]["token"][0] == "a?b"

@@ -1,0 +1,91 @@
+"""Fuzzing the link and file decoders (issue 15): any input gives a valid lab or a ShareError, nothing else.
+
+Three kinds of input: random bytes and text (as a link token and as an uploaded file), random JSON
+documents of any shape, and real states with one field replaced by a random JSON value (the shape an
+attacker would try). A decoded lab must also serialise back, so the page's own link code cannot fail.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import attention_core as ac
+from attention_views import share
+from attention_views.session import Lab, new_lab
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
+    max_leaves=30,
+)
+FIELDS = ["v", "s", "p", "t", "h", "mc", "ss", *share.SCALARS.values()]
+
+
+def _token(document: bytes) -> str:
+    return "1." + base64.urlsafe_b64encode(zlib.compress(document)).decode().rstrip("=")
+
+
+def _accepts_or_refuses(decode, value) -> None:
+    try:
+        lab, page = decode(value)
+    except share.ShareError as err:
+        assert str(err)  # a message for the user
+        return
+    assert isinstance(lab, Lab) and isinstance(page, str)
+    share.encode(lab, page)  # what the app does next with it
+    share.to_json(lab, page)
+
+
+@SETTINGS
+@given(st.binary(max_size=400) | st.text(max_size=400))
+def test_random_bytes_and_text_are_refused_cleanly(data):
+    _accepts_or_refuses(share.from_json, data)
+    text = data.decode("latin-1") if isinstance(data, bytes) else data
+    _accepts_or_refuses(share.decode, text)
+    _accepts_or_refuses(share.decode, "1." + text)
+    raw = data if isinstance(data, bytes) else data.encode("utf-8", "surrogatepass")
+    _accepts_or_refuses(share.decode, _token(raw))
+
+
+@SETTINGS
+@given(json_values)
+def test_random_json_documents_are_refused_cleanly(value):
+    document = json.dumps(value)
+    _accepts_or_refuses(share.from_json, document)
+    _accepts_or_refuses(share.decode, _token(document.encode()))
+
+
+@SETTINGS
+@given(st.sampled_from(ac.list_scenarios()), st.sampled_from(FIELDS), json_values, st.booleans())
+def test_a_real_state_with_one_field_replaced_is_accepted_or_refused_cleanly(sid, field, value, full):
+    payload = share.lab_payload(new_lab(sid), full=full)
+    payload[field] = value
+    document = json.dumps(payload)
+    _accepts_or_refuses(share.from_json, document)
+    _accepts_or_refuses(share.decode, _token(document.encode()))
+
+
+@SETTINGS
+@given(st.sampled_from(ac.list_scenarios()), st.sampled_from(["rows", "cols", "data", "tok"]), json_values)
+def test_a_real_table_with_one_part_replaced_is_accepted_or_refused_cleanly(sid, part, value):
+    payload = share.lab_payload(new_lab(sid), full=True)
+    name = next(iter(payload["t"]))
+    payload["t"][name][part] = value
+    _accepts_or_refuses(share.from_json, json.dumps(payload))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(min_value=7, max_value=5000), st.sampled_from("[{"))
+def test_deep_nesting_is_refused_at_any_depth(depth, bracket):
+    close = "]" if bracket == "[" else "}"
+    inner = "1" if bracket == "[" else ""
+    body = (bracket if bracket == "[" else '{"a":') * depth + inner + close * depth
+    _accepts_or_refuses(share.from_json, body)
+    _accepts_or_refuses(share.decode, _token(body.encode()))
