@@ -38,6 +38,15 @@ def cell_text(value: object) -> str:
     return "" if is_empty(value) else str(value)
 
 
+def printable(value: object) -> object:
+    """``value`` with any lone surrogate replaced by "?" when it is text (else unchanged).
+
+    A lone surrogate (JSON's ``\\ud800``, which a browser or a crafted link can send) is a valid Python
+    str but cannot be encoded as UTF-8, so the tables' Arrow serialisation would fail on it.
+    """
+    return value.encode("utf-8", "replace").decode("utf-8") if isinstance(value, str) else value
+
+
 def is_real(value: object) -> bool:
     """True for a real number that is not a bool (JSON true/false and checkboxes are not numbers)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
@@ -182,8 +191,11 @@ class Delta:
         """Read the editor's session-state value (a dict, or None before the first edit)."""
         if not isinstance(state, Mapping):
             return None
-        edited = {int(r): dict(cells) for r, cells in (state.get("edited_rows") or {}).items()}
-        return cls(edited, list(state.get("added_rows") or []), [int(r) for r in state.get("deleted_rows") or []])
+        edited = {
+            int(r): {c: printable(v) for c, v in cells.items()} for r, cells in (state.get("edited_rows") or {}).items()
+        }
+        added = [{c: printable(v) for c, v in row.items()} for row in state.get("added_rows") or []]
+        return cls(edited, added, [int(r) for r in state.get("deleted_rows") or []])
 
     @property
     def reshapes(self) -> bool:
@@ -251,9 +263,40 @@ def resize_rows(frame: pd.DataFrame, labels: Sequence[str]) -> pd.DataFrame:
 MAX_CSV_BYTES = 100_000
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet runs a cell starting with one of these
+
+
+def csv_safe(value: object) -> object:
+    """A cell for a CSV download: text a spreadsheet would run as a formula gets a leading ``'``.
+
+    Numbers (and text that reads as a number, such as "-1.5") are left alone. Text that already starts
+    with ``'`` before such a character gets one more, so :func:`csv_unsafe` always gives back the original.
+    """
+    if not isinstance(value, str) or not value.lstrip("'").startswith(FORMULA_START):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
+
+
+def csv_unsafe(value: object) -> object:
+    """A cell read from a CSV upload: undoes :func:`csv_safe`."""
+    if isinstance(value, str) and value.startswith("'") and value[1:].lstrip("'").startswith(FORMULA_START):
+        return value[1:]
+    return value
+
+
+def csv_text(frame: pd.DataFrame, *, index: bool) -> str:
+    """``frame`` as CSV with every label and text cell made safe for spreadsheets (:func:`csv_safe`)."""
+    safe = frame.rename(columns=csv_safe, index=csv_safe if index else None)
+    return safe.map(csv_safe).to_csv(index=index, lineterminator="\r\n")  # RFC 4180: a \r in a label is quoted
+
+
 def table_to_csv(frame: pd.DataFrame) -> str:
     """A table as CSV: the row labels first (``token`` column or the index), then the numbers."""
-    return frame.to_csv(index=TOKEN not in frame.columns)
+    return csv_text(frame, index=TOKEN not in frame.columns)
 
 
 def table_from_csv(data: bytes, like: pd.DataFrame, table: str, *, max_rows: int, max_cols: int) -> pd.DataFrame:
@@ -278,6 +321,7 @@ def table_from_csv(data: bytes, like: pd.DataFrame, table: str, *, max_rows: int
         )
     if TOKEN not in like.columns and raw.shape[0] != like.shape[0]:
         raise TableError(table, f"the CSV has {raw.shape[0]} rows but {table} needs {like.shape[0]}")
+    raw = raw.rename(columns=csv_unsafe).map(csv_unsafe)  # the app's own downloads escape formula-like text
     labels = [str(v) for v in raw.iloc[:, 0]]
     cols = [str(c) for c in raw.columns[1:]]
     frame = pd.DataFrame(raw.iloc[:, 1:].to_numpy(), columns=cols, dtype=object)

@@ -4,9 +4,18 @@
 - :func:`short` — in hovers and arithmetic of the figures: up to four decimals, trailing zeros cut ("0.72").
 - :func:`latex` — in the step-by-step formulas: four significant digits, ``-\\infty`` for a blocked score.
 - :func:`metric` — in st.metric: two decimals while short, else scientific; past the float range, a bound.
+
+And how user text (token labels, names, anything from a link or an upload) is written, literally:
+
+- :func:`plain` — inside Streamlit markdown (st.markdown, captions, warnings, labels): no link, image,
+  emphasis, LaTeX or colour directive can come from it.
+- :func:`plot_text` — inside plotly text (ticks, hovers, titles, annotations), which renders a subset
+  of HTML (``<a href>``, ``<b>``, ``<br>``): the markup shows as typed.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -36,3 +45,30 @@ def metric(value: float) -> str:
     if not np.isfinite(value):  # past the float range: the true value exists but a float cannot hold it
         return "> 1.8e308" if value > 0 else "< −1.8e308" if value < 0 else "too large"
     return f"{value:.2f}" if abs(value) < 1e6 else f"{value:.4g}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*{}\[\]<>$~|#!^]|(?<!\w)_|_(?!\w))")  # what starts markup mid-line
+# ("_" inside a word such as W_k is no emphasis in CommonMark, so it stays readable)
+_AUTOLINK = re.compile(r"(://|www\.|@)", re.IGNORECASE)  # GitHub markdown links these even when escaped
+_LIST_START = re.compile(r"^(\d+)([.)])|^([-+=])")  # "1." / "-" at the start would make a list
+WORD_JOINER = "\u2060"  # invisible and unbreakable: splits "http://" so no autolink is found
+
+
+def plain(text: object) -> str:
+    """User text for Streamlit markdown, shown literally: the characters that start markup backslash-escaped.
+
+    CommonMark lets any ASCII punctuation be escaped, so ``[x](http://example.com)`` stays text, ``$...$``
+    is no formula, ``:red[...]`` no colour, ``<b>`` no tag. The GitHub extension's autolinks (``http://``,
+    ``www.``, e-mail addresses) are found in the text after escapes are undone, so an invisible word joiner
+    splits them instead. Line breaks become spaces (a label is one line). Punctuation that is harmless
+    mid-line (quotes, brackets, colons) is left alone, so messages read the same in the page's source.
+    """
+    one_line = " ".join(str(text).splitlines())
+    escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", one_line)
+    escaped = _AUTOLINK.sub(lambda m: m[1][0] + WORD_JOINER + m[1][1:], escaped)
+    return _LIST_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", escaped)
+
+
+def plot_text(text: object) -> str:
+    """User text for plotly, shown literally: ``&``, ``<`` and ``>`` as HTML entities (plotly decodes them)."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -21,6 +21,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
+from attention_views.formats import plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
 from attention_views.widgets import bound, chart
@@ -192,7 +193,7 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
     note_col.caption("The snapshot is kept in this session and in the downloaded JSON view.")
     problem = snapshot_problem(snap, weights)
     if problem:
-        st.warning(problem, icon=":material/straighten:")
+        st.warning(plain(problem), icon=":material/straighten:")
         return
     if relabelled(snap, q_tokens, k_tokens):
         st.info(
@@ -273,7 +274,7 @@ def permutation_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> N
     keys = [head.key_tokens[j] for j in perm]
     queries = list(head.query_tokens) if check.keys_only else keys
     how = "reversed" if lab.permute_seed == 0 else f"shuffle #{lab.permute_seed}"
-    order_col.caption(f"New order ({how}): " + ", ".join(keys))
+    order_col.caption(f"New order ({how}): " + ", ".join(plain(k) for k in keys))
     if check.keys_only:
         st.info(
             "Queries and keys are different tokens here, so only the keys and their values are reordered; "

@@ -19,11 +19,13 @@ from attention_views.editors import (
     Delta,
     TableError,
     apply_delta,
+    csv_text,
     display_table,
     table_from_csv,
     table_to_csv,
     value_columns,
 )
+from attention_views.formats import plain
 from attention_views.session import MASK_KINDS, MASK_PARAMS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, Lab
 from attention_views.state import (
     PRESETS,
@@ -91,7 +93,7 @@ def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = Fals
     )
     error = table_errors({name: frame}).get(name)
     if error:
-        st.error(error, icon="⚠️")
+        st.error(plain(error), icon="⚠️")
     _csv_popover(lab, prefix, name)
 
 
@@ -116,7 +118,7 @@ def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
         )
         error = errors.get(f"{prefix}_{name}")
         if error:
-            st.error(error, icon="⚠️")
+            st.error(plain(error), icon="⚠️")
 
 
 def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: str, name: str, error_key: str) -> None:
@@ -155,7 +157,7 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
     """A download button for a result table as CSV."""
     st.download_button(
         label,
-        lambda: frame.to_csv(index=False),
+        lambda: csv_text(frame, index=False),
         file_name=file_name,
         mime="text/csv",
         key=key,
@@ -337,7 +339,7 @@ def editors_panel(lab: Lab, prefix: str) -> None:
         with tabs[-1]:
             _sizes(lab, prefix)
     for name, error in table_errors(closed).items():
-        st.error(f"{error} (tab {EDITOR_TABS[name]})", icon="⚠️")
+        st.error(f"{plain(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
 
 
 def _sizes(lab: Lab, prefix: str) -> None:

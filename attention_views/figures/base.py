@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from plotly.colors import sample_colorscale
 
 from attention_views import formats, theme
+from attention_views.formats import plot_text
 from attention_views.theme import MINUS_INF, Style
 
 QUERY_AXIS_TITLE = "Query token (attending)"
@@ -58,8 +59,8 @@ def _as_vector(values: object, n: int | None, name: str) -> np.ndarray:
 
 
 def _as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[str]:
-    """Labels as strings (None -> ""), exactly one per row/column/value; repeats and blanks allowed."""
-    out = ["" if label is None else str(label) for label in labels]
+    """Labels as plotly text (None -> ""; markup shown as typed), exactly one per row/column/value; repeats allowed."""
+    out = ["" if label is None else plot_text(label) for label in labels]
     if len(out) != n:
         raise ValueError(f"{name} has {len(out)} labels but there are {n} {what}; give exactly one label for each")
     return out

@@ -30,7 +30,7 @@ from attention_views.figures.base import (
     _value_trace,
     _z,
 )
-from attention_views.formats import short
+from attention_views.formats import plot_text, short
 from attention_views.theme import MINUS_INF, Style
 
 # ---------------------------------------------------------------- heatmaps
@@ -212,6 +212,7 @@ def head_grid_spec(
     """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis."""
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
+    names = [plot_text(name) for name in names]  # typed in the heads table
     queries = _as_labels(query_tokens, mats[0].shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, mats[0].shape[1], "key_tokens", "columns (keys)")
     if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:

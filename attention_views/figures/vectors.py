@@ -10,6 +10,7 @@ from attention_views.figures.base import (
     _figure_builder,
     _finish,
 )
+from attention_views.formats import plot_text
 from attention_views.theme import Style
 
 # ---------------------------------------------------------------- vectors
@@ -20,7 +21,7 @@ def vector_arrows_spec(vectors: dict[str, np.ndarray], *, projector: bool = Fals
     s = theme.style(projector)
     if not vectors:
         raise ValueError("vectors is empty: give at least one named vector, e.g. {'q': [1, 0.5]}")
-    full = {str(name): _as_vector(v, None, f"vectors[{name!r}]") for name, v in vectors.items()}
+    full = {plot_text(name): _as_vector(v, None, f"vectors[{name!r}]") for name, v in vectors.items()}
     dims = 3 if all(v.size >= 3 for v in full.values()) else 2
     tips = {name: np.pad(v, (0, max(0, dims - v.size)))[:dims] for name, v in full.items()}  # name -> (dims,)
     biggest = float(np.max(np.abs(np.stack(list(tips.values())))))  # largest coordinate drawn

@@ -10,7 +10,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
-from attention_views.formats import latex
+from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
 from attention_views.widgets import MASK_LABELS, chart
@@ -81,7 +81,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
         st.warning(
-            f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{qt[i]}** may not attend **{kt[j]}**, "
+            f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{plain(qt[i])}** may not attend **{plain(kt[j])}**, "
             "so the mask adds −∞ to the score and the weight is 0.",
             icon="🚫",
         )
@@ -121,7 +121,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         "the mask $M$ is 0 where a query may attend a key and −∞ where it may not."
     )
 
-    st.subheader(f"3 · Softmax over the row of {qt[i]}")
+    st.subheader(f"3 · Softmax over the row of {plain(qt[i])}")
     if e.denominator > 0:
         st.latex(
             rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
@@ -130,7 +130,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         )
     else:
         st.warning(
-            f"The mask blocks every key of **{qt[i]}**: there is nothing to share out, so every weight of "
+            f"The mask blocks every key of **{plain(qt[i])}**: there is nothing to share out, so every weight of "
             "this row is 0 (not 0/0) and its output row is 0.",
             icon="🚫",
         )
@@ -143,7 +143,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, "step_by_step_row", j
     )
     st.caption(
-        f"{MARK} marks the key {kt[j]}."
+        f"{MARK} marks the key {plain(kt[j])}."
         + (
             " A key the mask blocks has the score −∞ (the table writes -Infinity): its exp is 0."
             if np.isneginf(e.masked_row).any()
@@ -151,7 +151,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         )
     )
 
-    st.subheader(f"4 · Output of {qt[i]}: the weights mix the value rows")
+    st.subheader(f"4 · Output of {plain(qt[i])}: the weights mix the value rows")
     st.latex(rf"o_{{{i}}} = \sum_l w_{{{i},l}}\, v_l")
     v_cols = [f"v{c}" for c in range(r.V.shape[1])]
     mix = {"value row": [*head.value_labels, "output (sum)"], "weight": [*e.weights_row, e.weights_row.sum()]}

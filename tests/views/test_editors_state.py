@@ -233,3 +233,24 @@ def test_projection_csv_needs_the_same_rows():
     like = new_lab("random-seed42").tables["W_q"]
     with pytest.raises(TableError, match="has 2 rows but W_q needs 4"):
         table_from_csv(b",q0\nd0,1\nd1,2\n", like, "W_q", max_rows=64, max_cols=64)
+
+
+FORMULAS = ["=1+1", "+SUM(A1)", "-x", "@cmd", "\tTAB", "\rCR", "'=quoted", "''-two", "plain", "-1.5e3", "'"]
+
+
+def test_csv_downloads_escape_formula_like_text_and_round_trip_through_the_upload():
+    import io
+
+    import pandas as pd
+
+    from attention_views.editors import FORMULA_START, TOKEN, matrix_table, table_from_csv, table_to_csv
+
+    frame = matrix_table(np.arange(len(FORMULAS) * 2.0).reshape(-1, 2) - 3, FORMULAS, ["=d0", "d1"], tokens=True)
+    text = table_to_csv(frame)
+    cells = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    for label in [*cells.columns, *cells[TOKEN]]:  # what a spreadsheet would see
+        assert not label.startswith(FORMULA_START) or label == "-1.5e3", label
+    back = table_from_csv(text.encode(), frame, "Q", max_rows=64, max_cols=64)
+    assert list(back[TOKEN]) == FORMULAS
+    assert list(back.columns) == list(frame.columns)
+    np.testing.assert_array_equal(back[["=d0", "d1"]].to_numpy(float), frame[["=d0", "d1"]].to_numpy(float))

@@ -1,0 +1,75 @@
+"""User text is data, never markup (issue 15): hostile token labels from a link, in the real browser.
+
+Markdown, LaTeX and plotly's HTML subset would each turn some of these labels into a live link, an
+image fetched from outside, bold text or a formula. The pages must show them as typed, and the
+browser must request nothing from outside the app.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from urllib.parse import quote, urlparse
+
+import pytest
+from streamlit_browser import assert_clean, figures, open_page, wait_idle
+
+from attention_views import share
+from attention_views.formats import WORD_JOINER
+from attention_views.session import new_lab
+
+pytestmark = pytest.mark.e2e
+
+HOSTILE = [
+    "[x](http://example.com)",
+    "![](http://example.com/a.png)",
+    '<a href="http://example.com">x</a>',
+    "<b>bold</b>",
+    r"$\href{http://example.com}{x}$",
+    "=1+1",
+    "http://example.com/raw",
+]
+
+
+def _hostile_link(page_path: str) -> str:
+    payload = share.lab_payload(new_lab("mammal-query"), full=True)
+    payload["t"]["Q"]["rows"] = HOSTILE[:2]
+    payload["t"]["K"]["rows"] = HOSTILE[2:]
+    payload["t"]["V"]["rows"] = HOSTILE[2:]
+    payload["c"] = [0, 0]
+    token = "1." + base64.urlsafe_b64encode(zlib.compress(json.dumps(payload).encode())).decode()
+    return f"{page_path}?scenario=mammal-query&state={token}"
+
+
+@pytest.mark.parametrize("path", ["/step_by_step", "/playground", "/multi_head"])
+def test_hostile_labels_are_shown_literally_and_fetch_nothing(page, app_url, path):
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    open_page(page, _hostile_link(path))
+    wait_idle(page)
+    assert_clean(page)
+    assert page.locator('a[href*="example.com"]').count() == 0
+    assert page.locator('img[src*="example.com"], image[href*="example.com"]').count() == 0
+    bold = page.eval_on_selector_all(  # the app bolds only a sum of products
+        ".js-plotly-plot [style*='font-weight:bold']", "els => els.map(e => e.textContent)"
+    )
+    assert not any("bold" in b for b in bold), bold
+    outside = [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")]
+    assert outside == [], outside
+    ticks = [t for f in figures(page) for t in f["xticks"] + f["yticks"]]
+    assert '<a href="http://example.com">x</a>' in ticks and "<b>bold</b>" in ticks, ticks
+    if path == "/step_by_step":  # the labels also appear in the headings and captions, as typed
+        text = page.inner_text("body").replace(WORD_JOINER, "")  # the joiner splits "http://" from autolinking
+        assert "Softmax over the row of [x](http://example.com)" in text
+        assert 'marks the key <a href="http://example.com">x</a>.' in text
+
+
+def test_an_unknown_scenario_in_the_link_is_echoed_as_text(page, app_url):
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    open_page(page, "/playground?scenario=" + quote("![](http://example.com/a.png)[y](http://example.com)"))
+    assert_clean(page)
+    assert "![](http://example.com/a.png)[y](http://example.com)" in page.inner_text("body").replace(WORD_JOINER, "")
+    assert page.locator('a[href*="example.com"], img[src*="example.com"]').count() == 0
+    assert [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")] == []
