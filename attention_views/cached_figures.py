@@ -2,9 +2,9 @@
 
 ``cached_figures.attention_heatmap(...)`` (one name per builder, listed at the end) takes the same
 arguments as ``figures.attention_heatmap(...)`` and returns the same figure, built once per distinct
-input by ``figures.attention_heatmap_spec`` as a plain dict (no plotly objects), kept with
-``st.cache_data``. The builders are pure functions of their arguments, so the cache holds only
-immutable data and nothing of one session can reach another.
+input by ``figures.attention_heatmap_spec`` as a plain dict (no plotly objects), kept pickled in one
+:class:`SpecCache` of at most 100 MB per process. The builders are pure functions of their arguments, so
+the cache holds only immutable data and nothing of one session can reach another.
 
 What reaches the browser, and why the figure is a :class:`SpecFigure` (streamlit 1.67.0 and plotly 7.1.0,
 pinned; ``streamlit/elements/plotly_chart.py``, ``plotly_chart``): st.plotly_chart calls
@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
+import pickle
+import threading
+from collections import OrderedDict
 
 import plotly.graph_objects as go
-import streamlit as st
 
 from attention_views import figures
 
@@ -55,14 +58,54 @@ class SpecFigure(go.Figure):
         return self.to_dict()
 
 
-@st.cache_data(max_entries=2048, ttl=3600, show_spinner=False)
-def _figure_spec(name: str, args: tuple, kwargs: dict) -> dict:
-    return figures.SPECS[name](*args, **kwargs)
+class SpecCache:
+    """Figure specs kept pickled, least recently used dropped first, bounded by their total size in bytes.
+
+    Shared by every session of the process, so it holds only immutable data (each hit unpickles its own
+    copy, as ``st.cache_data`` would) and its bound is on memory, not on a count of entries: a figure's
+    size grows with its cells and label lengths from a few kB to about 1 MB
+    (benchmarks/bench_figure_cache.py prints the largest). A spec larger than the whole bound is not kept.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        self._blobs: OrderedDict[bytes, bytes] = OrderedDict()  # key -> pickled spec, oldest first
+        self._lock = threading.Lock()  # sessions run on their own threads
+
+    def get(self, name: str, args: tuple, kwargs: dict) -> dict:
+        """``figures.SPECS[name](*args, **kwargs)``, built once per distinct input while it stays in the cache."""
+        key = hashlib.blake2b(pickle.dumps((name, args, sorted(kwargs.items())), protocol=5)).digest()
+        with self._lock:
+            blob = self._blobs.get(key)
+            if blob is not None:
+                self._blobs.move_to_end(key)
+        if blob is None:
+            blob = pickle.dumps(figures.SPECS[name](*args, **kwargs), protocol=5)
+            self._keep(key, blob)
+        return pickle.loads(blob)  # noqa: S301 (our own bytes, made just above or earlier in this process)
+
+    def _keep(self, key: bytes, blob: bytes) -> None:
+        if len(blob) > self.max_bytes:
+            return
+        with self._lock:
+            old = self._blobs.pop(key, None)
+            self.bytes += len(blob) - (len(old) if old is not None else 0)
+            self._blobs[key] = blob
+            while self.bytes > self.max_bytes:
+                _, dropped = self._blobs.popitem(last=False)
+                self.bytes -= len(dropped)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+
+MAX_BYTES = 100_000_000  # issue 15: the figure cache of one process holds at most 100 MB
+SPEC_CACHE = SpecCache(MAX_BYTES)
 
 
 def _call(name: str, *args: object, **kwargs: object) -> SpecFigure:
-    # st.cache_data hands every call its own copy (unpickled), so a caller may change the figure freely
-    return SpecFigure(_figure_spec(name, args, kwargs))
+    return SpecFigure(SPEC_CACHE.get(name, args, kwargs))  # its own copy: a caller may change it freely
 
 
 def _cached(name: str) -> functools.partial[SpecFigure]:
