@@ -133,13 +133,20 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
     lab = s.lab
     params = {"scenario": lab.scenario}
     token = link_token(s)
-    if token is not None:
+    openable = token is None or len(token) <= share.MAX_TOKEN_CHARS  # a link the app makes, the app opens
+    if token is not None and openable:
         params["state"] = token
     if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
         st.query_params.from_dict(params)
     query = "&".join(f"{k}={v}" for k, v in params.items())
     with slot:
-        if len(query) > share.LINK_LIMIT:
+        if not openable:
+            st.warning(
+                f"This view is too large for a link ({len(token):,} characters; the app opens links of up to "
+                f"{share.MAX_TOKEN_CHARS:,}), so the address bar holds only the scenario and reloading the page "
+                "would start it afresh. Download the view as a JSON file to keep or share it."
+            )
+        elif len(query) > share.LINK_LIMIT:
             st.warning(
                 f"This view is too large for a link ({len(query)} characters; the limit is "
                 f"{share.LINK_LIMIT}). Download it as a JSON file instead."

@@ -152,3 +152,20 @@ def test_a_label_holding_a_lone_surrogate_is_shown(page):
     at.run()
     assert_clean(at)
     assert at.session_state["session"].lab.tables["Q"]["token"][0] == "m?"
+
+
+def test_a_view_too_large_for_a_link_keeps_it_out_of_the_address_bar_and_says_so():
+    from attention_views.editors import matrix_table
+
+    at = _open({"scenario": "random-seed42"})
+    lab = at.session_state["session"].lab
+    rng = np.random.default_rng(0)
+    tokens, dims = [f"t{i}" for i in range(64)], [f"d{j}" for j in range(64)]
+    lab.tables = {"X": matrix_table(rng.normal(size=(64, 64)), tokens, dims, tokens=True)} | {
+        name: matrix_table(rng.normal(size=(64, 64)), dims, dims, tokens=False) for name in ("W_q", "W_k", "W_v")
+    }
+    at.run()
+    assert_clean(at)
+    assert len(share.encode(lab, "playground")) > share.MAX_TOKEN_CHARS  # the app could not open this link
+    assert _param(at, "state") is None and _param(at, "scenario") == "random-seed42"
+    assert any("too large for a link" in w.value and "JSON" in w.value for w in at.warning)
