@@ -98,3 +98,27 @@ def test_an_edit_in_a_closed_tab_survives_switching_tabs(page):
         open_tab(page, tab)
         assert weights(page) == after, f"the W_K edit was lost when the {tab} tab was opened"
     assert_clean(page)
+
+
+@pytest.mark.parametrize("delay_ms", [100, 200])
+def test_an_edit_survives_clicking_another_page_right_after_enter(page, delay_ms):
+    """Issue 15: an edit typed and entered, then another page clicked a tenth of a second later, is kept.
+
+    Clicked at once (no wait) the edit is lost, and not on the server: the websocket frames show the
+    grid has not sent it yet when the page link's navigation message leaves, which carries only the
+    sidebar's widget states (streamlit 1.67.0's frontend).
+    """
+    before = open_playground(page, "random-seed42")
+    editor = page.locator(EDITOR).first
+    _, held = edit_last_column_cell(page, editor, row=0, text="9.25")
+    assert held == "9.25"
+    page.wait_for_timeout(delay_ms)
+    page.get_by_role("link", name="Step by step").first.click()
+    wait_idle(page)
+    page.wait_for_timeout(500)
+    wait_idle(page)
+    page.get_by_role("link", name="Playground").first.click()
+    wait_idle(page)
+    after = wait_until(page, lambda: weights(page), "the playground heatmap again")
+    assert after != before, "the edit typed just before switching pages was lost"
+    assert_clean(page)
