@@ -181,6 +181,26 @@ NATURAL_PAGE = {  # the page each seed notebook's lecture opens on
 }
 
 
+@st.cache_data
+def _explanation(scenario_id: str) -> tuple[str, str]:
+    """(title, explanation) of a scenario; immutable, so cached across sessions."""
+    sc = ac.load_scenario(scenario_id)
+    return sc.title, sc.explanation
+
+
+def lecture_intro() -> None:
+    """On the page a scenario's lecture starts on (its card opens it), the scenario's explanation, open.
+
+    One click folds it away (the browser keeps it folded while the page is open).
+    """
+    s = session.current()
+    if NATURAL_PAGE.get(s.lab.scenario) != s.page:
+        return
+    title, explanation = _explanation(s.lab.scenario)
+    with st.expander(f"About this lecture: {title}", expanded=True, icon=":material/school:"):
+        st.markdown(explanation)  # the scenario's own text (attention_core), with its formulas
+
+
 MASK_LABELS = {
     "none": "none",
     "causal": "causal",

@@ -6,11 +6,12 @@ from attention_views import multi, session
 from attention_views.editors import TableError
 from attention_views.sections import multi_head
 from attention_views.state import run_or_last
-from attention_views.widgets import attention_controls, bound, editors_panel, projector
+from attention_views.widgets import attention_controls, bound, editors_panel, lecture_intro, projector
 
 lab = session.current().lab
 big = projector()
 st.title("Multi-head attention")
+lecture_intro()
 st.caption(
     "Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
     "(and, optionally, mixed by W_O). Queries are rows, keys are columns."

@@ -17,6 +17,7 @@ from attention_views.widgets import (
     chart,
     csv_download,
     editors_panel,
+    lecture_intro,
     mask_painter,
     numbers_frame,
     projector,
@@ -25,6 +26,7 @@ from attention_views.widgets import (
 lab = session.current().lab
 big = projector()
 st.title("Playground")
+lecture_intro()
 st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
 attention_controls(lab, "playground")
 
