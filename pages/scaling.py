@@ -20,7 +20,8 @@ st.latex(
 )
 
 dk_col, keys_col, seed_col = st.columns([4, 2, 2])
-d_k = dk_col.slider("d_k: width of q and k", 1, 512, 8, key="scaling_d_k")
+D_KS = [2**p for p in range(10)]  # 1, 2, 4 ... 512: the widths real heads use, evenly spaced on the slider
+d_k = dk_col.select_slider("d_k: width of q and k", D_KS, value=8, key="scaling_d_k")
 n_keys = keys_col.slider("Keys in the row", 2, 16, 8, key="scaling_n_keys")
 seed = seed_col.number_input("Random seed", 0, 2**31 - 1, 0, key="scaling_seed")
 

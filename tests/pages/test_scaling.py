@@ -46,7 +46,9 @@ def test_the_bars_are_the_core_row_for_the_slider_value():
 def test_moving_the_d_k_slider_changes_the_plotted_row():
     at = open_page("scaling")
     before = bars(at)
-    at.slider(key="scaling_d_k").set_value(512).run()
+    slider = at.select_slider(key="scaling_d_k")
+    assert slider.options == [str(2**p) for p in range(10)]  # powers of two, 1 to 512 (issue 14)
+    slider.set_value(512).run()
     assert_clean(at)
     after = bars(at)
     unscaled, scaled = after.values()
