@@ -20,6 +20,7 @@ from attention_views import session, share
 from attention_views.formats import plain
 from attention_views.reproduce_widget import reproduce_panel
 from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.theme import IMAGE_FORMATS
 from attention_views.widgets import projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
@@ -123,6 +124,15 @@ def sidebar(s: Session) -> DeltaGenerator:
         st.caption(f"{story}  \nSeed notebook: `{seed}`")
         st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
         st.toggle("Projector mode", key="sidebar_projector", help="Larger text and high contrast for a lecture hall")
+        st.segmented_control(
+            "Chart download",
+            IMAGE_FORMATS,
+            format_func=str.upper,
+            default="png",
+            required=True,
+            key="sidebar_chart_format",
+            help="What the camera icon above every chart saves: PNG at slide resolution, or SVG (vector) for slides",
+        )
         slot = st.expander("Share and save", icon=":material/share:").container()
     st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
     return slot

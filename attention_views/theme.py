@@ -81,6 +81,14 @@ def series_color(index: int) -> str:
     return SERIES_COLORS[index % len(SERIES_COLORS)]
 
 
-def png_export_config(filename: str) -> dict:
-    """``config=`` for ``st.plotly_chart``: the toolbar's camera saves a PNG at slide resolution (scale 3)."""
-    return {"toImageButtonOptions": {"format": "png", "scale": 3, "filename": filename}, "displaylogo": False}
+IMAGE_FORMATS = ("png", "svg")  # what the chart toolbar's camera saves: a slide-resolution PNG, or vector SVG
+
+
+def export_config(filename: str, image_format: str = "png") -> dict:
+    """``config=`` for ``st.plotly_chart``: the toolbar's camera saves a PNG at slide resolution (scale 3),
+    or an SVG (vector, any size on a slide)."""
+    scale = 3 if image_format == "png" else 1
+    return {
+        "toImageButtonOptions": {"format": image_format, "scale": scale, "filename": filename},
+        "displaylogo": False,
+    }

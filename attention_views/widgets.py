@@ -139,18 +139,24 @@ def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: s
 def chart(fig: object, key: str, **kwargs: object) -> object:
     """The one way a page shows a figure: st.plotly_chart with the app's chart config.
 
-    The toolbar's PNG export is at slide resolution, named after page and scenario; Streamlit's theme is
-    off so the figure keeps its own projector-friendly colours.
+    The toolbar's camera saves a PNG at slide resolution or an SVG (the sidebar's choice), named after page
+    and scenario; Streamlit's theme is off so the figure keeps its own projector-friendly colours.
     """
     s = session.current()
     name = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
     kwargs.setdefault("theme", None)
-    return st.plotly_chart(fig, key=key, config=theme.png_export_config(name), **kwargs)
+    return st.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
 
 
 def projector() -> bool:
     """True when the lecturer switched on projector mode (larger text everywhere)."""
     return bool(st.session_state.get("sidebar_projector", False))
+
+
+def chart_format() -> str:
+    """What the charts' camera icon saves, as chosen in the sidebar: "png" or "svg"."""
+    chosen = st.session_state.get("sidebar_chart_format")
+    return chosen if chosen in theme.IMAGE_FORMATS else "png"
 
 
 def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:

@@ -20,5 +20,7 @@ def test_colour_scales_are_known_to_plotly():
 def test_series_colours_cycle_and_png_export_is_slide_resolution():
     assert theme.series_color(0) != theme.series_color(1)
     assert theme.series_color(len(theme.SERIES_COLORS)) == theme.series_color(0)
-    config = theme.png_export_config("playground-emma-friend")
+    config = theme.export_config("playground-emma-friend")
     assert config["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "playground-emma-friend"}
+    svg = theme.export_config("playground-emma-friend", "svg")["toImageButtonOptions"]
+    assert svg["format"] == "svg" and svg["filename"] == "playground-emma-friend"
