@@ -26,6 +26,7 @@ SELECTED_OUTLINE = ("black", "white")  # outer, inner line: one of them shows on
 SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")  # Okabe-Ito
 MINUS_INF = "−inf"  # U+2212, as typeset
 
+CONTENT_PX = 790  # the main area's width at 1280x720 with the sidebar open: what a page can share out
 CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
 
 FONT_SIZE = 14

@@ -195,15 +195,17 @@ def _explanation(scenario_id: str) -> tuple[str, str]:
 
 
 def lecture_intro() -> None:
-    """On the page a scenario's lecture starts on (its card opens it), the scenario's explanation, open.
+    """On the page a scenario's lecture starts on (its card opens it), the scenario's explanation.
 
-    One click folds it away (the browser keeps it folded while the page is open).
+    Open, except in projector mode (where the lecturer tells it and the screen is for the charts); one
+    click opens or folds it.
     """
     s = session.current()
     if NATURAL_PAGE.get(s.lab.scenario) != s.page:
         return
     title, explanation = _explanation(s.lab.scenario)
-    with st.expander(f"About this lecture: {title}", expanded=True, icon=":material/school:"):
+    # open for a student reading alone; folded on a projector, where it would push the charts off screen
+    with st.expander(f"About this lecture: {title}", expanded=not projector(), icon=":material/school:"):
         st.markdown(explanation)  # the scenario's own text (attention_core), with its formulas
 
 
@@ -341,6 +343,17 @@ EDITOR_TABS = {
     "W_k": "W_K",
     "W_v": "W_V",
 }
+
+
+def panel_split(lab: Lab) -> list[int]:
+    """Column weights [tables, figure]: narrow tables leave the heatmap more room, wide ones take up to half.
+
+    Widths are shares of the page, so this holds in projector mode too. A table wider than its half
+    (8 dimensions in projector mode) scrolls sideways.
+    """
+    widest = max(frame.shape[1] for frame in lab.tables.values())  # the label column included
+    tokens = max(frame.shape[0] for name, frame in lab.tables.items() if name in ("Q", "K", "X"))
+    return [min(max(4, widest), 6), 7 if tokens > 6 else 6]  # the heatmap keeps at least half: its numbers
 
 
 def editors_panel(lab: Lab, prefix: str) -> None:

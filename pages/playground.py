@@ -9,6 +9,7 @@ from attention_views.editors import TableError
 from attention_views.formats import plain
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
+from attention_views.theme import CONTENT_PX
 from attention_views.widgets import (
     STAGE_LABELS,
     attention_controls,
@@ -20,6 +21,7 @@ from attention_views.widgets import (
     lecture_intro,
     mask_painter,
     numbers_frame,
+    panel_split,
     projector,
 )
 
@@ -27,12 +29,14 @@ lab = session.current().lab
 big = projector()
 st.title("Playground")
 lecture_intro()
-st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
+if not big:  # on a projector the screen is for the tables and the heatmap
+    st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
 attention_controls(lab, "playground")
 
-# projector mode: tables (collapsed) above, figures across the full width so the back row can read them
-left, right = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
-with left, st.expander("Tables", expanded=not big, icon=":material/edit:"):
+# cause and effect on one screen: the tables beside the heatmap, in projector mode too (issue 14)
+split = panel_split(lab)
+left, right = st.columns(split, gap="medium")
+with left, st.expander("Tables", expanded=True, icon=":material/edit:"):
     editors_panel(lab, "playground")
 if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
@@ -59,7 +63,13 @@ with right:
         kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
         chart(
             figures.attention_heatmap(
-                getattr(r, stage), head.query_tokens, head.key_tokens, title=STAGE_LABELS[stage], projector=big, **kind
+                getattr(r, stage),
+                head.query_tokens,
+                head.key_tokens,
+                title=STAGE_LABELS[stage],
+                projector=big,
+                width_px=CONTENT_PX * split[1] / sum(split),
+                **kind,
             ),
             "playground_heatmap",
         )

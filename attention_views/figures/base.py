@@ -66,6 +66,30 @@ def _as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[s
     return out
 
 
+CELL_TEXT_CHARS = 4  # "0.58", "-1.2" (formats.cell): what a cell must hold
+CHAR_PX = 0.62  # average digit width as a share of the font size (sans-serif)
+MIN_CELL_FONT = 9  # smaller digits cannot be read; on a projector PROJECTOR_MIN_CELL_FONT
+PROJECTOR_MIN_CELL_FONT = 12
+
+
+def _cell_font(s: Style, n_cols: int, width_px: float | None, label_chars: int) -> int | None:
+    """The cell-text font size that fits ``n_cols`` cells across a figure ``width_px`` wide, or None if none fits.
+
+    The plot area is the width less the row labels, the axis title and the colour bar; the style's
+    cell font is used when it fits, else the largest smaller one down to MIN_CELL_FONT (12 px on a
+    projector); below that the text is left out (never more digits than fit; the hover still has them).
+    ``width_px`` None: the style's font.
+    """
+    if width_px is None:
+        return s.cell_font
+    area = width_px - label_chars * CHAR_PX * s.font - 2.5 * s.font - 4.5 * s.font  # labels, title, colour bar
+    cell = area / max(n_cols, 1) - s.gap
+    fitting = int((cell - 4) / (CELL_TEXT_CHARS * CHAR_PX))
+    font = min(s.cell_font, fitting)
+    smallest = PROJECTOR_MIN_CELL_FONT if s.cell_font >= theme.PROJECTOR_CELL_FONT_SIZE else MIN_CELL_FONT
+    return font if font >= smallest else None
+
+
 def _show_text(show_text: bool | None, *shape: int) -> bool:
     """Cell text on/off: ``None`` means on while every side is at most CELL_TEXT_LIMIT."""
     return all(n <= theme.CELL_TEXT_LIMIT for n in shape) if show_text is None else bool(show_text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -13,6 +14,7 @@ from attention_views.figures.base import (
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
+    _cell_font,
     _cells,
     _check_cell,
     _colorbar,
@@ -50,11 +52,14 @@ def attention_heatmap_spec(
     show_text: bool | None = None,
     selected: tuple[int, int] | None = None,
     projector: bool = False,
+    width_px: float | None = None,
 ) -> dict:
     """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
 
     ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
     bounds symmetric around it. ``-inf`` cells are masked (grey, "−inf"). ``selected=(i, j)`` outlines a cell.
+    ``width_px``: about how wide the page draws it; the cell text then gets a font that fits its cells,
+    or is left out when none does.
     """
     s = theme.style(projector)
     M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
@@ -63,12 +68,14 @@ def attention_heatmap_spec(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
+    font = _cell_font(s, M.shape[1], width_px, max((len(q) for q in queries), default=0))
+    s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,
         queries,
         keys,
         s,
-        text=_show_text(show_text, *M.shape),
+        text=font is not None and _show_text(show_text, *M.shape),
         names=("query", "key", value_name),
         zmin=lo,
         zmax=hi,

@@ -16,7 +16,8 @@ _LAYOUT_JS = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
   if (!gd || !gd._fullLayout) return null;
   const heat = (gd._fullData || []).find(t => t.type === 'heatmap');
-  return {font: gd._fullLayout.font.size, text: heat && heat.textfont ? heat.textfont.size : null};
+  return {font: gd._fullLayout.font.size, text: heat && heat.textfont ? heat.textfont.size : null,
+          shown: !!(heat && heat.texttemplate && heat.text)};
 }"""
 
 
@@ -63,6 +64,8 @@ def test_projector_mode_enlarges_figure_text(page):
         lambda: (v := page.evaluate(_LAYOUT_JS, "playground_heatmap")) and v["font"] > normal["font"] and v,
         "larger figure text",
     )
-    assert big["font"] >= 18 and big["text"] >= 16, big
+    # the tables sit beside the heatmap (issue 14), so its 9 x 9 cells may be too small for 12-px digits:
+    # then they are left out rather than overflow; when shown they are at least 12 px
+    assert big["font"] >= 18 and (big["text"] is None or big["text"] >= 12 or not big["shown"]), big
     assert_clean(page)
     screenshot(page, "playground_projector")
