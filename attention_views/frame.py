@@ -21,9 +21,10 @@ from attention_views.formats import plain
 from attention_views.reproduce_widget import reproduce_panel
 from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.theme import IMAGE_FORMATS
-from attention_views.widgets import projector
+from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
+PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
 PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_", "exercises_")
 PAGE_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
@@ -85,8 +86,14 @@ def _lab_from_link(scenario_id: str) -> Lab:
 
 
 def load_scenario(scenario_id: str) -> None:
-    """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh."""
-    replace_lab(new_lab(scenario_id))
+    """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh.
+
+    Projector mode stays as it is: it belongs to the lecture hall, not to the scenario.
+    """
+    new = new_lab(scenario_id)
+    if KEY in st.session_state:
+        new.projector = st.session_state[KEY].lab.projector
+    replace_lab(new)
     st.query_params["scenario"] = scenario_id
 
 
@@ -101,6 +108,8 @@ def replace_lab(new: Lab) -> None:
         ss[KEY] = new_session(new)
     for key in [k for k in ss if isinstance(k, str) and k.startswith(PAGE_PREFIXES)]:
         del ss[key]
+    if ss.get(PROJECTOR, False) != new.projector:  # an uploaded view brings its own (only from a callback)
+        ss[PROJECTOR] = new.projector
 
 
 def _on_pick() -> None:
@@ -123,7 +132,13 @@ def sidebar(s: Session) -> DeltaGenerator:
         title, seed, story = cards[s.lab.scenario]
         st.caption(f"{story}  \nSeed notebook: `{seed}`")
         st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
-        st.toggle("Projector mode", key="sidebar_projector", help="Larger text and high contrast for a lecture hall")
+        bound(
+            st.toggle,
+            "Projector mode",
+            PROJECTOR,
+            "projector",
+            help="Larger text and high contrast for a lecture hall; share links keep it",
+        )
         st.segmented_control(
             "Chart download",
             IMAGE_FORMATS,

@@ -83,6 +83,7 @@ class Lab:
     snapshot: Snapshot | None = None  # saved in the JSON file, not in links
     permute: bool = False  # "Order does not matter" switched on
     permute_seed: int = 0  # 0: reversed order; n > 0: the n-th seeded shuffle
+    projector: bool = False  # projector mode: larger text everywhere (the sidebar's toggle; it travels in links)
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
     last_multi: MultiHeadView | None = None  # the last valid multi-head result

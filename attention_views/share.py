@@ -39,6 +39,7 @@ MAX_FILE_BYTES = 1_000_000  # a saved file holds every table in full and a snaps
 LINK_LIMIT = 2_000  # a link longer than this is cut by proxies and chat apps: offer the JSON file instead
 SMALL_JSON_BYTES = 16_000  # larger JSON is packed fast (zlib level 1), unless that lands near LINK_LIMIT
 MAX_LABEL_CHARS = 100
+SNAPSHOT_DECIMALS = 6
 MAX_DEPTH = 6  # the schema nests 5 deep (payload > "t" > table > "data" > row); json.loads recurses per level
 TOKEN_TABLES = frozenset({"Q", "K", "V", "X"})  # tables whose rows are tokens (a "token" column); W_* are not
 SCALARS = {  # Lab field -> short payload key
@@ -54,6 +55,7 @@ SCALARS = {  # Lab field -> short payload key
     "n_heads": "n",
     "use_W_o": "o",
     "selected": "c",
+    "projector": "pm",
 }
 
 
@@ -95,7 +97,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
 
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
     (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
-    [name, dims]), ``ss`` the snapshot (JSON file only). ``pristine``: ``new_lab(lab.scenario)`` when the
+    [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file). ``pristine``:
+    ``new_lab(lab.scenario)`` when the
     caller already has one (it is only read).
     """
     if pristine is None or pristine.scenario != lab.scenario:
@@ -118,9 +121,10 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         out["mc"] = lab.mask_custom.astype(int).tolist()
     if full or not lab.heads.equals(pristine.heads):
         out["h"] = [[_text(v) for v in row] for row in lab.heads.itertuples(index=False)]
-    if full and lab.snapshot is not None:  # JSON file only: n_q x n_k floats make links too long
+    if lab.snapshot is not None:  # a link rounds the weights: 6 decimals are far below the 2 a delta shows
         snap = lab.snapshot
-        out["ss"] = {"w": snap.weights.tolist(), "q": snap.query_tokens, "k": snap.key_tokens}
+        weights = snap.weights if full else np.round(snap.weights, SNAPSHOT_DECIMALS)
+        out["ss"] = {"w": weights.tolist(), "q": snap.query_tokens, "k": snap.key_tokens}
     return out
 
 
@@ -215,6 +219,7 @@ def check_field(name: str, value: object) -> object:
         "heads_mode": value in HEAD_MODES,
         "n_heads": is_whole(value, 1, MAX_HEADS),
         "use_W_o": isinstance(value, bool),
+        "projector": isinstance(value, bool),
         "selected": isinstance(value, list) and len(value) == 2 and all(is_whole(v, 0, MAX_TOKENS - 1) for v in value),
     }
     if not checks[name]:

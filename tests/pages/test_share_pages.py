@@ -88,13 +88,37 @@ def test_sidebar_offers_the_numpy_script_of_the_current_view():
     assert "temperature = 0.7" in _scripts(at)[0]
 
 
+def _rerun_leaving_the_view(at: AppTest, open_script: bool) -> None:
+    """A rerun that changes nothing the link holds: the sidebar's "Reproduce in NumPy" opened or closed."""
+    at.session_state["sidebar_reproduce"] = open_script
+    at.run()
+
+
+def test_projector_mode_and_the_snapshot_travel_in_the_link():
+    at = _open({"scenario": "emma-friend"})
+    at.toggle(key="sidebar_projector").set_value(True).run()
+    at.button(key="playground_snapshot").click().run()
+    at.slider(key="playground_temperature").set_value(0.5).run()  # a change to compare with the snapshot
+    lab = at.session_state["session"].lab
+    assert lab.projector and lab.snapshot is not None
+    token = _param(at, "state")
+    other = _open({"scenario": "emma-friend", "state": token})
+    assert_clean(other)
+    assert other.toggle(key="sidebar_projector").value is True
+    assert plotly_figures(other)[0]["layout"]["font"]["size"] >= 18
+    again = other.session_state["session"].lab.snapshot
+    np.testing.assert_allclose(again.weights, lab.snapshot.weights, rtol=0, atol=5e-7)
+    assert again.query_tokens == lab.snapshot.query_tokens
+    assert other.session_state["session"].lab.temperature == 0.5
+
+
 def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
     at = _open({"scenario": "random-seed42"})
-    at.toggle(key="sidebar_projector").set_value(True).run()  # a rerun that leaves the view as it is
+    _rerun_leaving_the_view(at, True)
     assert _param(at, "state") is None
     at.slider(key="playground_temperature").set_value(0.7).run()
     first = _param(at, "state")
-    at.toggle(key="sidebar_projector").set_value(False).run()
+    _rerun_leaving_the_view(at, False)
     assert _param(at, "state") == first
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
     second = _param(at, "state")
@@ -114,7 +138,7 @@ def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     tables = dict(at.session_state["session"].lab.tables)
     first, count = _param(at, "state"), len(calls)
     assert first and count >= 1
-    at.toggle(key="sidebar_projector").set_value(True).run()  # the editor still reports its edit
+    _rerun_leaving_the_view(at, True)  # the editor still reports its edit
     at.run()
     assert all(at.session_state["session"].lab.tables[n] is f for n, f in tables.items()), "unchanged tables are kept"
     assert len(calls) == count and _param(at, "state") == first
@@ -169,3 +193,12 @@ def test_a_view_too_large_for_a_link_keeps_it_out_of_the_address_bar_and_says_so
     assert len(share.encode(lab, "playground")) > share.MAX_TOKEN_CHARS  # the app could not open this link
     assert _param(at, "state") is None and _param(at, "scenario") == "random-seed42"
     assert any("too large for a link" in w.value and "JSON" in w.value for w in at.warning)
+
+
+def test_projector_mode_stays_on_when_the_lecturer_picks_another_scenario():
+    at = _open({"scenario": "emma-friend"})
+    at.toggle(key="sidebar_projector").set_value(True).run()
+    at.selectbox(key="sidebar_scenario").set_value("mammal-query").run()
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == "mammal-query"
+    assert at.toggle(key="sidebar_projector").value is True and at.session_state["session"].lab.projector

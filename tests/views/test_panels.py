@@ -146,10 +146,12 @@ def test_snapshot_round_trips_through_the_json_export(sid):
     assert back.snapshot.key_tokens == lab.snapshot.key_tokens
 
 
-def test_snapshot_stays_out_of_links_and_absent_snapshot_stays_absent():
-    lab = _lab_with_snapshot()
-    assert "ss" not in share.lab_payload(lab)
-    assert share.decode(share.encode(lab))[0].snapshot is None
+def test_snapshot_travels_in_links_rounded_and_absent_snapshot_stays_absent():
+    lab = _lab_with_snapshot()  # issue 14: a lecturer's prepared A/B comparison opens from the link
+    assert share.lab_payload(lab)["ss"]["w"] == np.round(lab.snapshot.weights, share.SNAPSHOT_DECIMALS).tolist()
+    back = share.decode(share.encode(lab))[0].snapshot
+    np.testing.assert_allclose(back.weights, lab.snapshot.weights, rtol=0, atol=5e-7)
+    assert share.decode(share.encode(new_lab("emma-friend")))[0].snapshot is None
     assert "ss" not in json.loads(share.to_json(new_lab("emma-friend")))
 
 
