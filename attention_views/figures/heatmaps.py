@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from attention_views import theme
+from attention_views import formats, theme
 from attention_views.figures.base import (
     KEY_AXIS_TITLE,
     QUERY_AXIS_TITLE,
@@ -215,8 +215,13 @@ def head_grid_spec(
     cols: int = 2,
     show_text: bool | None = None,
     projector: bool = False,
+    shared_range: bool = True,
 ) -> dict:
-    """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis."""
+    """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis.
+
+    ``shared_range=False``: each head's colours span its own lowest to highest weight (its title says
+    the range), so heads whose weights all sit near 1/n_k still show where each one looks.
+    """
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
     names = [plot_text(name) for name in names]  # typed in the heads table
@@ -230,9 +235,17 @@ def head_grid_spec(
     cells = _cells(queries, keys)  # one list for every head: the spec is never mutated
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
-    layout, traces = _subplot_grid(n_rows, n_cols, [str(name) for name in names], x, y, s), []
+    titles = [str(name) for name in names]
+    if not shared_range:
+        titles = [f"{t} ({formats.cell(M.min())}–{formats.cell(M.max())})" for t, M in zip(titles, mats, strict=True)]
+    layout, traces = _subplot_grid(n_rows, n_cols, titles, x, y, s), []
     for h, M in enumerate(mats):
         suffix = "" if h == 0 else str(h + 1)
+        colours = (
+            {"coloraxis": "coloraxis"}
+            if shared_range
+            else {"colorscale": _colorscale(s.weights_colorscale), "showscale": False, **_own_range(M)}
+        )
         traces.append(
             _value_trace(
                 M,
@@ -240,21 +253,29 @@ def head_grid_spec(
                 s,
                 text=text,
                 names=("query", "key", f"weight ({names[h]})"),
-                coloraxis="coloraxis",
                 name=str(names[h]),
                 xaxis=f"x{suffix}",
                 yaxis=f"y{suffix}",
+                **colours,
             )
         )
-    layout["coloraxis"] = {
-        "colorscale": _colorscale(s.weights_colorscale),
-        "cmin": 0.0,
-        "cmax": 1.0,
-        "colorbar": _colorbar("weight", s),
-    }
-    return _finish(
-        traces, layout, "Attention weights per head (rows: queries, columns: keys)", s, height=panel * n_rows + 70
-    )
+    if shared_range:
+        layout["coloraxis"] = {
+            "colorscale": _colorscale(s.weights_colorscale),
+            "cmin": 0.0,
+            "cmax": 1.0,
+            "colorbar": _colorbar("weight", s),
+        }
+    title = "Attention weights per head (rows: queries, columns: keys)"
+    if not shared_range:
+        title = "Attention weights per head, each on its own colour range (rows: queries, columns: keys)"
+    return _finish(traces, layout, title, s, height=panel * n_rows + 70)
+
+
+def _own_range(M: np.ndarray) -> dict:
+    """zmin/zmax spanning one head's weights (a flat head gets a small range around its value)."""
+    lo, hi = float(M.min()), float(M.max())
+    return {"zmin": lo, "zmax": hi if hi > lo else lo + 1e-9}
 
 
 head_grid = _figure_builder(head_grid_spec)
