@@ -475,3 +475,18 @@ def test_builders_never_import_streamlit():
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not {name for name in imported if name and name.split(".")[0] == "streamlit"}, module.__name__
+
+
+def test_head_grid_can_give_each_head_its_own_colour_range():
+    rng = np.random.default_rng(0)
+    heads = [rng.dirichlet(np.ones(5) * 50, size=5) for _ in range(4)]  # all near 0.2: alike on 0..1
+    tokens = list("abcde")
+    own = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens, shared_range=False).to_dict()
+    for trace, W in zip(own["data"], heads, strict=True):
+        assert (trace["zmin"], trace["zmax"]) == (W.min(), W.max())
+        assert "coloraxis" not in trace
+    titles = [a["text"] for a in own["layout"]["annotations"]]
+    assert titles[0] == f"h1 ({heads[0].min():.2f}–{heads[0].max():.2f})"
+    shared = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens).to_dict()
+    assert all(t["coloraxis"] == "coloraxis" for t in shared["data"])
+    assert (shared["layout"]["coloraxis"]["cmin"], shared["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
