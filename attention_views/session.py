@@ -150,7 +150,7 @@ def current() -> Session:
     For pages and the helpers they call; widget callbacks get the objects they change as arguments
     (``args=``), because a callback runs before the script, where run_through_app may not rerun.
     """
-    run_through_app()  # a page opened by a direct link on a fresh server runs without app.py: see there
+    run_through_app(started=KEY in st.session_state)  # a direct link's first run may skip app.py: see there
     return st.session_state[KEY]
 
 

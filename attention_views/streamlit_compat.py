@@ -9,7 +9,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 
-def run_through_app() -> None:
+def run_through_app(started: bool) -> None:
     """Make a direct link's first run go through app.py's st.navigation.
 
     A server whose app has a folder named ``pages/`` starts in Streamlit's old multipage mode
@@ -19,7 +19,12 @@ def run_through_app() -> None:
     switches that mode off by clearing the flag; we clear it and rerun, so the run goes through app.py
     with the same URL. No public API or option does this: renaming ``pages/`` would, at the cost of
     every link and import that names the folder.
+
+    ``started``: whether app.py has set up this session. The flag is read when a run starts, so when
+    a class opens direct links at once a run may have started in the old mode just before another
+    session cleared the flag: such a run finds the flag clear but no session, and reruns too (seen
+    in a 200-student load test as a KeyError for the session).
     """
-    if PagesManager.uses_pages_directory:
+    if PagesManager.uses_pages_directory or not started:
         PagesManager.uses_pages_directory = False
         st.rerun()

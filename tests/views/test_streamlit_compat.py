@@ -20,3 +20,20 @@ def test_a_pages_folder_switches_streamlit_to_the_old_multipage_mode():
 
 def test_st_navigation_clears_the_flag_as_run_through_app_does():
     assert "PagesManager.uses_pages_directory = False" in inspect.getsource(navigation)
+
+
+def test_a_run_that_started_in_the_old_mode_reruns_even_after_another_session_cleared_the_flag(monkeypatch):
+    import pytest
+    from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
+
+    from attention_views import streamlit_compat
+
+    reruns = []
+    monkeypatch.setattr(
+        streamlit_compat.st, "rerun", lambda: reruns.append(1) or (_ for _ in ()).throw(RerunException(None))
+    )
+    monkeypatch.setattr(PagesManager, "uses_pages_directory", False)  # another session's app.py cleared it
+    with pytest.raises(RerunException):
+        streamlit_compat.run_through_app(started=False)  # this run has no session: it skipped app.py
+    streamlit_compat.run_through_app(started=True)  # an ordinary run through app.py: nothing to do
+    assert reruns == [1]
