@@ -15,7 +15,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views import cached_figures, session
 from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import Attempt, ExerciseStore
 from attention_views.widgets import folded
 
@@ -103,7 +103,7 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     try:
         return table_to_matrix(a.tables[name], name)[1]
     except TableError as err:
-        st.error(plain(err), icon="⚠️")
+        st.error(message(err), icon="⚠️")
         return None
 
 
@@ -143,7 +143,7 @@ def grade_attempt(ex: ac.Exercise, a: Attempt, mats: dict, errors) -> bool:
     try:
         a.last = ac.grade(ex, mats)
     except ac.AttentionInputError as err:
-        errors.error(plain(err), icon=":material/error:")
+        errors.error(message(err), icon=":material/error:")
         return True
     return False
 

@@ -9,6 +9,8 @@ And how user text (token labels, names, anything from a link or an upload) is wr
 
 - :func:`plain` — inside Streamlit markdown (st.markdown, captions, warnings, labels): no link, image,
   emphasis, LaTeX or colour directive can come from it.
+- :func:`message` — an error or warning message for Streamlit markdown: :func:`plain`, with the
+  projection tables named as the pages name them (W_Q, not the code's W_q).
 - :func:`plot_text` — inside plotly text (ticks, hovers, titles, annotations), which renders a subset
   of HTML (``<a href>``, ``<b>``, ``<br>``): the markup shows as typed.
 """
@@ -67,6 +69,14 @@ def plain(text: object) -> str:
     escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", one_line)
     escaped = _AUTOLINK.sub(lambda m: m[1][0] + WORD_JOINER + m[1][1:], escaped)
     return _LIST_START.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"\\{m[3]}", escaped)
+
+
+_TABLE_NAMES = re.compile(r"\bW_([qkvo])(?=\b|\d)")  # W_q, W_k, W_v, W_o, and W_q1 (an exercise's head 1)
+
+
+def message(text: object) -> str:
+    """An error message shown in markdown: the tables as the pages name them (W_Q ...), user text escaped."""
+    return plain(_TABLE_NAMES.sub(lambda m: "W_" + m[1].upper(), str(text)))
 
 
 def plot_text(text: object) -> str:

@@ -17,7 +17,7 @@ from streamlit.navigation.page import StreamlitPage
 
 import attention_core as ac
 from attention_views import session, share
-from attention_views.formats import plain
+from attention_views.formats import message, plain
 from attention_views.reproduce_widget import reproduce_panel
 from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.theme import IMAGE_FORMATS
@@ -81,7 +81,7 @@ def _lab_from_link(scenario_id: str) -> Lab:
         try:
             return share.decode(token)[0]
         except share.ShareError as err:
-            st.warning(f"This link's saved view could not be opened: {plain(err)}. Showing the scenario's defaults.")
+            st.warning(f"This link's saved view could not be opened: {message(err)}. Showing the scenario's defaults.")
     return new_lab(scenario_id)
 
 
@@ -191,7 +191,7 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
         )
         st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
         if s.upload_error:
-            st.error(plain(s.upload_error), icon="⚠️")
+            st.error(message(s.upload_error), icon="⚠️")
     reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
     if reproduce.open:  # the script is written only while someone is looking at it
         with reproduce:

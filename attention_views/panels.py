@@ -21,7 +21,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import cached_figures as figures
-from attention_views.formats import plain
+from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
 from attention_views.widgets import bound, chart
@@ -193,7 +193,7 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
     note_col.caption("The snapshot is kept in this session and in the downloaded JSON view.")
     problem = snapshot_problem(snap, weights)
     if problem:
-        st.warning(plain(problem), icon=":material/straighten:")
+        st.warning(message(problem), icon=":material/straighten:")
         return
     if relabelled(snap, q_tokens, k_tokens):
         st.info(

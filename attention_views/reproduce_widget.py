@@ -7,7 +7,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.codegen import numpy_script, script_file_name
 from attention_views.editors import TableError
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import Lab
 
 
@@ -16,7 +16,7 @@ def reproduce_panel(lab: Lab) -> None:
     try:
         script = numpy_script(lab)
     except (TableError, ac.AttentionInputError) as err:
-        st.error(f"No script while the input is invalid: {plain(err)}", icon="⚠️")
+        st.error(f"No script while the input is invalid: {message(err)}", icon="⚠️")
         return
     st.caption("A short Python script that rebuilds this head with attention_core and prints its weights.")
     st.download_button(

@@ -25,7 +25,7 @@ from attention_views.editors import (
     table_to_csv,
     value_columns,
 )
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import MASK_KINDS, MASK_PARAMS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, Lab
 from attention_views.state import (
     PRESETS,
@@ -93,16 +93,16 @@ def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = Fals
     )
     error = table_errors({name: frame}).get(name)
     if error:
-        st.error(plain(error), icon="⚠️")
+        st.error(message(error), icon="⚠️")
     _csv_popover(lab, prefix, name)
 
 
 def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
     errors = session.current().csv_errors
-    with st.popover(f"{name} as CSV", icon=":material/table_view:"):
+    with st.popover(f"{message(name)} as CSV", icon=":material/table_view:"):
         frame = holder.tables[name]  # never edited in place, so the callable made on click sees this table
         st.download_button(
-            f"Download {name}.csv",
+            f"Download {message(name)}.csv",
             lambda: table_to_csv(frame),
             file_name=f"{name}.csv",
             mime="text/csv",
@@ -110,7 +110,7 @@ def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
         )
         key = f"{prefix}_csv_up_{name}_{holder.rev}"
         st.file_uploader(
-            f"Replace {name} from a CSV file",
+            f"Replace {message(name)} from a CSV file",
             type=["csv"],
             key=key,
             on_change=_on_csv_upload,
@@ -118,7 +118,7 @@ def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
         )
         error = errors.get(f"{prefix}_{name}")
         if error:
-            st.error(plain(error), icon="⚠️")
+            st.error(message(error), icon="⚠️")
 
 
 def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: str, name: str, error_key: str) -> None:
@@ -378,7 +378,7 @@ def editors_panel(lab: Lab, prefix: str) -> None:
         with tabs[-1]:
             _sizes(lab, prefix)
     for name, error in table_errors(closed).items():
-        st.error(f"{plain(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
+        st.error(f"{message(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
 
 
 def _sizes(lab: Lab, prefix: str) -> None:

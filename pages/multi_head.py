@@ -4,6 +4,7 @@ import streamlit as st
 
 from attention_views import multi, session
 from attention_views.editors import TableError
+from attention_views.formats import message
 from attention_views.sections import multi_head
 from attention_views.state import run_or_last
 from attention_views.widgets import attention_controls, bound, editors_panel, lecture_intro, projector
@@ -37,7 +38,7 @@ if mix_heads:
 view, err = run_or_last(lab, multi.run_multi, "last_multi")
 if err is not None:
     if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
-        tables_slot.error(str(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
+        tables_slot.error(message(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
     st.warning(
         "Showing the last valid heads until the input is fixed." if view else "Fix the input above to see the heads.",
         icon="⏸️",

@@ -6,7 +6,7 @@ import attention_core as ac
 from attention_views import cached_figures as figures
 from attention_views import panels, session
 from attention_views.editors import TableError
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
 from attention_views.theme import CONTENT_PX
@@ -44,7 +44,7 @@ if lab.mask == "custom":
 head, err = run_or_last(lab, run_single_head, "last_single")
 stale = err is not None
 if stale and not isinstance(err, TableError):  # a table's own error is already shown under its editor
-    left.error(plain(err), icon="⚠️")
+    left.error(message(err), icon="⚠️")
 
 with right:
     stage = bound(

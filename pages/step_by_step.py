@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attention_views import session
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.sections import step_by_step
 from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import attention_controls, lecture_intro, projector
@@ -16,7 +16,7 @@ st.caption("One attention weight, worked out with the actual numbers: pick a que
 attention_controls(lab, "step_by_step")
 head, err = run_or_last(lab, run_single_head, "last_single")
 if err is not None:
-    st.error(f"{plain(err)}  \nFix it on the Playground; until then this page shows the last valid result.", icon="⚠️")
+    st.error(f"{message(err)}  \nFix it on the Playground; until then this page shows the last valid result.", icon="⚠️")
 if head is None:
     st.info("There is no valid attention to explain yet: fix the tables on the Playground.")
 else:

@@ -6,7 +6,7 @@ import streamlit as st
 
 from attention_views import cached_figures as figures
 from attention_views import multi, panels
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import HEAD_MODES, MAX_HEADS, Lab
 from attention_views.widgets import bound, bump_rev, chart, editor_key, folded, matrix_editor, numbers_frame
 
@@ -57,7 +57,7 @@ def head_choice(lab: Lab) -> None:
         )
         error = multi.split_error(lab)
     if error:
-        st.error(plain(error), icon="⚠️")
+        st.error(message(error), icon="⚠️")
 
 
 def w_o_editor(lab: Lab) -> None:

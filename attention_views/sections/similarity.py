@@ -7,7 +7,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views import cached_figures as figures
 from attention_views.editors import TableError, table_to_matrix, value_columns
-from attention_views.formats import plain
+from attention_views.formats import message
 from attention_views.session import Lab, Vectors
 from attention_views.state import resize_head_width
 from attention_views.widgets import bump_rev, chart, matrix_editor
@@ -35,7 +35,7 @@ def pairwise_cosine(lab: Lab, big: bool) -> None:
         tokens, E = table_to_matrix(lab.tables[name], name)  # (n, d)
     except TableError as err:
         st.error(
-            f"The scenario's {what} table has an error, so this heatmap is not drawn: {plain(err)}. "
+            f"The scenario's {what} table has an error, so this heatmap is not drawn: {message(err)}. "
             "Fix it on the Playground page.",
             icon="⚠️",
         )

@@ -147,7 +147,7 @@ def test_non_divisible_head_count_shows_the_error_and_keeps_the_grid():
     at.button_group(key="multi_head_heads_mode").set_value("split").run()
     at.number_input(key="multi_head_n_heads").set_value(3).run()
     assert_clean(at)
-    assert any("W_q has 8 columns, which do not split evenly into 3 heads" in e for e in errors(at)), errors(at)
+    assert any("W_Q has 8 columns, which do not split evenly into 3 heads" in e for e in errors(at)), errors(at)
     assert any("(1, 2, 4, 8)" in e for e in errors(at))
     assert len(grid_weights(at)) == 4  # the last valid split stays on screen
     assert any("last valid" in w.value for w in at.warning)
@@ -185,7 +185,7 @@ def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
     np.testing.assert_allclose(out[:, 1], concat[:, 1] + 3 * concat[:, 0])
     edit_cells(at, key, {0: {"o1": 3.0}, 2: {"o5": "abc"}})
     assert_clean(at)
-    assert any("W_o row 3 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
+    assert any("W_O row 3 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
     np.testing.assert_allclose(table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float), out)
     bars = [t["name"] for t in chart(at, "multi_head_activation")["data"]]
     assert "Multi-head (concat · W_O)" in bars
@@ -206,4 +206,4 @@ def test_split_heads_projection_too_large_for_a_float_names_x_and_the_matrix():
     edit_cells(at, editor_key(at, "multi_head", "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
     assert_clean(at)
     errors = [e.value for e in at.error]
-    assert any("X · W_q is too large for a float at row 2" in e and "column 'q0'" in e for e in errors), errors
+    assert any("X · W_Q is too large for a float at row 2" in e and "column 'q0'" in e for e in errors), errors

@@ -199,10 +199,10 @@ def test_only_the_open_tables_tab_is_drawn_and_a_closed_tabs_error_is_named():
     edit_cells(at, editor_key(at, PREFIX, "W_k"), {1: {"k2": "abc"}})
     assert_clean(at)
     named = [e.value for e in at.error if "(tab W_K)" in e.value]
-    assert len(named) == 1 and "W_k" in named[0] and "row" in named[0], [e.value for e in at.error]
+    assert len(named) == 1 and "W_K" in named[0] and "row" in named[0], [e.value for e in at.error]
     open_tab(at, "playground_tables_tab", "W_K")
     assert not any("(tab W_K)" in e.value for e in at.error)  # now it is under its own editor
-    assert any("W_k" in e.value for e in at.error)
+    assert any("W_K row" in e.value for e in at.error)
 
 
 def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
@@ -211,5 +211,5 @@ def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
     assert_clean(at)
     tokens = list(new_lab("random-seed42").tables["X"]["token"])
     errors = [e.value for e in at.error]
-    assert any(f"X · W_q is too large for a float at row 2 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
+    assert any(f"X · W_Q is too large for a float at row 2 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
     assert weights_shown(at).shape == (3, 3)  # the last valid result stays

@@ -46,3 +46,10 @@ def test_plot_text_escapes_plotly_html_and_figures_use_it():
     text = str(fig.to_dict())
     assert "<b>q</b>" not in text and "<a href" not in text
     assert "&lt;b&gt;q&lt;/b&gt;" in text
+
+
+def test_messages_name_the_projection_tables_as_the_pages_do():
+    from attention_views.formats import message
+
+    shown = message("W_k row 2 ('d1'), column 'k2' is 'abc'; X · W_q overflowed; W_o; W_q1; not_W_q")
+    assert shown == "W_K row 2 ('d1'), column 'k2' is 'abc'; X · W_Q overflowed; W_O; W_Q1; not_W_q"
