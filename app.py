@@ -15,6 +15,7 @@ PAGES = [
     st.Page("pages/scaling.py", title="Scaling", icon=":material/show_chart:", url_path="scaling"),
     st.Page("pages/similarity.py", title="Similarity", icon=":material/explore:", url_path="similarity"),
     st.Page("pages/exercises.py", title="Exercises", icon=":material/school:", url_path="exercises"),
+    st.Page("pages/real_model.py", title="Real model", icon=":material/memory:", url_path="real_model"),
 ]
 
 frame.run(st.navigation(PAGES))  # session and sidebar, then the page, then the link of the view

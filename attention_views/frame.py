@@ -25,7 +25,16 @@ from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
-PAGE_PREFIXES = ("home_", "playground_", "multi_head_", "step_by_step_", "scaling_", "similarity_", "exercises_")
+PAGE_PREFIXES = (
+    "home_",
+    "playground_",
+    "multi_head_",
+    "step_by_step_",
+    "scaling_",
+    "similarity_",
+    "exercises_",
+    "real_model_",
+)
 PAGE_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
@@ -50,6 +59,9 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
 def run(page: StreamlitPage) -> None:
     """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
     s = start(page.url_path or "home")
+    if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
+        target, s.goto = s.goto, ""
+        st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
     slot = sidebar(s)
     page.run()
     finish(s, slot)
@@ -92,7 +104,7 @@ def load_scenario(scenario_id: str) -> None:
     """
     new = new_lab(scenario_id)
     if KEY in st.session_state:
-        new.projector = st.session_state[KEY].lab.projector
+        new.projector, new.model = st.session_state[KEY].lab.projector, st.session_state[KEY].lab.model
     replace_lab(new)
     st.query_params["scenario"] = scenario_id
 
@@ -101,6 +113,7 @@ def replace_lab(new: Lab) -> None:
     """Make ``new`` the session's lab; the page widgets are cleared so they show its values."""
     ss = st.session_state
     new.rev = ss[KEY].lab.rev + 1 if KEY in ss else 0
+    st.query_params["scenario"] = new.scenario  # else start() would reopen the link's scenario on the next run
     if KEY in ss:
         ss[KEY].lab = new
         ss[KEY].csv_errors.clear()

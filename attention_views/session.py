@@ -5,6 +5,8 @@ Its parts:
 
 - :class:`Lab`: the lecture's editable "current scenario", shared by every page. Share links, the JSON
   download and upload serialise exactly this (``share.py``); its fields are the link's schema.
+- :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens (in the lab,
+  so links carry them).
 - :class:`Vectors`: the similarity page's own two vectors.
 - :class:`ExerciseStore` / :class:`Attempt`: the exercises page's attempts, apart from the lab so an
   exercise never clobbers the lecture.
@@ -25,6 +27,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
+from attention_models.presets import DEFAULT_SENTENCE
 from attention_views.editors import matrix_table
 from attention_views.streamlit_compat import run_through_app
 
@@ -44,6 +47,10 @@ DEFAULT_SCENARIO = "emma-friend"
 MAX_TOKENS = 64
 MAX_DIMS = 64
 MAX_HEADS = 16
+MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's inputs (see sections/real_model)
+HEAD_SCORES = ("induction", "previous", "first", "self")  # what the overview colours each head by
+MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
+MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 tokens anyway
 SIMILARITY_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 
 
@@ -54,6 +61,28 @@ class Snapshot:
     weights: np.ndarray
     query_tokens: list[str]
     key_tokens: list[str]
+
+
+@dataclass
+class ModelView:
+    """The real-model page: what runs (a preset or typed text, plus tokens generated), which head is
+    looked at, what the overview shows, and the scale of every head (1 = as trained, 0 = switched off)."""
+
+    preset: str = "ioi"  # one of MODEL_PRESETS
+    text: str = DEFAULT_SENTENCE
+    generated: tuple[int, ...] = ()  # token ids added by "Generate", after the input
+    layer: int = 0
+    head: int = 0
+    score: str = "induction"  # one of HEAD_SCORES
+    scales: np.ndarray = field(default_factory=lambda: np.ones((MODEL_LAYERS, MODEL_HEADS)))  # (L, h)
+
+    def __eq__(self, other: object) -> bool:  # the link compares views by value
+        if not isinstance(other, ModelView):
+            return NotImplemented
+        same = (self.preset, self.text, self.generated, self.layer, self.head, self.score)
+        return same == (other.preset, other.text, other.generated, other.layer, other.head, other.score) and bool(
+            np.array_equal(self.scales, other.scales)
+        )
 
 
 @dataclass
@@ -84,6 +113,8 @@ class Lab:
     permute: bool = False  # "Order does not matter" switched on
     permute_seed: int = 0  # 0: reversed order; n > 0: the n-th seeded shuffle
     projector: bool = False  # projector mode: larger text everywhere (the sidebar's toggle; it travels in links)
+    model: ModelView = field(default_factory=ModelView)  # the real-model page (kept when the scenario changes)
+    origin: str = ""  # where the tables came from when not from the scenario (a real model's head)
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
     last_multi: MultiHeadView | None = None  # the last valid multi-head result
@@ -136,6 +167,7 @@ class Session:
     pristine: Lab | None = None  # a pristine copy of the lab's scenario, only ever read
     link: LinkMemo | None = None
     upload_error: str = ""  # why the last uploaded view was refused
+    goto: str = ""  # a page a callback asked to open (frame.run switches to it before any page runs)
     csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused
 
 

@@ -21,13 +21,19 @@ import attention_core as ac
 from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole, printable
 from attention_views.session import (
     HEAD_MODES,
+    HEAD_SCORES,
     MASK_KINDS,
     MAX_DIMS,
     MAX_HEADS,
+    MAX_TEXT_CHARS,
     MAX_TOKENS,
+    MODEL_HEADS,
+    MODEL_LAYERS,
+    MODEL_PRESETS,
     SCALE_MODES,
     STAGES,
     Lab,
+    ModelView,
     Snapshot,
     new_lab,
 )
@@ -119,6 +125,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         out["t"] = tables
     if lab.mask_custom is not None:
         out["mc"] = lab.mask_custom.astype(int).tolist()
+    if full or lab.model != ModelView():
+        out["rm"] = model_payload(lab.model)
     if full or not lab.heads.equals(pristine.heads):
         out["h"] = [[_text(v) for v in row] for row in lab.heads.itertuples(index=False)]
     if lab.snapshot is not None:  # a link rounds the weights: 6 decimals are far below the 2 a delta shows
@@ -198,6 +206,8 @@ def payload_to_lab(payload: object) -> Lab:
         lab.mask_custom = _painted(payload["mc"])
     if "ss" in payload:
         lab.snapshot = _snapshot(payload["ss"])
+    if "rm" in payload:
+        lab.model = _model_view(payload["rm"])
     return lab
 
 
@@ -225,6 +235,71 @@ def check_field(name: str, value: object) -> object:
     if not checks[name]:
         raise ShareError(f"the state's {name} ({str(value)[:40]}) is not allowed")
     return tuple(value) if name == "selected" else value
+
+
+MAX_MODEL_TOKENS = 128  # the model page's limit (attention_models.MAX_TOKENS)
+MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151
+
+
+def model_payload(view: ModelView) -> dict:
+    """The real-model page's view as JSON: preset, text, generated ids, head, score, and every edited scale."""
+    edited = np.argwhere(view.scales != 1.0)  # (k, 2) layer, head
+    return {
+        "p": view.preset,
+        "t": view.text,
+        "g": list(view.generated),
+        "l": view.layer,
+        "h": view.head,
+        "sc": view.score,
+        "e": [[int(layer), int(head), float(view.scales[layer, head])] for layer, head in edited],
+    }
+
+
+def _model_view(value: object) -> ModelView:
+    """The real-model view from a payload, every field checked; ShareError naming the first bad one."""
+    if not isinstance(value, dict):
+        raise ShareError("the state's real-model view (rm) must be an object")
+    view = ModelView()
+    checks = {
+        "p": lambda v: v in MODEL_PRESETS,
+        "t": lambda v: isinstance(v, str) and len(v) <= MAX_TEXT_CHARS,
+        "g": lambda v: (
+            isinstance(v, list) and len(v) <= MAX_MODEL_TOKENS and all(is_whole(i, 0, MODEL_VOCAB - 1) for i in v)
+        ),
+        "l": lambda v: is_whole(v, 0, MODEL_LAYERS - 1),
+        "h": lambda v: is_whole(v, 0, MODEL_HEADS - 1),
+        "sc": lambda v: v in HEAD_SCORES,
+        "e": lambda v: (
+            isinstance(v, list)
+            and len(v) <= MODEL_LAYERS * MODEL_HEADS
+            and all(
+                isinstance(r, list)
+                and len(r) == 3
+                and is_whole(r[0], 0, MODEL_LAYERS - 1)
+                and is_whole(r[1], 0, MODEL_HEADS - 1)
+                and is_real(r[2])
+                and abs(r[2]) <= 10
+                for r in v
+            )
+        ),
+    }
+    for key, ok in checks.items():
+        if key in value and not ok(value[key]):
+            raise ShareError(
+                f"the state's real-model field {key!r} ({clean_text(str(value[key]))[:40]}) is not allowed"
+            )
+    scales = np.ones((MODEL_LAYERS, MODEL_HEADS))
+    for layer, head, scale in value.get("e", []):
+        scales[layer, head] = float(scale)
+    return ModelView(
+        preset=value.get("p", view.preset),
+        text=printable(value.get("t", view.text)),
+        generated=tuple(value.get("g", [])),
+        layer=value.get("l", view.layer),
+        head=value.get("h", view.head),
+        score=value.get("sc", view.score),
+        scales=scales,
+    )
 
 
 def _painted(value: object) -> np.ndarray:

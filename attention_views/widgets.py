@@ -25,7 +25,7 @@ from attention_views.editors import (
     table_to_csv,
     value_columns,
 )
-from attention_views.formats import message
+from attention_views.formats import message, plain
 from attention_views.session import MASK_KINDS, MASK_PARAMS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, Lab
 from attention_views.state import (
     PRESETS,
@@ -201,6 +201,9 @@ def lecture_intro() -> None:
     click opens or folds it.
     """
     s = session.current()
+    if s.lab.origin:  # a real model's head, opened from the real-model page: say so instead
+        st.info(f"These are the real numbers of {plain(s.lab.origin)}.", icon=":material/memory:")
+        return
     if NATURAL_PAGE.get(s.lab.scenario) != s.page:
         return
     title, explanation = _explanation(s.lab.scenario)

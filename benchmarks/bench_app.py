@@ -32,10 +32,12 @@ that follows, ``--repeats`` times:
   plotly_chart element); ``tables kB``: Arrow bytes of the tables and editors, for comparison.
 
 Targets (issue 6): under 40 ms per rerun for the seed scenarios, under 400 ms for the 64-token
-state, figures under 1 MB. The verdict uses ``cpu ms`` + ``finish ms``: the issue's measure (CPU time per rerun sets
-how many students a process serves) and the figure that stays put when the machine is busy; on an
-idle machine ``script ms`` is close to it. Each missed target gets a cProfile of one rerun of its slowest
-page, printed as the functions that dominate (cumulative and own time).
+state, figures under 1 MB; the real-model page (issue 16), whose control is the layer of the head
+looked at (a rerun with no new forward pass), under 60 ms. The verdict uses ``cpu ms`` + ``finish ms``:
+the issue's measure (CPU time per rerun sets how many students a process serves) and the figure
+that stays put when the machine is busy; on an idle machine ``script ms`` is close to it. Each missed
+target gets a cProfile of one rerun of its slowest page, printed as the functions that dominate
+(cumulative and own time).
 
 Then, in Debian's Chromium (/usr/bin/chromium, as the e2e tests), against its own ``streamlit run
 app.py`` on a loopback port: for each seed scenario, /playground, the temperature slider moved with
@@ -78,6 +80,7 @@ PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))
 SCENARIOS = tuple(ac.list_scenarios())
 BIG = "64 tok x 64 dim x 8 heads"
 SEED_TARGET_MS, BIG_TARGET_MS, PAYLOAD_TARGET_KB, BROWSER_TARGET_MS = 40.0, 400.0, 1000.0, 500.0
+MODEL_PAGE_TARGET_MS = 60.0  # the real-model page's rerun without a forward pass (issue 16)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -183,6 +186,8 @@ def open_app(scenario: str) -> AppTest:
 
 def control(at: AppTest, page: str) -> tuple[str, Callable[[int], None]]:
     """The control this page's benchmark moves: its temperature, else its first slider / toggle / radio."""
+    if page == "real_model":  # a look at another head: no new forward pass (runs are cached by tokens and scales)
+        return "real_model_layer", lambda k: at.number_input(key="real_model_layer").set_value((3, 12, 20)[k % 3])
     keys = {w.key: w for kind in ("slider", "toggle", "checkbox", "radio") for w in at.get(kind) if w.key}
     key = f"{page}_temperature"
     if key in keys:
@@ -200,6 +205,13 @@ def control(at: AppTest, page: str) -> tuple[str, Callable[[int], None]]:
         if w.type in ("toggle", "checkbox"):
             return key, lambda k, key=key, kind=w.type: getattr(at, kind)(key=key).set_value(k % 2 == 0)
     return "sidebar_projector", lambda k: at.toggle(key="sidebar_projector").set_value(k % 2 == 0)
+
+
+def target_ms(row: dict) -> float:
+    """The rerun target of one row of the table: by page and scenario."""
+    if row["page"] == "real_model":
+        return MODEL_PAGE_TARGET_MS
+    return BIG_TARGET_MS if row["scenario"] == BIG else SEED_TARGET_MS
 
 
 def payload(at: AppTest) -> tuple[int, int]:
@@ -371,7 +383,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
     missed = []
     for r in rows:
-        limit = BIG_TARGET_MS if r["scenario"] == BIG else SEED_TARGET_MS
+        limit = target_ms(r)
         ok_time, ok_size = (r["cpu"] + r["finish"]) * 1000 < limit, r["figures"] / 1000 < PAYLOAD_TARGET_KB
         verdict = f"{mark(ok_time)} < {limit:.0f} ms, {mark(ok_size)} < 1 MB"
         if r["errors"]:
@@ -390,8 +402,8 @@ def main() -> None:
         key = (r["page"], r["scenario"] == BIG)
         if key not in worst or r["cpu"] > worst[key]["cpu"]:  # cpu: steadier than wall time on a busy machine
             worst[key] = r
-    for (page, big), r in sorted(worst.items()):
-        target = BIG_TARGET_MS if big else SEED_TARGET_MS
+    for (page, _), r in sorted(worst.items()):
+        target = target_ms(r)
         print(
             f"\n## profile: {page}, {r['scenario']} ({r['script'] * 1000:.0f} ms script, {r['cpu'] * 1000:.0f} ms "
             f"cpu, {r['figures'] / 1000:.0f} kB figures; target {target:.0f} ms)\n"

@@ -41,6 +41,8 @@ from attention_views.figures.base import ASSUMED_WIDTH_PX, KEY_AXIS_TITLE, QUERY
 from attention_views.figures.grid import (
     clickable_grid,
     clickable_grid_spec,
+    head_score_grid,
+    head_score_grid_spec,
 )
 from attention_views.figures.heatmaps import (
     attention_heatmap,
@@ -76,6 +78,8 @@ __all__ = [
     "product_terms_bar_spec",
     "clickable_grid",
     "clickable_grid_spec",
+    "head_score_grid",
+    "head_score_grid_spec",
     "attention_heatmap",
     "attention_heatmap_spec",
     "delta_heatmap",
@@ -111,6 +115,7 @@ SPECS: Mapping[str, Callable[..., dict]] = MappingProxyType(
             delta_heatmap_spec,
             head_grid_spec,
             clickable_grid_spec,
+            head_score_grid_spec,
             activation_bars_spec,
             grouped_activation_bars_spec,
             product_terms_bar_spec,

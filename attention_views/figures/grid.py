@@ -25,6 +25,8 @@ from attention_views.figures.base import (
 )
 from attention_views.theme import Style
 
+NAMES = ("query", "key", "weight")  # what a grid's rows, columns and values are, for the hover
+
 # ---------------------------------------------------------------- clickable grid
 
 
@@ -84,13 +86,16 @@ def clickable_grid_spec(
 clickable_grid = _figure_builder(clickable_grid_spec)
 
 
-def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float) -> dict:
-    """One square marker per cell at (x=j, y=i), coloured by weight; customdata [i, j]; hover names the tokens."""
+def _grid_markers(
+    W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float, names: tuple[str, str, str] = NAMES
+) -> dict:
+    """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column."""
     i, j = np.indices(W.shape)  # (n_q, n_k) each
     values = W.ravel()  # (n_q * n_k,)
     text = _show_text(None, *W.shape)
     q = [_hover_name(label, a) for a, label in enumerate(queries)]
     k = [_hover_name(label, b) for b, label in enumerate(keys)]
+    row_name, col_name, value_name = names
     trace = {
         "type": "scatter",
         "x": j.ravel().tolist(),
@@ -103,12 +108,12 @@ def _grid_markers(W: np.ndarray, queries: list[str], keys: list[str], s: Style, 
             "cmin": 0.0,
             "cmax": 1.0,
             "colorscale": _colorscale(s.weights_colorscale),
-            "colorbar": _colorbar("weight", s),
+            "colorbar": _colorbar(value_name, s),
             "line": {"width": 0},
         },
         "customdata": np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
-        "hovertext": [f"query: {qa}<br>key: {kb}" for qa in q for kb in k],
-        "hovertemplate": "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>",
+        "hovertext": [f"{row_name}: {qa}<br>{col_name}: {kb}" for qa in q for kb in k],
+        "hovertemplate": f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
         "selected": {"marker": {"opacity": 1.0}},
         "unselected": {"marker": {"opacity": 1.0}},
         "showlegend": False,
@@ -135,3 +140,43 @@ def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tu
         "b": int((key_px if rotate else s.font) + 2.5 * s.font + 20),
     }
     return margin, (-90 if rotate else 0)
+
+
+# ---------------------------------------------------------------- a real model's heads
+
+
+def head_score_grid_spec(
+    scores: np.ndarray,
+    *,
+    score_name: str = "score",
+    selected: tuple[int, int] | None = None,
+    projector: bool = False,
+) -> dict:
+    """Every head of a model, one square per (layer, head), coloured by a 0..1 score; a click selects one.
+
+    ``scores (n_layers, n_heads)``; layer 0 at the top. The clicked point's ``customdata`` is
+    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid_spec`.
+    """
+    s = theme.style(projector)
+    S = _as_matrix(scores, "scores")  # (L, h)
+    cell = _check_cell(selected, S.shape)
+    n_layers, n_heads = S.shape
+    layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
+    px = float(np.clip(420 / n_layers, 10, 20 if projector else 16))  # 30 layers stay above a 720-px fold
+    col_px = 1.8 * px  # a head's column is wider than a layer's row: nine heads across, easy to click
+    margin = {"l": int(4.5 * s.font), "r": 120 if not projector else 140, "t": 30 + 2 * s.title_font, "b": 3 * s.font}
+    fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
+    x = {"title": {"text": "head"}, **_ticks(heads, n_heads * col_px, s.font), "range": [-0.5, n_heads - 0.5]}
+    y = {"title": {"text": "layer"}, **_ticks(layers, n_layers * px, s.font), "range": [n_layers - 0.5, -0.5]}
+    layout = {"xaxis": {**x, **fixed}, "yaxis": {**y, **fixed}, "clickmode": "event+select"}
+    if cell is not None:
+        layout["shapes"] = _outline(cell)
+    markers = _grid_markers(S, layers, heads, s, px, names=("layer", "head", score_name))
+    markers.pop("text", None)  # 270 numbers would not fit; the hover has each
+    markers["mode"] = "markers"
+    width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
+    title = f"Every head, coloured by {score_name}"
+    return _finish([markers], layout, title, s, margin=margin, width=width, height=height)
+
+
+head_score_grid = _figure_builder(head_score_grid_spec)

