@@ -317,7 +317,7 @@ def _random_seed42() -> Scenario:
     )
 
 
-_BUILDERS = {
+_SEEDS = {
     "mammal-query": _mammal_query,
     "random-causal": _random_causal,
     "apple-orange": _apple_orange,
@@ -326,8 +326,15 @@ _BUILDERS = {
 }
 
 
+SEED_SCENARIOS = tuple(_SEEDS)  # the five notebooks' scenarios, in their order
+
+from attention_core.lessons import LESSONS  # noqa: E402  (lessons.py builds on Scenario, defined above)
+
+_BUILDERS = {**_SEEDS, **LESSONS}  # then the modern-attention lessons (seed "")
+
+
 def list_scenarios() -> list[str]:
-    """The scenario ids, in the order of the seed notebooks."""
+    """The scenario ids: the seed notebooks' in their order, then the lessons' (SEED_SCENARIOS are the first)."""
     return list(_BUILDERS)
 
 

@@ -33,6 +33,11 @@ PAGE_PREFIXES = (
     "scaling_",
     "similarity_",
     "exercises_",
+    "positions_",
+    "kv_cache_",
+    "online_softmax_",
+    "sinks_",
+    "cross_attention_",
     "real_model_",
 )
 PAGE_CSS = """<style>
@@ -143,7 +148,7 @@ def sidebar(s: Session) -> DeltaGenerator:
             "Scenario", list(cards), format_func=lambda sid: cards[sid][0], key="sidebar_scenario", on_change=_on_pick
         )
         title, seed, story = cards[s.lab.scenario]
-        st.caption(f"{story}  \nSeed notebook: `{seed}`")
+        st.caption(f"{story}  \nSeed notebook: `{seed}`" if seed else f"{story}  \nA lesson on modern attention.")
         st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
         bound(
             st.toggle,

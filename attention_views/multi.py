@@ -195,6 +195,25 @@ def check_split(widths: dict[str, int], n_heads: int) -> None:
             )
 
 
+def kv_head_counts(n_heads: int) -> list[int]:
+    """The key/value head counts a split into ``n_heads`` query heads allows: the divisors of ``n_heads``."""
+    return [k for k in range(1, n_heads + 1) if n_heads % k == 0]
+
+
+def kv_sources(lab: Lab) -> list[int]:
+    """For each query head of the split, the head whose K and V it uses (grouped-query attention).
+
+    ``lab.kv_heads`` key/value heads (0, or a count that does not divide the heads: one per query head)
+    serve groups of ``n_heads / kv_heads`` consecutive query heads; a group shares its first head's
+    K and V, as ``repeat_kv`` repeats each key/value head for its group.
+    """
+    n, kv = lab.n_heads, lab.kv_heads
+    if kv <= 0 or n % kv:
+        return list(range(n))
+    group = n // kv
+    return [(i // group) * group for i in range(n)]
+
+
 def split_error(lab: Lab) -> str | None:
     """The split's error message for the lab's head count, or None (also when heads are selected)."""
     if head_mode(lab) != "split":
@@ -331,9 +350,11 @@ def _run_embedded(lab: Lab) -> tuple:
         W = {name: table_to_matrix(lab.tables[name], name)[1] for name in ("W_q", "W_k", "W_v")}
         check_split(split_widths(lab), lab.n_heads)
         names = split_names(split_widths(lab), lab.n_heads)
+        split = ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads)
+        share = kv_sources(lab)  # query head i takes its key and value projections from head share[i]
         heads = [
-            ac.Head(h.W_q, h.W_k, h.W_v, name=name)
-            for h, name in zip(ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads), names, strict=True)
+            ac.Head(h.W_q, split[share[i]].W_k, split[share[i]].W_v, name=name)
+            for i, (h, name) in enumerate(zip(split, names, strict=True))
         ]
         single = ac.Head(W["W_q"], W["W_k"], W["W_v"], name="Single head (full W)")
     try:
@@ -354,6 +375,7 @@ def _run_direct(lab: Lab) -> tuple:
     one = ac.scaled_dot_product_attention(Q, K, V, **kwargs)  # validates the shapes first
     n = lab.n_heads
     check_split(split_widths(lab), n)
-    blocks = zip(np.split(Q, n, axis=1), np.split(K, n, axis=1), np.split(V, n, axis=1), strict=True)  # h x (n, d_head)
-    heads = [ac.scaled_dot_product_attention(q, k, v, **kwargs) for q, k, v in blocks]
+    Qs, Ks, Vs = np.split(Q, n, axis=1), np.split(K, n, axis=1), np.split(V, n, axis=1)  # h x (n, d_head)
+    share = kv_sources(lab)  # query head i meets key/value head share[i]
+    heads = [ac.scaled_dot_product_attention(q, Ks[share[i]], Vs[share[i]], **kwargs) for i, q in enumerate(Qs)]
     return q_tokens, k_tokens, split_names(split_widths(lab), n), heads, one, "Single head (full width)"

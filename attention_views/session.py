@@ -107,6 +107,7 @@ class Lab:
     stage: str = "weights"  # one of STAGES: the playground's heatmap
     heads_mode: str = "selection"  # one of HEAD_MODES
     n_heads: int = 1
+    kv_heads: int = 0  # key/value heads of a split (GQA): 0 = one per query head (MHA), 1 = one for all (MQA)
     use_W_o: bool = False  # noqa: N815 (W_O as in the paper)
     selected: tuple[int, int] = (0, 0)  # the step-by-step page's (query, key) cell
     snapshot: Snapshot | None = None  # saved in the JSON file, not in links
@@ -235,8 +236,9 @@ def new_lab(scenario_id: str) -> Lab:
         heads=heads_table(sc),
         mask=sc.default_mask,
         scale_mode="none" if sc.default_scale == 1.0 else "sqrt",
-        heads_mode="split" if sc.direct else "selection",
-        n_heads=len(sc.heads) if sc.id == "apple-orange" else 1,
+        n_heads={"apple-orange": len(sc.heads), "gqa-heads": 4}.get(sc.id, 1),
+        heads_mode="split" if sc.direct or sc.id == "gqa-heads" else "selection",
+        kv_heads=2 if sc.id == "gqa-heads" else 0,
         selected=default_cell(sc),
     )
 

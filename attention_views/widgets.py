@@ -184,6 +184,12 @@ NATURAL_PAGE = {  # the page each seed notebook's lecture opens on
     "apple-orange": "multi_head",
     "emma-friend": "step_by_step",
     "random-seed42": "playground",
+    "positions-order": "positions",  # and each lesson's
+    "kv-cache": "kv_cache",
+    "gqa-heads": "multi_head",
+    "online-softmax": "online_softmax",
+    "attention-sinks": "sinks",
+    "cross-attention": "cross_attention",
 }
 
 

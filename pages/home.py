@@ -1,5 +1,7 @@
 """Home: what attention computes, and one card per seed scenario."""
 
+import math
+
 import streamlit as st
 
 from attention_views import session
@@ -12,8 +14,8 @@ st.markdown(
     "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
     "Every number comes from `attention_core`, a small NumPy library you can also import in a notebook."
 )
-math, lectures = st.columns([5, 6], gap="medium")
-with math:
+maths, lectures = st.columns([5, 6], gap="medium")
+with maths:
     st.subheader("The math")
     st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V")
     st.latex(r"\text{scores} = \frac{Q K^\top}{\sqrt{d_k}}")
@@ -24,13 +26,19 @@ with math:
         "Each row of the weights sums to 1."
     )
 with lectures:
-    st.subheader("Lectures")
     cards = scenario_cards()
-    columns = st.columns(2) * 3
-    for column, (sid, (title, seed, story)) in zip(columns, cards.items(), strict=False):
-        with column.container(border=True):
-            st.markdown(f"**{title}**  \n{story}")
-            st.caption(f"Seed notebook `{seed[:3]}` · link: `/{NATURAL_PAGE[sid]}?scenario={sid}`")
-            if st.button("Open", key=f"home_open_{sid}", type="primary"):
-                load_scenario(sid)
-                st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
+    for heading, chosen in (
+        ("Lectures", [c for c in cards if cards[c][1]]),
+        ("Modern attention", [c for c in cards if not cards[c][1]]),
+    ):
+        st.subheader(heading)
+        columns = st.columns(2) * math.ceil(len(chosen) / 2)
+        for column, sid in zip(columns, chosen, strict=False):
+            title, seed, story = cards[sid]
+            with column.container(border=True):
+                st.markdown(f"**{title}**  \n{story}")
+                where = f"Seed notebook `{seed[:3]}` · " if seed else ""
+                st.caption(f"{where}link: `/{NATURAL_PAGE[sid]}?scenario={sid}`")
+                if st.button("Open", key=f"home_open_{sid}", type="primary"):
+                    load_scenario(sid)
+                    st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+import attention_core as ac
 from attention_views import cached_figures as figures
 from attention_views import multi, panels
 from attention_views.formats import message
@@ -56,6 +57,8 @@ def head_choice(lab: Lab) -> None:
             help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks",
         )
         error = multi.split_error(lab)
+        if error is None and lab.n_heads > 1:
+            kv_heads_control(lab)
     if error:
         st.error(message(error), icon="⚠️")
 
@@ -101,4 +104,31 @@ def _numbers(M: object, rows: list[str], cols: list[str], key: str) -> None:
         hide_index=True,
         key=key,
         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cols},
+    )
+
+
+def kv_heads_control(lab: Lab) -> None:
+    """Grouped-query attention: how many key/value heads the query heads share, and the KV cache it takes."""
+    counts = multi.kv_head_counts(lab.n_heads)
+    if lab.kv_heads not in counts:
+        lab.kv_heads = lab.n_heads
+    if st.session_state.get("multi_head_kv_heads", lab.kv_heads) not in counts:  # the head count changed
+        st.session_state["multi_head_kv_heads"] = lab.kv_heads
+    kv = bound(
+        st.select_slider,
+        "Key/value heads (MHA → GQA → MQA)",
+        "multi_head_kv_heads",
+        "kv_heads",
+        options=counts[::-1],
+        format_func=lambda k: f"{k} (MHA)" if k == lab.n_heads else f"{k} (MQA)" if k == 1 else f"{k} (GQA)",
+        help="Query heads in a group share one key head and one value head; the KV cache keeps only those",
+    )
+    d_head = max(multi.split_widths(lab).values()) // lab.n_heads
+    tokens = len(lab.tables["Q" if "Q" in lab.tables else "X"])
+    per_token = ac.kv_cache_bytes(1, kv, d_head, 1, 4)
+    full = ac.kv_cache_bytes(1, lab.n_heads, d_head, 1, 4)
+    st.caption(
+        f"KV cache for this layer: {per_token:g} bytes per token (float32), {per_token * tokens:g} for these "
+        f"{tokens} tokens; {kv / lab.n_heads:.0%} of multi-head attention's {full:g}. SmolLM2-135M runs "
+        "9 query heads on 3 key/value heads: a third of the cache."
     )

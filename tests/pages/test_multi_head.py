@@ -207,3 +207,30 @@ def test_split_heads_projection_too_large_for_a_float_names_x_and_the_matrix():
     assert_clean(at)
     errors = [e.value for e in at.error]
     assert any("X · W_Q is too large for a float at row 2" in e and "column 'q0'" in e for e in errors), errors
+
+
+def test_key_value_heads_are_shared_by_groups_of_query_heads():
+    """GQA (issue 17): with 2 key/value heads for 4 query heads, heads 1-2 and 3-4 share K and V."""
+    at = open_page("multi_head", "gqa-heads")
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    assert (lab.heads_mode, lab.n_heads, lab.kv_heads) == ("split", 4, 2)
+    X = ac.load_scenario("gqa-heads").X
+    head = ac.load_scenario("gqa-heads").heads[0]
+    Q = X @ head.W_q  # (6, 8): query heads are its 2-column blocks
+    K, V = X @ head.W_k, X @ head.W_v
+    shown = grid_weights(at)
+    for i in range(4):
+        g = (i // 2) * 2  # the first head of the group: its K columns are shared
+        expected = ac.scaled_dot_product_attention(
+            Q[:, 2 * i : 2 * i + 2], K[:, 2 * g : 2 * g + 2], V[:, 2 * g : 2 * g + 2], mask=ac.causal_mask(6, 6)
+        ).weights
+        np.testing.assert_allclose(shown[i], expected, atol=1e-12)
+    # K and V, 2 heads of d_head 2, float32: 2 * 2 * 2 * 4 bytes per token
+    assert any("KV cache for this layer: 32 bytes per token" in c.value for c in at.caption)
+    at.select_slider(key="multi_head_kv_heads").set_value(4).run()  # MHA: every head its own K, V
+    assert any("64 bytes per token" in c.value for c in at.caption)
+    at.select_slider(key="multi_head_kv_heads").set_value(1).run()  # MQA
+    assert any("16 bytes per token" in c.value for c in at.caption)
+    at.number_input(key="multi_head_n_heads").set_value(8).run()  # the slider follows the new head count
+    assert_clean(at)

@@ -1,0 +1,193 @@
+"""The modern-attention lesson pages' parts: positions, the KV cache, online softmax, sinks, cross-attention.
+
+Each reads the lab's current tables (so every lesson works on any scenario, and its own scenario opens
+it), calls one core function of :mod:`attention_core`, and draws with the app's figure builders.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from plotly.subplots import make_subplots
+
+import attention_core as ac
+from attention_core.masks import as_additive_mask
+from attention_views import cached_figures as figures
+from attention_views import session, theme
+from attention_views.editors import TableError, table_to_matrix
+from attention_views.formats import message, plot_text
+from attention_views.session import Lab
+from attention_views.state import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
+from attention_views.theme import CONTENT_PX
+from attention_views.widgets import chart, numbers_frame
+
+ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
+ENCODING_LABELS = {
+    "none": "none",
+    "sinusoidal": "sinusoidal (added to X)",
+    "learned": "learned (added to X)",
+    "rope": "RoPE (rotates Q and K)",
+    "alibi": "ALiBi (bias on scores)",
+}
+MAX_POSITION = 64  # the learned table's rows: positions 0 .. 63
+
+
+def current_head(lab: Lab) -> SingleHead | None:
+    """The lab's single head (or the last valid one), with its error shown; None when there is none yet."""
+    head, err = run_or_last(lab, run_single_head, "last_single")
+    if err is not None:
+        st.error(f"{message(err)}  \nFix it on the Playground; until then this page shows the last valid result.")
+    return head
+
+
+def projections(lab: Lab) -> dict[str, np.ndarray] | None:
+    """W_q, W_k, W_v of an embeddings scenario (None for a scenario that gives Q, K, V directly)."""
+    if "X" not in lab.tables:
+        return None
+    try:
+        return {name: table_to_matrix(lab.tables[name], name)[1] for name in ("W_q", "W_k", "W_v")}
+    except TableError:
+        return None
+
+
+# ---------------------------------------------------------------- 1. positions
+
+
+def learned_table(n: int, d: int, seed: int) -> np.ndarray:
+    """A stand-in for a learned position table: (MAX_POSITION, d) seeded normal numbers, scale 0.5."""
+    return np.round(np.random.default_rng(seed).normal(scale=0.5, size=(max(n, MAX_POSITION), d)), 2)
+
+
+def encoded_attention(
+    lab: Lab, head: SingleHead, encoding: str, shift: int, slope: float, learned: np.ndarray
+) -> ac.AttentionResult:
+    """The head's attention with positions ``shift .. shift + n - 1`` encoded the chosen way."""
+    r, W = head.result, projections(lab)
+    n_q, n_k = r.Q.shape[0], r.K.shape[0]
+    Q, K, V = r.Q, r.K, r.V
+    if encoding in ("sinusoidal", "learned"):
+        width = head.X.shape[1] if head.X is not None else Q.shape[1]
+        P = ac.sinusoidal_encoding(max(n_q, n_k), width, offset=shift) if encoding == "sinusoidal" else None
+        if P is None:
+            P = learned[shift : shift + max(n_q, n_k)]  # (n, width) rows of the positions used
+        if head.X is not None and W is not None:
+            X = head.X + P[:n_q]  # (n, d_model)
+            Q, K, V = X @ W["W_q"], X @ W["W_k"], X @ W["W_v"]
+        else:  # Q, K, V given directly: the positions are added to the queries and keys themselves
+            Q, K = Q + P[:n_q], K + P[:n_k]
+    elif encoding == "rope":
+        Q = ac.rope(Q, np.arange(n_k - n_q, n_k) + shift)
+        K = ac.rope(K, np.arange(n_k) + shift)
+    additive = as_additive_mask(lab_mask(lab, n_q, n_k), n_q, n_k)
+    bias = np.zeros((n_q, n_k)) if additive is None else additive
+    if encoding == "alibi":
+        bias = bias + ac.alibi_bias(n_q, n_k, slope, offset=shift) * np.sqrt(Q.shape[1])  # before 1/sqrt(d_k)
+    return ac.scaled_dot_product_attention(Q, K, V, mask=bias, scale=scale_value(lab, Q.shape[1]))
+
+
+def rope_arrows(q: np.ndarray, n_positions: int, token: str, projector: bool) -> go.Figure:
+    """One query's pairs of dimensions (i, i + d/2) as 2-D arrows, rotated for positions 0 .. n-1.
+
+    Pair i turns by ``p * base**(-2i/d)`` at position p: the first pair fastest, the last slowest.
+    """
+    s = theme.style(projector)
+    d = q.shape[0]
+    pairs = min(d // 2, 4)
+    rotated = ac.rope(np.tile(q, (n_positions, 1)), np.arange(n_positions))  # (n, d): q at every position
+    fig = make_subplots(rows=1, cols=pairs, subplot_titles=[f"dims {i} and {i + d // 2}" for i in range(pairs)])
+    reach = float(np.abs(rotated).max()) * 1.15 or 1.0
+    for i in range(pairs):
+        for p in range(n_positions):
+            x, y = rotated[p, i], rotated[p, i + d // 2]
+            fig.add_trace(
+                go.Scatter(
+                    x=[0, x],
+                    y=[0, y],
+                    mode="lines+markers",
+                    marker={"size": [0, 9], "color": theme.series_color(p)},
+                    line={"color": theme.series_color(p), "width": 3},
+                    name=f"position {p}",
+                    legendgroup=str(p),
+                    showlegend=i == 0,
+                    hovertemplate=f"position {p}: (%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
+                ),
+                row=1,
+                col=i + 1,
+            )
+        fig.update_xaxes(range=[-reach, reach], row=1, col=i + 1, zeroline=True, showgrid=False)
+        fig.update_yaxes(range=[-reach, reach], row=1, col=i + 1, scaleanchor=f"x{i + 1 if i else ''}", showgrid=False)
+    fig.update_layout(
+        title={
+            "text": f"RoPE turns the query of {plot_text(token)} as its position grows",
+            "font": {"size": s.title_font},
+        },
+        font={"size": s.font},
+        height=320 if not projector else 380,
+        margin={"l": 10, "r": 10, "t": 70 + s.title_font, "b": 10},
+        legend={"orientation": "h", "y": -0.1},
+        template="none",
+    )
+    return fig
+
+
+# ---------------------------------------------------------------- 2. KV cache
+
+
+def cache_frames(step: ac.DecodeStep, tokens: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The K and V caches after step t, one row per token seen so far (the newest last)."""
+    rows = tokens[: step.cache_size]
+    K = numbers_frame(step.K_cache, rows, [f"k{j}" for j in range(step.K_cache.shape[1])])
+    V = numbers_frame(step.V_cache, rows, [f"v{j}" for j in range(step.V_cache.shape[1])])
+    return K, V
+
+
+def human_bytes(n: float) -> str:
+    """1536 -> "1.5 kB", 3.2e9 -> "3.2 GB" (powers of 1000, as disks and the issue count)."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} bytes"
+
+
+# ---------------------------------------------------------------- 3. online softmax
+
+
+def tile_frame(tile: ac.OnlineSoftmaxTile, queries: list[str]) -> pd.DataFrame:
+    """What one key block changes, one row per query: its maximum, the rescaling, the running values."""
+    return pd.DataFrame(
+        {
+            "query": queries,
+            "block max": tile.block_max,
+            "running max m": tile.running_max,
+            "rescale": tile.rescale,
+            "running sum ℓ": tile.running_sum,
+        }
+    )
+
+
+# ---------------------------------------------------------------- 4. sinks
+
+
+def sink_weights(result: ac.AttentionResult, plus_one: bool) -> np.ndarray:
+    """The weights of the head's masked scores under softmax, or softmax + 1 (an extra zero logit)."""
+    return ac.softmax_plus_one(result.masked) if plus_one else ac.softmax(result.masked)
+
+
+def go_to_real_model_sink(s: session.Session) -> None:
+    """Callback: the real-model page on its first-token-sink sentence."""
+    from attention_views.sections.real_model import SINK_SENTENCE
+
+    view = s.lab.model
+    view.preset, view.text, view.generated = "sink", SINK_SENTENCE, ()
+    view.score = "first"
+    s.goto = "real_model"
+
+
+# ---------------------------------------------------------------- shared
+
+
+def heatmap(M: np.ndarray, rows: list[str], cols: list[str], key: str, big: bool, share: float, **kw: object) -> None:
+    """An attention heatmap through the app's builder, sized for a column of ``share`` of the page."""
+    chart(figures.attention_heatmap(M, rows, cols, projector=big, width_px=CONTENT_PX * share, **kw), key=key)

@@ -1,0 +1,39 @@
+"""Cross-attention: queries from one token list (the target), keys and values from another (the source)."""
+
+import streamlit as st
+
+from attention_views import session
+from attention_views.sections import lessons
+from attention_views.widgets import editors_panel, lecture_intro, numbers_frame, projector
+
+lab = session.current().lab
+big = projector()
+st.title("Cross-attention: a translation looks at its source")
+lecture_intro()
+if "Q" not in lab.tables:
+    st.info("Cross-attention needs separate query and key tables: pick the 'Cross-attention' scenario.")
+    st.stop()
+
+tables, result = st.columns([5, 6], gap="medium")
+with tables:
+    st.caption("**Q**: one row per *target* token (the sentence being written). **K** and **V**: one row per "
+               "*source* token (the sentence being read). Edit any of them.")  # fmt: skip
+    with st.expander("Tables", expanded=True, icon=":material/edit:"):
+        editors_panel(lab, "cross_attention")
+head = lessons.current_head(lab)
+if head is None:
+    st.stop()
+r = head.result
+n_q, n_k = r.weights.shape
+with result:
+    if lab.mask != "none":
+        st.caption(
+            f"The lab's {lab.mask} mask applies here too; cross-attention usually has none (the whole source is known)."
+        )
+    lessons.heatmap(
+        r.weights, head.query_tokens, head.key_tokens, "cross_attention_weights", big, 6 / 11,
+        title=f"{n_q} target tokens (rows) over {n_k} source tokens",
+    )  # fmt: skip
+    st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
+    out = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
+    st.dataframe(out, hide_index=True, key="cross_attention_output")

@@ -1,0 +1,86 @@
+"""KV cache: decoding one token at a time, the cache growing, the same rows as full causal attention."""
+
+import numpy as np
+import streamlit as st
+
+import attention_core as ac
+from attention_views import session
+from attention_views.sections import lessons
+from attention_views.widgets import lecture_intro, projector
+
+lab = session.current().lab
+big = projector()
+st.title("Generating one token at a time: the KV cache")
+lecture_intro()
+head = lessons.current_head(lab)
+W = lessons.projections(lab)
+if head is None or W is None or head.X is None:
+    st.info("The KV cache lesson decodes from embeddings X with W_Q, W_K, W_V: pick the 'KV cache' scenario.")
+    st.stop()
+tokens = head.query_tokens
+decode = ac.kv_cache_decode(head.X, W["W_q"], W["W_k"], W["W_v"])
+full = ac.scaled_dot_product_attention(
+    head.X @ W["W_q"], head.X @ W["W_k"], head.X @ W["W_v"], mask=ac.causal_mask(len(tokens), len(tokens))
+)
+
+t = st.slider("Decoding step: the token being generated", 1, len(tokens), min(3, len(tokens)), key="kv_cache_step") - 1
+step = decode.steps[t]
+cache_col, step_col = st.columns([1, 1], gap="medium")
+with cache_col:
+    st.markdown(f"**The cache after step {t + 1}**: {step.cache_size} keys and values (the last row is new)")
+    K, V = lessons.cache_frames(step, tokens)
+    st.dataframe(K, hide_index=True, key="kv_cache_K")
+    st.dataframe(V, hide_index=True, key="kv_cache_V")
+with step_col:
+    lessons.heatmap(
+        full.weights,
+        tokens,
+        tokens,
+        "kv_cache_full",
+        big,
+        0.5,
+        selected=(t, t),
+        title="Full causal attention (outlined: this step)",
+    )
+    gap = float(np.abs(step.weights - full.weights[t, : t + 1]).max())
+    out_gap = float(np.abs(step.output - full.output[t]).max())
+    st.caption(
+        f"This step's weights over its {step.cache_size} cached keys and its output equal row {t + 1} of full "
+        f"causal attention: largest difference {max(gap, out_gap):.1e}."
+    )
+
+saved, total, memory = st.columns(3)
+saved.metric(
+    "Multiply-adds this step",
+    f"{step.madds:,}",
+    delta=f"{step.madds - step.madds_without_cache:,} vs no cache",
+    delta_color="inverse",
+    help="Without a cache the step recomputes the keys and values of every earlier token",
+)
+done = decode.steps[: t + 1]
+total.metric(
+    "So far, with / without the cache", f"{sum(s.madds for s in done):,} / {sum(s.madds_without_cache for s in done):,}"
+)
+memory.metric(
+    "Cache now (float32)", lessons.human_bytes(ac.kv_cache_bytes(1, 1, step.K_cache.shape[1], step.cache_size, 4))
+)
+
+st.subheader("How big is the cache of a real model?")
+cols = st.columns(5)
+layers = cols[0].number_input("Layers", 1, 200, 30, key="kv_cache_layers")
+kv_heads = cols[1].number_input("Key/value heads", 1, 256, 3, key="kv_cache_heads")
+d_head = cols[2].number_input("d_head", 1, 1024, 64, key="kv_cache_d_head")
+seq = cols[3].number_input("Sequence length", 1, 2_000_000, 2048, key="kv_cache_seq")
+width = cols[4].selectbox(
+    "Bytes per number",
+    (4, 2, 1),
+    index=1,
+    format_func=lambda b: {4: "4 (fp32)", 2: "2 (fp16)", 1: "1 (int8)"}[b],
+    key="kv_cache_bytes",
+)
+size = ac.kv_cache_bytes(int(layers), int(kv_heads), int(d_head), int(seq), width)
+st.markdown(
+    f"**{lessons.human_bytes(size)}** = 2 (K and V) × {layers} layers × {kv_heads} heads × {d_head} × {seq:,} tokens "
+    f"× {width} bytes. The defaults are SmolLM2-135M's: 3 key/value heads for its 9 query heads (grouped-query "
+    "attention, see the multi-head page) keep the cache at a third."
+)

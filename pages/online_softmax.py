@@ -1,0 +1,61 @@
+"""Online softmax: the tiled computation of FlashAttention replayed on the lab's own scores."""
+
+import numpy as np
+import streamlit as st
+
+import attention_core as ac
+from attention_views import session
+from attention_views.sections import lessons
+from attention_views.state import lab_mask
+from attention_views.widgets import lecture_intro, numbers_frame, projector
+
+lab = session.current().lab
+big = projector()
+st.title("How FlashAttention computes softmax without the whole row")
+lecture_intro()
+head = lessons.current_head(lab)
+if head is None:
+    st.stop()
+r, queries, keys = head.result, head.query_tokens, head.key_tokens
+n_q, n_k = r.weights.shape
+
+block_col, tile_col = st.columns(2)
+block = block_col.slider("Keys per block", 1, n_k, min(3, n_k), key="online_softmax_block")
+mask = lab_mask(lab, n_q, n_k)
+online = ac.online_softmax_attention(r.Q, r.K, r.V, block, mask=mask, scale=r.scale / r.temperature)
+n_tiles = len(online.tiles)
+k = tile_col.slider("Block read so far", 1, n_tiles, 1, key="online_softmax_tile") if n_tiles > 1 else 1
+tile = online.tiles[k - 1]
+
+left, right = st.columns([5, 4], gap="medium")
+with left:
+    lessons.heatmap(
+        r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big, 5 / 9,
+        value_name="score", zmin=None, zmax=None, zmid=0.0,
+        title=f"The scores read so far: block {k} is keys {tile.start + 1} to {tile.stop}",
+    )  # fmt: skip
+with right:
+    st.markdown(f"**After block {k} of {n_tiles}** (keys {keys[tile.start]} … {keys[tile.stop - 1]})")
+    st.dataframe(lessons.tile_frame(tile, queries), hide_index=True, key="online_softmax_tile_table")
+    st.caption(
+        "When a block holds a larger score, the running maximum m moves up and everything summed so far is "
+        "multiplied by exp(m_old − m): the numbers stay small, and nothing is recomputed."
+    )
+    if k == n_tiles:
+        gap = float(np.abs(online.output - r.output).max())
+        st.success(f"Done: the output equals softmax(QKᵀ/√d_k)·V to {gap:.1e}.", icon=":material/check_circle:")
+    acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
+    st.markdown("Accumulated output (divided by ℓ at the end)")
+    st.dataframe(acc, hide_index=True, key="online_softmax_acc")
+
+held, plain = st.columns(2)
+held.metric(
+    "Numbers held at once, block by block",
+    f"{online.peak_entries:,}",
+    help="One block of scores per query, the running maximum and sum, and the accumulated output",
+)
+plain.metric(
+    "The plain way holds",
+    f"{online.plain_entries:,}",
+    help="The whole n_q x n_k matrix of scores and the output; it grows with every key, the blocks do not",
+)

@@ -1,0 +1,122 @@
+"""The modern-attention lesson pages headless (AppTest): each opens clean on every scenario, and its numbers
+equal an independent NumPy recomputation on its own scenario."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
+
+import attention_core as ac
+
+LESSON_PAGES = ("positions", "kv_cache", "online_softmax", "sinks", "cross_attention")
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _figure(at, key_prefix: str) -> np.ndarray:
+    return heatmap_z(next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith(key_prefix)))
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_every_lesson_page_opens_clean_on_every_scenario(page, sid):
+    at = open_page(page, sid)
+    assert_clean(at)
+    assert at.title and not at.exception
+
+
+def test_without_positions_the_two_the_rows_are_identical_and_rope_keeps_scores_under_a_shift():
+    at = open_page("positions", "positions-order")
+    W = _figure(at, "Positions 0")
+    np.testing.assert_allclose(W[0], W[3])  # 'the' at 0 and at 3: the same row
+    sc = ac.load_scenario("positions-order")
+    X = sc.X
+    expected = _softmax((X @ X.T) / 2.0)  # identity projections, 1/sqrt(4)
+    np.testing.assert_allclose(W, expected, atol=1e-12)
+    at.selectbox(key="positions_encoding").set_value("rope").run()
+    assert_clean(at)
+    W = _figure(at, "Positions 0")
+    assert np.abs(W[0] - W[3]).max() > 0.01  # the rotation tells the two 'the' apart
+    assert float(at.metric[0].value) < 1e-9  # a shift leaves RoPE's scores unchanged
+    at.selectbox(key="positions_encoding").set_value("sinusoidal").run()
+    assert float(at.metric[0].value) > 1e-3  # an absolute encoding changes them
+    pe = np.zeros((5, 4))
+    p = np.arange(5)[:, None]
+    pe[:, 0::2], pe[:, 1::2] = (
+        np.sin(p / 10000 ** (np.arange(0, 4, 2) / 4)),
+        np.cos(p / 10000 ** (np.arange(0, 4, 2) / 4)),
+    )
+    Xp = X + pe
+    np.testing.assert_allclose(_figure(at, "Positions 0"), _softmax(Xp @ Xp.T / 2.0), atol=1e-12)
+    at.selectbox(key="positions_encoding").set_value("alibi").run()
+    assert float(at.metric[0].value) < 1e-9
+
+
+def test_each_decoding_step_equals_the_row_of_full_causal_attention():
+    at = open_page("kv_cache", "kv-cache")
+    assert_clean(at)
+    sc = ac.load_scenario("kv-cache")
+    h = sc.heads[0]
+    Q, K = sc.X @ h.W_q, sc.X @ h.W_k
+    scores = Q @ K.T / 2.0 + np.triu(np.full((5, 5), -np.inf), 1)
+    np.testing.assert_allclose(_figure(at, "Full causal"), _softmax(scores), atol=1e-12)
+    for t in (1, 5):
+        at.slider(key="kv_cache_step").set_value(t).run()
+        cache = next(d.value for d in at.dataframe if "k0" in d.value.columns)
+        np.testing.assert_allclose(cache[["k0", "k1", "k2", "k3"]].to_numpy(), K[:t], atol=1e-12)
+        # with the cache step t computes one query, one key, one value and its t scores and mixes
+        assert at.metric[0].value == f"{3 * 4 * 4 + 2 * t * 4:,}"
+    assert any("largest difference" in c.value for c in at.caption)
+
+
+def test_online_softmax_ends_equal_to_the_plain_softmax():
+    at = open_page("online_softmax", "online-softmax")
+    assert_clean(at)
+    at.slider(key="online_softmax_block").set_value(3).run()
+    at.slider(key="online_softmax_tile").set_value(3).run()
+    assert_clean(at)
+    assert any("equals softmax" in s.value for s in at.success)
+    sc = ac.load_scenario("online-softmax")
+    scores = sc.Q @ sc.K.T / 2.0
+    m = scores.max(axis=1)
+    tile = next(d.value for d in at.dataframe if "running max m" in d.value.columns)
+    np.testing.assert_allclose(tile["running max m"].to_numpy(), m, atol=1e-12)
+    np.testing.assert_allclose(tile["running sum ℓ"].to_numpy(), np.exp(scores - m[:, None]).sum(axis=1), atol=1e-12)
+
+
+def test_softmax_plus_one_rows_sum_to_less_than_one_and_streaming_masks_the_middle():
+    at = open_page("sinks", "attention-sinks")
+    rows = next(d.value for d in at.dataframe if "row sum" in d.value.columns)
+    np.testing.assert_allclose(rows["row sum"].to_numpy(), 1.0)
+    at.toggle(key="sinks_plus_one").set_value(True).run()
+    rows = next(d.value for d in at.dataframe if "row sum" in d.value.columns)
+    assert (rows["row sum"].to_numpy() < 1).all()
+    at.toggle(key="sinks_streaming").set_value(True).run()
+    assert_clean(at)
+    W = _figure(at, "Weights with")
+    keep = ac.streaming_mask(6, 6, 1, 2)
+    assert (W[~keep] == 0).all() and (W[keep] > 0).all()
+
+
+def test_the_sinks_page_opens_the_real_model_on_its_sink_sentence():
+    at = open_page("sinks", "attention-sinks")
+    at.button(key="sinks_real_model").click().run()
+    assert_clean(at)
+    view = at.session_state["session"].lab.model
+    assert (view.preset, view.score) == ("sink", "first")
+    assert any(t.value.startswith("Real model") for t in at.title)
+
+
+def test_cross_attention_is_three_target_rows_over_four_source_columns_without_a_mask():
+    at = open_page("cross_attention", "cross-attention")
+    assert_clean(at)
+    sc = ac.load_scenario("cross-attention")
+    W = _figure(at, "3 target tokens")
+    assert W.shape == (3, 4)
+    np.testing.assert_allclose(W, _softmax(sc.Q @ sc.K.T / 2.0), atol=1e-12)
+    assert list(W.argmax(axis=1)) == [0, 2, 1]  # le -> the, chat -> cat, noir -> black
