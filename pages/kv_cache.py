@@ -40,13 +40,13 @@ with step_col:
         big,
         0.5,
         selected=(t, t),
-        title="Full causal attention (outlined: this step)",
+        title="Full causal attention",
     )
     gap = float(np.abs(step.weights - full.weights[t, : t + 1]).max())
     out_gap = float(np.abs(step.output - full.output[t]).max())
     st.caption(
-        f"This step's weights over its {step.cache_size} cached keys and its output equal row {t + 1} of full "
-        f"causal attention: largest difference {max(gap, out_gap):.1e}."
+        f"The outlined row is this step: its weights over its {step.cache_size} cached keys and its output "
+        f"equal row {t + 1} of full causal attention (largest difference {max(gap, out_gap):.1e})."
     )
 
 saved, total, memory = st.columns(3)

@@ -175,7 +175,7 @@ def head_score_grid_spec(
     markers.pop("text", None)  # 270 numbers would not fit; the hover has each
     markers["mode"] = "markers"
     width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
-    title = f"Every head, coloured by {score_name}"
+    title = f"Heads by {score_name}"
     return _finish([markers], layout, title, s, margin=margin, width=width, height=height)
 
 

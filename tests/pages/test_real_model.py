@@ -49,7 +49,7 @@ def test_choosing_a_head_shows_that_heads_weights(model):
     assert_clean(at)
     run = model.run(am.DEFAULT_SENTENCE)
     np.testing.assert_allclose(_heatmap(at), run.attention[5, 4], atol=1e-6)
-    overview = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Every head"))
+    overview = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Heads by"))
     scores = np.array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
     np.testing.assert_allclose(scores, ac.induction_score(run.attention, np.array(run.token_ids)), atol=1e-6)
 
