@@ -85,6 +85,12 @@ def _mask_line(lab: Lab, n_q: int, n_k: int) -> str:
         return "mask = None  # every query may attend every key"
     if kind == "causal":
         return "mask = ac.causal_mask(len(query_tokens), len(key_tokens))  # True = may attend"
+    if kind == "streaming":
+        sink = min(lab.mask_sink, n_k)
+        return (
+            f"mask = ac.streaming_mask(len(query_tokens), len(key_tokens), {sink}, {lab.mask_window})"
+            "  # sinks + window, True = may attend"
+        )
     if kind in MASK_CALLS:
         param = getattr(lab, MASK_PARAMS[kind])
         param = min(param, n_k) if kind == "padding" else param  # as the lab does: at most every key is padding

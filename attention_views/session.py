@@ -36,8 +36,13 @@ if TYPE_CHECKING:  # the last valid results, kept to show while an input is inva
     from attention_views.state import SingleHead
 
 KEY = "session"
-MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "custom")
-MASK_PARAMS = {"padding": "mask_pad", "window": "mask_window", "prefix": "mask_prefix"}  # kind -> Lab field
+MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "streaming", "custom")
+MASK_PARAMS = {  # kind -> its Lab field (streaming also has mask_sink)
+    "padding": "mask_pad",
+    "window": "mask_window",
+    "prefix": "mask_prefix",
+    "streaming": "mask_window",
+}
 SCALE_MODES = ("sqrt", "none", "custom")  # 1/sqrt(d_k), 1 (unscaled), a number typed by the user
 STAGES = ("scores", "scaled", "masked", "weights")
 HEAD_MODES = ("selection", "split")
@@ -100,6 +105,7 @@ class Lab:
     mask_pad: int = 1
     mask_window: int = 2
     mask_prefix: int = 2
+    mask_sink: int = 1  # the StreamingLLM mask's sink tokens (with mask_window as its window)
     mask_custom: np.ndarray | None = None  # bool (n_q, n_k) once the user paints a mask
     scale_mode: str = "sqrt"  # one of SCALE_MODES
     scale_custom: float = 1.0

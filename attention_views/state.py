@@ -209,6 +209,8 @@ def lab_mask(lab: Lab, n_q: int, n_k: int) -> np.ndarray | None:
         return ac.sliding_window_mask(n_q, n_k, lab.mask_window)
     if kind == "prefix":
         return ac.prefix_lm_mask(n_q, n_k, lab.mask_prefix)
+    if kind == "streaming":
+        return ac.streaming_mask(n_q, n_k, min(lab.mask_sink, n_k), lab.mask_window)
     return custom_mask(lab, n_q, n_k)
 
 

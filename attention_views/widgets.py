@@ -224,17 +224,20 @@ MASK_LABELS = {
     "padding": "padding",
     "window": "sliding window",
     "prefix": "prefix-LM",
+    "streaming": "StreamingLLM",
     "custom": "custom",
 }
 MASK_HELP = (
     "causal: a token sees itself and earlier tokens · padding: the last n keys are hidden · "
     "sliding window: itself and the w − 1 tokens before it · prefix-LM: the first p tokens are seen by "
-    "all, the rest causally · custom: paint it cell by cell"
+    "all, the rest causally · StreamingLLM: the first s tokens (sinks) plus a sliding window · custom: "
+    "paint it cell by cell"
 )
 MASK_PARAM_LABELS = {
     "padding": ("Padding keys n", 0),
     "window": ("Window width w", 1),
     "prefix": ("Prefix length p", 0),
+    "streaming": ("Window width w", 1),
 }
 SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
 STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
@@ -263,6 +266,16 @@ def attention_controls(lab: Lab, prefix: str) -> None:
                 f"{prefix}_{MASK_PARAMS[lab.mask]}",
                 MASK_PARAMS[lab.mask],
                 min_value=low,
+                max_value=MAX_TOKENS,
+                step=1,
+            )
+        if lab.mask == "streaming":
+            bound(
+                st.number_input,
+                "Sink tokens s",
+                f"{prefix}_mask_sink",
+                "mask_sink",
+                min_value=0,
                 max_value=MAX_TOKENS,
                 step=1,
             )

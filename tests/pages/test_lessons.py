@@ -120,3 +120,14 @@ def test_cross_attention_is_three_target_rows_over_four_source_columns_without_a
     assert W.shape == (3, 4)
     np.testing.assert_allclose(W, _softmax(sc.Q @ sc.K.T / 2.0), atol=1e-12)
     assert list(W.argmax(axis=1)) == [0, 2, 1]  # le -> the, chat -> cat, noir -> black
+
+
+def test_the_streaming_mask_is_a_preset_of_the_playgrounds_mask_painter():
+    at = open_page("playground", "attention-sinks")
+    at.radio(key="playground_mask").set_value("streaming").run()
+    at.number_input(key="playground_mask_window").set_value(2).run()
+    at.number_input(key="playground_mask_sink").set_value(1).run()
+    assert_clean(at)
+    W = heatmap_z(plotly_figures(at)[0])
+    keep = ac.streaming_mask(6, 6, 1, 2)
+    assert (np.nan_to_num(W)[~keep] == 0).all() and (W[keep] > 0).all()
