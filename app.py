@@ -31,4 +31,4 @@ PAGES = {
     ],
 }
 
-frame.run(st.navigation(PAGES))  # session and sidebar, then the page, then the link of the view
+frame.run(st.navigation(PAGES, expanded=True))  # session and sidebar, then the page, then the link of the view

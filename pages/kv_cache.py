@@ -14,13 +14,20 @@ st.title("Generating one token at a time: the KV cache")
 lecture_intro()
 head = lessons.current_head(lab)
 W = lessons.projections(lab)
-if head is None or W is None or head.X is None:
-    st.info("The KV cache lesson decodes from embeddings X with W_Q, W_K, W_V: pick the 'KV cache' scenario.")
-    st.stop()
-tokens = head.query_tokens
-decode = ac.kv_cache_decode(head.X, W["W_q"], W["W_k"], W["W_v"])
+if head is not None and W is not None and head.X is not None:
+    tokens, X = head.query_tokens, head.X
+else:  # Q, K, V given directly: decoding starts from embeddings, so the lesson's own scenario is shown
+    st.info(
+        "This scenario gives Q, K and V directly, but decoding starts from embeddings X and W_Q, W_K, W_V: "
+        "showing the KV cache lesson's own numbers (pick its scenario in the sidebar to edit them).",
+        icon=":material/info:",
+    )
+    own = ac.load_scenario("kv-cache")
+    tokens, X = list(own.query_tokens), own.X
+    W = {"W_q": own.heads[0].W_q, "W_k": own.heads[0].W_k, "W_v": own.heads[0].W_v}
+decode = ac.kv_cache_decode(X, W["W_q"], W["W_k"], W["W_v"])
 full = ac.scaled_dot_product_attention(
-    head.X @ W["W_q"], head.X @ W["W_k"], head.X @ W["W_v"], mask=ac.causal_mask(len(tokens), len(tokens))
+    X @ W["W_q"], X @ W["W_k"], X @ W["W_v"], mask=ac.causal_mask(len(tokens), len(tokens))
 )
 
 t = st.slider("Decoding step: the token being generated", 1, len(tokens), min(3, len(tokens)), key="kv_cache_step") - 1
