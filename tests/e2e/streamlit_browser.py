@@ -132,7 +132,9 @@ def screenshot(page: Page, name: str) -> Path:
 
 def pick_sidebar_scenario(page: Page, title: str) -> None:
     """Choose a scenario by its title in the sidebar selectbox (key ``sidebar_scenario``)."""
-    page.locator(".st-key-sidebar_scenario input").click()
+    box = page.locator(".st-key-sidebar_scenario input")
+    box.click()
+    box.fill(title)  # the list holds eleven scenarios and shows only some at once: filter it, as a user types
     page.get_by_role("option", name=title, exact=True).click()
     wait_idle(page)
 
