@@ -113,6 +113,7 @@ class Lab:
     stage: str = "weights"  # one of STAGES: the playground's heatmap
     heads_mode: str = "selection"  # one of HEAD_MODES
     n_heads: int = 1
+    own_ranges: bool = True  # the multi-head grid: each head on its own colour range (False: all on 0..1)
     kv_heads: int = 0  # key/value heads of a split (GQA): 0 = one per query head (MHA), 1 = one for all (MQA)
     use_W_o: bool = False  # noqa: N815 (W_O as in the paper)
     selected: tuple[int, int] = (0, 0)  # the step-by-step page's (query, key) cell

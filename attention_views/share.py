@@ -61,6 +61,7 @@ SCALARS = {  # Lab field -> short payload key
     "heads_mode": "hm",
     "n_heads": "n",
     "use_W_o": "o",
+    "own_ranges": "or",
     "selected": "c",
     "projector": "pm",
 }
@@ -231,6 +232,7 @@ def check_field(name: str, value: object) -> object:
         "heads_mode": value in HEAD_MODES,
         "n_heads": is_whole(value, 1, MAX_HEADS),
         "use_W_o": isinstance(value, bool),
+        "own_ranges": isinstance(value, bool),
         "projector": isinstance(value, bool),
         "selected": isinstance(value, list) and len(value) == 2 and all(is_whole(v, 0, MAX_TOKENS - 1) for v in value),
     }

@@ -78,13 +78,31 @@ def heads_view(view: multi.MultiHeadView, big: bool) -> None:
     """The heads' weights, their concatenation (and mix), per-head readouts and the activation strengths."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
     cols, text = multi.grid_shape(len(view.heads), len(queries), len(keys))
+    own = bound(
+        st.toggle,
+        "Each head on its own colour range",
+        "multi_head_own_ranges",
+        "own_ranges",
+        help="On: a head's darkest and brightest cells are its own lowest and highest weight, so its pattern "
+        "shows even when every weight is near 1/n. Off: one scale from 0 to 1 for all heads, to compare them.",
+    )
     chart(
-        figures.head_grid(view.weights, list(view.names), queries, keys, cols=cols, show_text=text, projector=big),
+        figures.head_grid(
+            view.weights,
+            list(view.names),
+            queries,
+            keys,
+            cols=cols,
+            show_text=text,
+            projector=big,
+            shared_range=not own,
+        ),
         key="multi_head_grid",
     )
+    scale = "each on its own colour range (in its title)" if own else "on one colour scale from 0 to 1"
     st.caption(
-        f"{len(view.heads)} head(s) on one colour scale from 0 to 1; each row sums to 1. "
-        "Hover a cell for its query, key and weight."
+        f"What to look for: each head attends to different tokens. {len(view.heads)} head(s), {scale}; "
+        "each row sums to 1. Hover a cell for its query, key and weight."
     )
     st.markdown(
         f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "

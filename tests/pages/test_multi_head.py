@@ -6,7 +6,7 @@ run_scenario reproduces them (tests/core checks those against the notebook).
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
@@ -234,3 +234,21 @@ def test_key_value_heads_are_shared_by_groups_of_query_heads():
     assert any("16 bytes per token" in c.value for c in at.caption)
     at.number_input(key="multi_head_n_heads").set_value(8).run()  # the slider follows the new head count
     assert_clean(at)
+
+
+def test_apple_orange_heads_visibly_differ_at_the_opening_settings():
+    """Issue 14: at temperature 1 the weights sit near 0.1; each head's own colour range shows its pattern."""
+    at = open_page("multi_head", "apple-orange")
+    assert_clean(at)
+    fig = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Attention weights per head"))
+    colours = []
+    for trace in fig["data"]:
+        z = np.array(trace["z"], dtype=float)
+        assert "coloraxis" not in trace  # its own range, not the shared 0..1 axis
+        colours.append((z - trace["zmin"]) / (trace["zmax"] - trace["zmin"]))  # what the colour scale shows
+    closest = min(np.abs(a - b).max() for i, a in enumerate(colours) for b in colours[i + 1 :])
+    assert closest > 0.5, closest  # every pair of heads differs by half the colour scale somewhere
+    assert any("What to look for" in c.value for c in at.caption)
+    at.toggle(key="multi_head_own_ranges").set_value(False).run()  # the shared range, one click away
+    fig = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Attention weights per head"))
+    assert all(t["coloraxis"] == "coloraxis" for t in fig["data"])
