@@ -231,7 +231,9 @@ def head_grid_spec(
         raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
-    text = _show_text(show_text, *mats[0].shape)
+    font = _cell_font(s, mats[0].shape[1], theme.CONTENT_PX / n_cols, max((len(q) for q in queries), default=0))
+    s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out
+    text = font is not None and _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)  # one list for every head: the spec is never mutated
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
@@ -268,7 +270,7 @@ def head_grid_spec(
         }
     title = "Attention weights per head (rows: queries, columns: keys)"
     if not shared_range:
-        title = "Attention weights per head, each on its own colour range (rows: queries, columns: keys)"
+        title = "Attention weights per head, each on its own range"
     return _finish(traces, layout, title, s, height=panel * n_rows + 70)
 
 
