@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
+import attention_models as am
 from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole, printable
 from attention_views.session import (
     HEAD_MODES,
@@ -241,7 +242,6 @@ def check_field(name: str, value: object) -> object:
     return tuple(value) if name == "selected" else value
 
 
-MAX_MODEL_TOKENS = 128  # the model page's limit (attention_models.MAX_TOKENS)
 MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151
 
 
@@ -268,7 +268,7 @@ def _model_view(value: object) -> ModelView:
         "p": lambda v: v in MODEL_PRESETS,
         "t": lambda v: isinstance(v, str) and len(v) <= MAX_TEXT_CHARS,
         "g": lambda v: (
-            isinstance(v, list) and len(v) <= MAX_MODEL_TOKENS and all(is_whole(i, 0, MODEL_VOCAB - 1) for i in v)
+            isinstance(v, list) and len(v) <= am.MAX_TOKENS and all(is_whole(i, 0, MODEL_VOCAB - 1) for i in v)
         ),
         "l": lambda v: is_whole(v, 0, MODEL_LAYERS - 1),
         "h": lambda v: is_whole(v, 0, MODEL_HEADS - 1),

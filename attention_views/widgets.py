@@ -148,6 +148,13 @@ def chart(fig: object, key: str, **kwargs: object) -> object:
     return st.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
 
 
+def clicked_cell(key: str) -> tuple[int, int] | None:
+    """The (row, column) a click selected in the clickable grid chart ``key`` (its points' customdata), or None."""
+    points = st.session_state[key]["selection"]["points"]
+    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
+    return (int(cells[-1][0]), int(cells[-1][1])) if cells else None
+
+
 def projector() -> bool:
     """True when the lecturer switched on projector mode (larger text everywhere)."""
     return bool(st.session_state.get("sidebar_projector", False))

@@ -4,15 +4,9 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import session
 from attention_views.sections import lessons
-from attention_views.widgets import lecture_intro, projector
 
-lab = session.current().lab
-big = projector()
-st.title("Generating one token at a time: the KV cache")
-lecture_intro()
-head = lessons.current_head(lab)
+lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
 W = lessons.projections(lab)
 if head is not None and W is not None and head.X is not None:
     tokens, X = head.query_tokens, head.X

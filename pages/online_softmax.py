@@ -4,16 +4,11 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import session
 from attention_views.sections import lessons
 from attention_views.state import lab_mask
-from attention_views.widgets import lecture_intro, numbers_frame, projector
+from attention_views.widgets import numbers_frame
 
-lab = session.current().lab
-big = projector()
-st.title("How FlashAttention computes softmax without the whole row")
-lecture_intro()
-head = lessons.current_head(lab)
+lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row")
 if head is None:
     st.stop()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens

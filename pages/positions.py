@@ -3,17 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from attention_views import session
 from attention_views.editors import TableError, table_to_matrix
 from attention_views.formats import message
 from attention_views.sections import lessons
-from attention_views.widgets import chart, folded, lecture_intro, numbers_frame, projector
+from attention_views.widgets import chart, folded, numbers_frame
 
-lab = session.current().lab
-big = projector()
-st.title("Where am I? Positional encodings")
-lecture_intro()
-head = lessons.current_head(lab)
+lab, big, head = lessons.open_lesson("Where am I? Positional encodings")
 if head is None:
     st.stop()
 n, tokens = len(head.query_tokens), head.query_tokens

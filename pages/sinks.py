@@ -7,13 +7,9 @@ import streamlit as st
 import attention_core as ac
 from attention_views import session
 from attention_views.sections import lessons
-from attention_views.widgets import lecture_intro, projector
 
 s = session.current()
-lab, big = s.lab, projector()
-st.title("Attention sinks")
-lecture_intro()
-head = lessons.current_head(lab)
+lab, big, head = lessons.open_lesson("Attention sinks")
 if head is None:
     st.stop()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens
@@ -30,7 +26,7 @@ masked = r.masked
 if streaming:
     keep = ac.streaming_mask(n_q, n_k, int(n_sink), int(window))  # (n_q, n_k) True = may attend
     masked = np.where(keep, r.scaled, -np.inf)
-weights = ac.softmax_plus_one(masked) if plus_one else ac.softmax(masked)
+weights = lessons.sink_weights(masked, plus_one)
 left, right = st.columns([3, 2], gap="medium")
 with left:
     title = ("softmax + 1" if plus_one else "softmax") + (", StreamingLLM mask" if streaming else "")

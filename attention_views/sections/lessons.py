@@ -21,7 +21,7 @@ from attention_views.formats import message, plot_text
 from attention_views.session import Lab
 from attention_views.state import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
 from attention_views.theme import CONTENT_PX
-from attention_views.widgets import chart, numbers_frame
+from attention_views.widgets import chart, lecture_intro, numbers_frame, projector
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
 ENCODING_LABELS = {
@@ -32,6 +32,14 @@ ENCODING_LABELS = {
     "alibi": "ALiBi (bias on scores)",
 }
 MAX_POSITION = 64  # the learned table's rows: positions 0 .. 63
+
+
+def open_lesson(title: str) -> tuple[Lab, bool, SingleHead | None]:
+    """A lesson page's start: its title and the lecture intro; (the lab, projector mode, the lab's head)."""
+    lab = session.current().lab
+    st.title(title)
+    lecture_intro()
+    return lab, projector(), current_head(lab)
 
 
 def current_head(lab: Lab) -> SingleHead | None:
@@ -170,9 +178,9 @@ def tile_frame(tile: ac.OnlineSoftmaxTile, queries: list[str]) -> pd.DataFrame:
 # ---------------------------------------------------------------- 4. sinks
 
 
-def sink_weights(result: ac.AttentionResult, plus_one: bool) -> np.ndarray:
-    """The weights of the head's masked scores under softmax, or softmax + 1 (an extra zero logit)."""
-    return ac.softmax_plus_one(result.masked) if plus_one else ac.softmax(result.masked)
+def sink_weights(masked: np.ndarray, plus_one: bool) -> np.ndarray:
+    """The weights of masked scores (n_q, n_k) under softmax, or softmax + 1 (an extra zero logit)."""
+    return ac.softmax_plus_one(masked) if plus_one else ac.softmax(masked)
 
 
 def go_to_real_model_sink(s: session.Session) -> None:

@@ -20,7 +20,7 @@ from attention_views.formats import message
 from attention_views.frame import replace_lab
 from attention_views.session import HEAD_SCORES, MODEL_PRESETS, Lab, ModelView, new_lab
 from attention_views.theme import CONTENT_PX
-from attention_views.widgets import bump_rev, chart, folded
+from attention_views.widgets import bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
 PRESET_TEXT = {"ioi": am.DEFAULT_SENTENCE, "sink": SINK_SENTENCE}
@@ -98,11 +98,7 @@ def input_ids(model: am.Model, view: ModelView) -> list[int]:
 
 def run_for(model: am.Model, view: ModelView) -> tuple[list[int], am.ModelRun, am.ModelRun]:
     """(ids, the run with the view's head scales, the unedited run); raises AttentionModelError."""
-    ids = input_ids(model, view)
-    if len(ids) > model.max_tokens:
-        raise am.SequenceTooLongError(
-            f"the text has {len(ids)} tokens; this page runs at most {model.max_tokens}: shorten it"
-        )
+    ids = input_ids(model, view)  # Model.run refuses more than 128 with SequenceTooLongError
     key = tuple(ids)
     unedited = model_run(key, scales_key(np.ones_like(view.scales)))
     return ids, model_run(key, scales_key(view.scales)), unedited
@@ -163,10 +159,9 @@ def input_ui(view: ModelView) -> None:
 
 
 def _pick_head(view: ModelView) -> None:
-    points = st.session_state["real_model_overview"]["selection"]["points"]
-    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
-    if cells:
-        view.layer, view.head = int(cells[-1][0]), int(cells[-1][1])
+    cell = clicked_cell("real_model_overview")
+    if cell is not None:
+        view.layer, view.head = cell
 
 
 def _pick_from_boxes(view: ModelView) -> None:

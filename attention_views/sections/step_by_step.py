@@ -13,7 +13,7 @@ from attention_views import cached_figures as figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
-from attention_views.widgets import MASK_LABELS, chart
+from attention_views.widgets import MASK_LABELS, chart, clicked_cell
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 MARK = "▶"  # before the selected key's label in the tables
@@ -40,10 +40,9 @@ def _pick_from_boxes(lab: Lab) -> None:
 
 def _pick_from_grid(lab: Lab) -> None:
     """A click on the grid: the clicked square's customdata is [query index, key index]."""
-    points = st.session_state[GRID]["selection"]["points"]
-    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
-    if cells:
-        lab.selected = (int(cells[-1][0]), int(cells[-1][1]))
+    cell = clicked_cell(GRID)
+    if cell is not None:
+        lab.selected = cell
 
 
 def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
