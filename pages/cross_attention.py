@@ -32,7 +32,7 @@ with result:
         )
     lessons.heatmap(
         r.weights, head.query_tokens, head.key_tokens, "cross_attention_weights", big, 6 / 11,
-        title=f"{n_q} target tokens (rows) over {n_k} source tokens",
+        title=f"{n_q} target × {n_k} source tokens",
     )  # fmt: skip
     st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
     out = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])

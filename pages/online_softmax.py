@@ -27,7 +27,7 @@ with left:
     lessons.heatmap(
         r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big, 5 / 9,
         value_name="score", zmin=None, zmax=None, zmid=0.0,
-        title=f"The scores read so far: block {k} is keys {tile.start + 1} to {tile.stop}",
+        title=f"Scores read: block {k} of {n_tiles}",
     )  # fmt: skip
 with right:
     st.markdown(f"**After block {k} of {n_tiles}** (keys {keys[tile.start]} … {keys[tile.stop - 1]})")

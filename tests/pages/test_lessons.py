@@ -116,7 +116,7 @@ def test_cross_attention_is_three_target_rows_over_four_source_columns_without_a
     at = open_page("cross_attention", "cross-attention")
     assert_clean(at)
     sc = ac.load_scenario("cross-attention")
-    W = _figure(at, "3 target tokens")
+    W = _figure(at, "3 target")
     assert W.shape == (3, 4)
     np.testing.assert_allclose(W, _softmax(sc.Q @ sc.K.T / 2.0), atol=1e-12)
     assert list(W.argmax(axis=1)) == [0, 2, 1]  # le -> the, chat -> cat, noir -> black
