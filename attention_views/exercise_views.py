@@ -2,8 +2,7 @@
 
 Everything a student changes lives in the session's ``exercises`` (session.ExerciseStore: the pick and
 one session.Attempt per exercise), apart from the lecture's lab so an exercise never clobbers it. An
-attempt's ``rev`` grows on *Load solution* / *Start over*, which gives the editors new keys. The figures come
-from :mod:`attention_views.cached_figures`: a rerun that changes nothing in them rebuilds nothing.
+attempt's ``rev`` grows on *Load solution* / *Start over*, which gives the editors new keys.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures, session
+from attention_views import figures, session
 from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.formats import message
 from attention_views.session import Attempt, ExerciseStore
@@ -152,7 +151,7 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
     """Target (left) beside the student's ``weights (h, n, n)`` (right), a row per head, one 0..1 colour scale."""
     panels = [M for h in range(ex.n_heads) for M in (ex.target[h], weights[h])]  # 2h x (n, n)
     heads = [f" · head {h + 1}" if ex.n_heads > 1 else "" for h in range(ex.n_heads)]
-    fig = cached_figures.head_grid(
+    fig = figures.head_grid(
         panels,
         [f"{w}{s}" for s in heads for w in ("Target", "Yours")],
         ex.tokens,
@@ -163,27 +162,13 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
     )
     # subplot (row r, column 2) has y axis 2r (plotly counts subplots row by row): the same queries as on the left
     right = {f"yaxis{2 * h + 2}": {"showticklabels": False} for h in range(ex.n_heads)}
-    return _with_layout(fig, {"title": {"text": COMPARISON_TITLE}, **right})
-
-
-def _with_layout(fig: go.Figure, changes: dict[str, dict]) -> cached_figures.SpecFigure:
-    """``fig`` with these layout parts merged in (``{"yaxis2": {"showticklabels": False}}``); ``fig`` is not modified.
-
-    Works on the figure's spec (``to_plotly_json``: for the cache's SpecFigure the spec itself, no plotly
-    objects), copied along the changed paths only; ``fig.update_layout`` would build and validate every trace.
-    """
-    spec = fig.to_plotly_json()  # {"data": [...], "layout": {...}}
-    layout = dict(spec["layout"])
-    for part, props in changes.items():
-        layout[part] = {**layout.get(part, {}), **props}
-    return cached_figures.SpecFigure({**spec, "layout": layout})
+    return fig.update_layout(title_text=COMPARISON_TITLE, **right)
 
 
 def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list[go.Figure]:
     """Per head, the student's weights minus the target, diverging around 0."""
     return [
-        cached_figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big)
-        for h in range(ex.n_heads)
+        figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big) for h in range(ex.n_heads)
     ]
 
 

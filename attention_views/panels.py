@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures as figures
+from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead

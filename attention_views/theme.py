@@ -69,14 +69,6 @@ def style(projector: bool = False) -> Style:
     return PROJECTOR if projector else NORMAL
 
 
-def template() -> dict:
-    """``layout.template`` of a figure spec: plotly's "none" template as a built figure carries it (a new dict).
-
-    A layout without a template would get plotly.py's default ("plotly") when it is made a ``go.Figure``.
-    """
-    return {"data": {"scatter": [{"type": "scatter"}]}}
-
-
 def series_color(index: int) -> str:
     """The colour of the ``index``-th line or bar series (Okabe-Ito, colour-blind safe), cycling."""
     return SERIES_COLORS[index % len(SERIES_COLORS)]

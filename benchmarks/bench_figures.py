@@ -1,4 +1,4 @@
-"""Benchmark: the server's cost of each figure, old path vs new, and the JSON bytes it sends.
+"""Benchmark: the server's cost of each figure (build it, hand it to the browser) and the JSON bytes sent.
 
 Run from the repository root::
 
@@ -7,13 +7,10 @@ Run from the repository root::
 For every builder of :mod:`attention_views.figures`, at seed size (10 tokens) and at 64 tokens
 (8 heads for ``head_grid``), it times, median of ``--repeats``:
 
-- ``object ms``: through plotly's object model, about what the app paid before issue 6:
-  ``figures.<name>(...)`` (a validated ``go.Figure``) and what ``st.plotly_chart`` does with a
-  ``go.Figure`` (``fig.to_dict()``, a deep copy, then ``plotly.io.to_json(validate=False)``);
-- ``spec ms``: the new hot path: ``figures.<name>_spec(...)`` (a plain dict) and ``plotly.io.to_json``
-  of it, which is all ``st.plotly_chart`` does with a ``cached_figures.SpecFigure``;
-- ``json ms``: that ``to_json`` alone (what a cache hit costs, besides unpickling the cached dict);
-- ``unpickle ms``: ``st.cache_data`` hands each call a copy: pickle.loads of the spec;
+- ``build ms``: ``figures.<name>(...)``, a validated ``go.Figure`` (plotly checks every property);
+- ``send ms``: what ``st.plotly_chart`` does with it (streamlit 1.67): ``fig.to_dict()`` (a deep copy)
+  then ``plotly.io.to_json(validate=False)``;
+- ``total ms``: the two, what one figure adds to a rerun;
 - ``kB``: the figure JSON the browser gets.
 
 It prints figures; it is not a test and never fails.
@@ -22,7 +19,6 @@ It prints figures; it is not a test and never fails.
 from __future__ import annotations
 
 import argparse
-import pickle
 import sys
 from pathlib import Path
 
@@ -79,17 +75,15 @@ def cases(n: int, rng: np.random.Generator) -> dict[str, tuple[str, tuple, dict]
     }
 
 
-def row(builder: str, args: tuple, kwargs: dict, repeats: int) -> tuple[float, float, float, float, float]:
-    """(object ms, spec ms, json ms, unpickle ms, kB) of one figure."""
-    make, spec_of = getattr(figures, builder), figures.SPECS[builder]
-    spec = spec_of(*args, **kwargs)
-    blob = pickle.dumps(spec)
+def row(builder: str, args: tuple, kwargs: dict, repeats: int) -> tuple[float, float, float, float]:
+    """(build ms, send ms, total ms, kB) of one figure."""
+    make = getattr(figures, builder)
+    fig = make(*args, **kwargs)
     return (
+        median_ms(lambda: make(*args, **kwargs), repeats),
+        median_ms(lambda: pio.to_json(fig.to_dict(), validate=False), repeats),
         median_ms(lambda: pio.to_json(make(*args, **kwargs).to_dict(), validate=False), repeats),
-        median_ms(lambda: pio.to_json(spec_of(*args, **kwargs), validate=False), repeats),
-        median_ms(lambda: pio.to_json(spec, validate=False), repeats),
-        median_ms(lambda: pickle.loads(blob), repeats),
-        len(pio.to_json(spec, validate=False).encode()) / 1000,
+        len(pio.to_json(fig.to_dict(), validate=False).encode()) / 1000,
     )
 
 
@@ -97,11 +91,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     repeats = parser.parse_args().repeats
-    print(f"{'figure':36} {'n':>3} {'object ms':>10} {'spec ms':>8} {'json ms':>8} {'unpickle ms':>12} {'kB':>8}")
+    print(f"{'figure':36} {'n':>3} {'build ms':>9} {'send ms':>8} {'total ms':>9} {'kB':>8}")
     for n in (10, 64):
         for name, (builder, args, kwargs) in cases(n, np.random.default_rng(0)).items():
-            old, new, dump, load, kb = row(builder, args, kwargs, repeats)
-            print(f"{name:36} {n:>3} {old:>10.1f} {new:>8.1f} {dump:>8.1f} {load:>12.1f} {kb:>8.1f}")
+            build, send, total, kb = row(builder, args, kwargs, repeats)
+            print(f"{name:36} {n:>3} {build:>9.1f} {send:>8.1f} {total:>9.1f} {kb:>8.1f}")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,7 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures as figures
-from attention_views import panels, session
+from attention_views import figures, panels, session
 from attention_views.editors import TableError
 from attention_views.formats import message
 from attention_views.session import STAGES

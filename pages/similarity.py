@@ -3,8 +3,7 @@
 import streamlit as st
 
 from attention_core.vector_pair import compare_vectors, zero_rows
-from attention_views import cached_figures as figures
-from attention_views import formats, session
+from attention_views import figures, formats, session
 from attention_views.editors import TableError, table_to_matrix
 from attention_views.sections import similarity
 from attention_views.widgets import chart, numbers_frame, projector

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_views import theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
     _as_labels,
     _as_vector,
-    _figure_builder,
     _finish,
     _hover_name,
     _ticks,
@@ -22,42 +22,37 @@ from attention_views.theme import Style
 # ---------------------------------------------------------------- bars
 
 
-def activation_bars_spec(
+def activation_bars(
     tokens: Sequence[str],
     norms: np.ndarray,
     *,
     title: str = "Activation strength",
     yaxis_title: str = "L2 norm of output row",
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
-    bar = {
-        "type": "bar",
-        "x": list(range(values.size)),
-        "y": values.tolist(),
-        "name": yaxis_title,
-        "marker": {"color": theme.series_color(0)},
-        "customdata": [_hover_name(t, i) for i, t in enumerate(labels)],
-        "hovertemplate": f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
-    }
-    return _finish(
-        [bar], _bar_axes(labels, s, yaxis_title), title or "Activation strength", s, height=440 if projector else 360
+    bar = go.Bar(
+        x=np.arange(values.size),
+        y=values,
+        name=yaxis_title,
+        marker={"color": theme.series_color(0)},
+        customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
+        hovertemplate=f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     )
+    layout = _bar_axes(labels, s, yaxis_title)
+    return _finish([bar], layout, title or "Activation strength", s, height=440 if projector else 360)
 
 
-activation_bars = _figure_builder(activation_bars_spec)
-
-
-def grouped_activation_bars_spec(
+def grouped_activation_bars(
     tokens: Sequence[str],
     series: dict[str, np.ndarray],
     *,
     title: str = "Single-head vs multi-head activation strength",
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """Side-by-side bars per token, one colour per series (as in the apple/orange notebook, seed 002)."""
     s = theme.style(projector)
     if not series:
@@ -68,16 +63,15 @@ def grouped_activation_bars_spec(
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
         bars.append(
-            {
-                "type": "bar",
-                "x": list(range(v.size)),
-                "y": v.tolist(),
-                "name": str(name),
-                "offsetgroup": str(n),
-                "marker": {"color": theme.series_color(n)},
-                "customdata": names,
-                "hovertemplate": f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
-            }
+            go.Bar(
+                x=np.arange(v.size),
+                y=v,
+                name=str(name),
+                offsetgroup=str(n),
+                marker={"color": theme.series_color(n)},
+                customdata=names,
+                hovertemplate=f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
+            )
         )
     layout = {
         **_bar_axes(labels, s, "Activation strength"),
@@ -85,9 +79,6 @@ def grouped_activation_bars_spec(
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
     }
     return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400)
-
-
-grouped_activation_bars = _figure_builder(grouped_activation_bars_spec)
 
 
 def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
@@ -101,7 +92,7 @@ def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
     }
 
 
-def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> dict:
+def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> go.Figure:
     r"""Bars of the terms of the dot product, one per dimension: $q \cdot k = \sum_i q_i k_i$, sum annotated."""
     s = theme.style(projector)
     q = _as_vector(q, None, "q")  # (d_k,)
@@ -112,19 +103,18 @@ def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarr
         f"{_hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
         for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))
     ]
-    bar = {
-        "type": "bar",
-        "x": list(range(q.size)),
-        "y": terms.tolist(),
-        "hovertext": hover,
-        "hovertemplate": "%{hovertext}<extra></extra>",
-        "marker": {"color": [theme.series_color(0) if t >= 0 else theme.series_color(5) for t in terms]},
-        "textposition": "outside",
-        "cliponaxis": False,
-        "textfont": {"size": s.cell_font},
-    }
-    if q.size <= theme.CELL_TEXT_LIMIT:
-        bar["text"] = [short(t) for t in terms]
+    words = {"text": [short(t) for t in terms]} if q.size <= theme.CELL_TEXT_LIMIT else {}
+    bar = go.Bar(
+        x=np.arange(q.size),
+        y=terms,
+        hovertext=hover,
+        hovertemplate="%{hovertext}<extra></extra>",
+        marker={"color": [theme.series_color(0) if t >= 0 else theme.series_color(5) for t in terms]},
+        textposition="outside",
+        cliponaxis=False,
+        textfont={"size": s.cell_font},
+        **words,
+    )
     total = short(float(terms.sum()))
     spelled = " + ".join(short(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
     layout = {
@@ -150,6 +140,3 @@ def product_terms_bar_spec(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarr
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }
     return _finish([bar], layout, "The dot product term by term", s, height=440 if projector else 360)
-
-
-product_terms_bar = _figure_builder(product_terms_bar_spec)

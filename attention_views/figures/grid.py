@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
@@ -14,8 +15,6 @@ from attention_views.figures.base import (
     _as_matrix,
     _check_cell,
     _colorbar,
-    _colorscale,
-    _figure_builder,
     _finish,
     _hover_name,
     _outline,
@@ -30,14 +29,14 @@ NAMES = ("query", "key", "weight")  # what a grid's rows, columns and values are
 # ---------------------------------------------------------------- clickable grid
 
 
-def clickable_grid_spec(
+def clickable_grid(
     weights: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """The (n_q, n_k) weights as square scatter markers, one per cell, that a click selects.
 
     ``st.plotly_chart(fig, on_select="rerun", selection_mode="points", width="content")`` returns the
@@ -83,46 +82,56 @@ def clickable_grid_spec(
     )
 
 
-clickable_grid = _figure_builder(clickable_grid_spec)
-
-
 def _grid_markers(
-    W: np.ndarray, queries: list[str], keys: list[str], s: Style, px: float, names: tuple[str, str, str] = NAMES
-) -> dict:
-    """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column."""
+    W: np.ndarray,
+    queries: list[str],
+    keys: list[str],
+    s: Style,
+    px: float,
+    names: tuple[str, str, str] = NAMES,
+    *,
+    text: bool = True,
+) -> go.Scatter:
+    """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column.
+
+    The value is written on each marker while ``text`` and the grid is at most CELL_TEXT_LIMIT a side.
+    """
     i, j = np.indices(W.shape)  # (n_q, n_k) each
     values = W.ravel()  # (n_q * n_k,)
-    text = _show_text(None, *W.shape)
+    text = text and _show_text(None, *W.shape)
     q = [_hover_name(label, a) for a, label in enumerate(queries)]
     k = [_hover_name(label, b) for b, label in enumerate(keys)]
     row_name, col_name, value_name = names
-    trace = {
-        "type": "scatter",
-        "x": j.ravel().tolist(),
-        "y": i.ravel().tolist(),
-        "mode": "markers+text" if text else "markers",
-        "marker": {
+    words = {}
+    if text:
+        words = {
+            "text": [formats.cell(v) for v in values.tolist()],
+            "textfont": {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)},
+        }
+    return go.Scatter(
+        x=j.ravel(),
+        y=i.ravel(),
+        mode="markers+text" if text else "markers",
+        marker={
             "symbol": "square",
             "size": max(px - 2 * s.gap, 4),
-            "color": values.tolist(),
+            "color": values,
             "cmin": 0.0,
             "cmax": 1.0,
-            "colorscale": _colorscale(s.weights_colorscale),
+            "colorscale": s.weights_colorscale,
             "colorbar": _colorbar(value_name, s),
             "line": {"width": 0},
         },
-        "customdata": np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2)
-        "hovertext": [f"{row_name}: {qa}<br>{col_name}: {kb}" for qa in q for kb in k],
-        "hovertemplate": f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
-        "selected": {"marker": {"opacity": 1.0}},
-        "unselected": {"marker": {"opacity": 1.0}},
-        "showlegend": False,
-        "name": "cells",
-    }
-    if text:
-        trace["text"] = [formats.cell(v) for v in values.tolist()]
-        trace["textfont"] = {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)}
-    return trace
+        customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2); a list, as a click
+        # returns a point's customdata to Python: a NumPy array would go as a typed array and come back as none
+        hovertext=[f"{row_name}: {qa}<br>{col_name}: {kb}" for qa in q for kb in k],
+        hovertemplate=f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
+        selected={"marker": {"opacity": 1.0}},
+        unselected={"marker": {"opacity": 1.0}},
+        showlegend=False,
+        name="cells",
+        **words,
+    )
 
 
 def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
@@ -145,17 +154,17 @@ def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tu
 # ---------------------------------------------------------------- a real model's heads
 
 
-def head_score_grid_spec(
+def head_score_grid(
     scores: np.ndarray,
     *,
     score_name: str = "score",
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """Every head of a model, one square per (layer, head), coloured by a 0..1 score; a click selects one.
 
     ``scores (n_layers, n_heads)``; layer 0 at the top. The clicked point's ``customdata`` is
-    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid_spec`.
+    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid`.
     """
     s = theme.style(projector)
     S = _as_matrix(scores, "scores")  # (L, h)
@@ -171,12 +180,8 @@ def head_score_grid_spec(
     layout = {"xaxis": {**x, **fixed}, "yaxis": {**y, **fixed}, "clickmode": "event+select"}
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    markers = _grid_markers(S, layers, heads, s, px, names=("layer", "head", score_name))
-    markers.pop("text", None)  # 270 numbers would not fit; the hover has each
-    markers["mode"] = "markers"
+    names = ("layer", "head", score_name)
+    markers = _grid_markers(S, layers, heads, s, px, names, text=False)  # 270 numbers would not fit; hovers have them
     width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
     title = f"Heads by {score_name}"
     return _finish([markers], layout, title, s, margin=margin, width=width, height=height)
-
-
-head_score_grid = _figure_builder(head_score_grid_spec)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
@@ -18,8 +19,6 @@ from attention_views.figures.base import (
     _cells,
     _check_cell,
     _colorbar,
-    _colorscale,
-    _figure_builder,
     _finish,
     _grid_axes,
     _grid_traces,
@@ -28,17 +27,18 @@ from attention_views.figures.base import (
     _hovertemplate,
     _outline,
     _show_text,
+    _subplots,
     _value_range,
     _value_trace,
     _z,
 )
 from attention_views.formats import plot_text, short
-from attention_views.theme import MINUS_INF, Style
+from attention_views.theme import MINUS_INF
 
 # ---------------------------------------------------------------- heatmaps
 
 
-def attention_heatmap_spec(
+def attention_heatmap(
     matrix: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
@@ -53,7 +53,7 @@ def attention_heatmap_spec(
     selected: tuple[int, int] | None = None,
     projector: bool = False,
     width_px: float | None = None,
-) -> dict:
+) -> go.Figure:
     """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
 
     ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
@@ -79,7 +79,7 @@ def attention_heatmap_spec(
         names=("query", "key", value_name),
         zmin=lo,
         zmax=hi,
-        colorscale=_colorscale(scale),
+        colorscale=scale,
         colorbar=_colorbar(value_name, s),
     )
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
@@ -90,10 +90,7 @@ def attention_heatmap_spec(
     return _finish(traces, layout, title or f"Attention {value_name}s (rows: queries, columns: keys)", s, height=height)
 
 
-attention_heatmap = _figure_builder(attention_heatmap_spec)
-
-
-def matrix_heatmap_spec(
+def matrix_heatmap(
     matrix: np.ndarray,
     row_labels: Sequence[str],
     col_labels: Sequence[str],
@@ -102,7 +99,7 @@ def matrix_heatmap_spec(
     colorscale: str | list | None = None,
     show_text: bool | None = None,
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """Compact heatmap of a (rows, cols) matrix such as Q, K, V, X, W or an output; rows top-down.
 
     Default colours: the diverging scale with 0 in the middle (range symmetric around 0). With a
@@ -122,7 +119,7 @@ def matrix_heatmap_spec(
         names=("row", "column", "value"),
         zmin=lo,
         zmax=hi,
-        colorscale=_colorscale(colorscale or theme.DIVERGING_COLORSCALE),
+        colorscale=colorscale or theme.DIVERGING_COLORSCALE,
         colorbar=_colorbar("", s),
     )
     height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
@@ -130,33 +127,27 @@ def matrix_heatmap_spec(
     return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
 
 
-matrix_heatmap = _figure_builder(matrix_heatmap_spec)
-
-
-def mask_heatmap_spec(
+def mask_heatmap(
     additive: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     title: str = "Additive mask",
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """The additive (n_q, n_k) mask in two colours: 0 = may attend (light blue), −inf = blocked (grey)."""
     s = theme.style(projector)
     M = _as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
     queries = _as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
     words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
-    cells = [
-        [[*pair, f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})"] for pair, w in zip(c, r, strict=True)]
-        for c, r in zip(_cells(queries, keys), words, strict=True)
-    ]  # [query, key, the mask word]
+    meaning = np.array([[f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})" for w in row] for row in words])
+    cells = _cells(queries, keys, None, meaning)  # (n_q, n_k, 3): query, key, the mask word
     trace = _heatmap(
         _z(np.where(np.isneginf(M), 0.0, 1.0)),
         cells,
         _hovertemplate("query", "key", "mask", "%{customdata[2]}"),
         s,
-        M.shape,
         words if _show_text(None, *M.shape) else None,
         zmin=0.0,
         zmax=1.0,
@@ -169,17 +160,14 @@ def mask_heatmap_spec(
     return _finish([trace], layout, title or "Additive mask", s, height=height)
 
 
-mask_heatmap = _figure_builder(mask_heatmap_spec)
-
-
-def delta_heatmap_spec(
+def delta_heatmap(
     before: np.ndarray,
     after: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
     *,
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """after − before for two (n_q, n_k) matrices, diverging around 0 with a symmetric range.
 
     A cell that is -inf (masked) in either matrix has no difference and is drawn masked.
@@ -189,7 +177,7 @@ def delta_heatmap_spec(
     if A.shape != B.shape:
         raise ValueError(f"before has shape {B.shape} but after has shape {A.shape}; compare matrices of one shape")
     delta = np.subtract(A, B, out=np.full(A.shape, -np.inf), where=np.isfinite(A) & np.isfinite(B))  # (n_q, n_k)
-    return attention_heatmap_spec(
+    return attention_heatmap(
         delta,
         query_tokens,
         key_tokens,
@@ -203,10 +191,7 @@ def delta_heatmap_spec(
     )
 
 
-delta_heatmap = _figure_builder(delta_heatmap_spec)
-
-
-def head_grid_spec(
+def head_grid(
     weights: list[np.ndarray],
     names: list[str],
     query_tokens: Sequence[str],
@@ -216,7 +201,7 @@ def head_grid_spec(
     show_text: bool | None = None,
     projector: bool = False,
     shared_range: bool = True,
-) -> dict:
+) -> go.Figure:
     """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis.
 
     ``shared_range=False``: each head's colours span its own lowest to highest weight (its title says
@@ -234,36 +219,31 @@ def head_grid_spec(
     font = _cell_font(s, mats[0].shape[1], theme.CONTENT_PX / n_cols, max((len(q) for q in queries), default=0))
     s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out
     text = font is not None and _show_text(show_text, *mats[0].shape)
-    cells = _cells(queries, keys)  # one list for every head: the spec is never mutated
+    cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
     titles = [str(name) for name in names]
     if not shared_range:
         titles = [f"{t} ({formats.cell(M.min())}–{formats.cell(M.max())})" for t, M in zip(titles, mats, strict=True)]
-    layout, traces = _subplot_grid(n_rows, n_cols, titles, x, y, s), []
+    layout, traces = _subplots(n_rows, n_cols, titles), []
     for h, M in enumerate(mats):
-        suffix = "" if h == 0 else str(h + 1)
+        k = "" if h == 0 else str(h + 1)  # subplot h's axes: x, y for the first, then x2, y2, ...
+        layout[f"xaxis{k}"].update(x)
+        layout[f"yaxis{k}"].update(y)
         colours = (
             {"coloraxis": "coloraxis"}
             if shared_range
-            else {"colorscale": _colorscale(s.weights_colorscale), "showscale": False, **_own_range(M)}
+            else {"colorscale": s.weights_colorscale, "showscale": False, **_own_range(M)}
         )
+        names_h = ("query", "key", f"weight ({names[h]})")
         traces.append(
-            _value_trace(
-                M,
-                cells,
-                s,
-                text=text,
-                names=("query", "key", f"weight ({names[h]})"),
-                name=str(names[h]),
-                xaxis=f"x{suffix}",
-                yaxis=f"y{suffix}",
-                **colours,
-            )
+            _value_trace(M, cells, s, text=text, names=names_h, name=names[h], xaxis=f"x{k}", yaxis=f"y{k}", **colours)
         )
+    for note in layout["annotations"]:
+        note["font"] = {"size": s.font}  # the subplot titles
     if shared_range:
         layout["coloraxis"] = {
-            "colorscale": _colorscale(s.weights_colorscale),
+            "colorscale": s.weights_colorscale,
             "cmin": 0.0,
             "cmax": 1.0,
             "colorbar": _colorbar("weight", s),
@@ -278,42 +258,6 @@ def _own_range(M: np.ndarray) -> dict:
     """zmin/zmax spanning one head's weights (a flat head gets a small range around its value)."""
     lo, hi = float(M.min()), float(M.max())
     return {"zmin": lo, "zmax": hi if hi > lo else lo + 1e-9}
-
-
-head_grid = _figure_builder(head_grid_spec)
-
-
-def _subplot_grid(n_rows: int, n_cols: int, titles: list[str], x: dict, y: dict, s: Style) -> dict:
-    """Axes and title annotations of ``make_subplots(rows, cols, subplot_titles=titles)`` (plotly 7.1's spacing).
-
-    Cell k (reading order, from the top left) has axes ``xaxis{k+1}``/``yaxis{k+1}`` ("" for k = 0), each
-    a copy of ``x``/``y`` with its domain; a non-blank title sits centred above its cell.
-    """
-    hs, vs = 0.2 / n_cols, 0.5 / n_rows  # make_subplots' defaults with subplot titles
-    w, h = (1.0 - hs * (n_cols - 1)) / n_cols, (1.0 - vs * (n_rows - 1)) / n_rows
-    layout: dict = {"annotations": []}
-    for k in range(n_rows * n_cols):
-        r, c = divmod(k, n_cols)
-        x0, y0 = sum([w] * c) + c * hs, sum([h] * (n_rows - 1 - r)) + (n_rows - 1 - r) * vs
-        x_dom, y_dom = [x0, x0 + w], [max(y0, 0.0), min(y0 + h, 1.0)]
-        suffix = "" if k == 0 else str(k + 1)
-        layout[f"xaxis{suffix}"] = {**x, "anchor": f"y{suffix}", "domain": x_dom}
-        layout[f"yaxis{suffix}"] = {**y, "anchor": f"x{suffix}", "domain": y_dom}
-        if k < len(titles) and titles[k]:
-            layout["annotations"].append(
-                {
-                    "text": titles[k],
-                    "x": sum(x_dom) / 2.0,
-                    "y": y_dom[1],
-                    "xref": "paper",
-                    "yref": "paper",
-                    "xanchor": "center",
-                    "yanchor": "bottom",
-                    "showarrow": False,
-                    "font": {"size": s.font},
-                }
-            )
-    return layout
 
 
 def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarray]:
@@ -335,7 +279,7 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
 # ---------------------------------------------------------------- head similarity
 
 
-def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> dict:
+def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> go.Figure:
     """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
 
     1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
@@ -354,12 +298,9 @@ def head_similarity_heatmap_spec(similarity: np.ndarray, names: Sequence[str], *
         names=("head", "head", "similarity"),
         zmin=0.0,
         zmax=1.0,
-        colorscale=_colorscale(s.weights_colorscale),
+        colorscale=s.weights_colorscale,
         colorbar=_colorbar("similarity", s),
     )
     height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
     x, y = _grid_axes(short, short, s, height_px=height - 150)
     return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)
-
-
-head_similarity_heatmap = _figure_builder(head_similarity_heatmap_spec)

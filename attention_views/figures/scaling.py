@@ -5,20 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_views import theme
 from attention_views.figures.base import (
     _as_vector,
-    _figure_builder,
     _finish,
+    _subplots,
 )
 
 # ---------------------------------------------------------------- scaling
 
 
-def variance_vs_dk_spec(
+def variance_vs_dk(
     d_ks: np.ndarray, var_unscaled: np.ndarray, var_scaled: np.ndarray, *, projector: bool = False
-) -> dict:
+) -> go.Figure:
     r"""Var(q·k) against d_k, unscaled (grows like d_k) and scaled by $1/\sqrt{d_k}$ (stays near 1)."""
     s = theme.style(projector)
     d = _positive_dks(d_ks)
@@ -28,15 +29,14 @@ def variance_vs_dk_spec(
     ):
         v = _as_vector(values, d.size, arg)  # (len(d_ks),)
         lines.append(
-            {
-                "type": "scatter",
-                "x": d.tolist(),
-                "y": v.tolist(),
-                "name": name,
-                "mode": "lines+markers",
-                "line": {"color": theme.series_color(n), "width": 3},
-                "hovertemplate": f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>",
-            }
+            go.Scatter(
+                x=d,
+                y=v,
+                name=name,
+                mode="lines+markers",
+                line={"color": theme.series_color(n), "width": 3},
+                hovertemplate=f"{name}<br>d_k = %{{x}}<br>variance = %{{y:.3f}}<extra></extra>",
+            )
         )
     layout = {
         "xaxis": _dk_axis(d),
@@ -45,20 +45,21 @@ def variance_vs_dk_spec(
         "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
     }
     return _finish(
-        lines, layout, "Why scale by 1/√d_k: the variance of q·k grows with d_k", s, height=460 if projector else 380
+        lines,
+        layout,
+        "Why scale by 1/√d_k: the variance of q·k grows with d_k",
+        s,
+        height=460 if projector else 380,
     )
 
 
-variance_vs_dk = _figure_builder(variance_vs_dk_spec)
-
-
-def saturation_vs_dk_spec(
+def saturation_vs_dk(
     d_ks: np.ndarray,
     max_weight: Mapping[str, np.ndarray],
     entropy_bits: Mapping[str, np.ndarray],
     *,
     projector: bool = False,
-) -> dict:
+) -> go.Figure:
     """Softmax saturation as d_k grows: max weight of a row (left axis) and its entropy in bits (right axis).
 
     Both dicts are keyed by series name (e.g. "unscaled", "scaled"); a name keeps one colour.
@@ -71,37 +72,27 @@ def saturation_vs_dk_spec(
     lines = []
     for series, label, dash, yaxis in (
         (max_weight, "max weight", "solid", "y"),
-        (entropy_bits, "entropy (bits)", "dot", "y2"),
+        (entropy_bits, "entropy (bits)", "dot", "y2"),  # the right-hand axis
     ):
         for name, values in series.items():
             v = _as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
             lines.append(
-                {
-                    "type": "scatter",
-                    "x": d.tolist(),
-                    "y": v.tolist(),
-                    "name": f"{label}, {name}",
-                    "mode": "lines+markers",
-                    "line": {"color": color[name], "dash": dash, "width": 3},
-                    "hovertemplate": f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
-                    "xaxis": "x",
-                    "yaxis": yaxis,
-                }
+                go.Scatter(
+                    x=d,
+                    y=v,
+                    name=f"{label}, {name}",
+                    mode="lines+markers",
+                    line={"color": color[name], "dash": dash, "width": 3},
+                    hovertemplate=f"{label}, {name}<br>d_k = %{{x}}<br>%{{y:.3f}}<extra></extra>",
+                    yaxis=yaxis,
+                )
             )
-    layout = {  # the axes of make_subplots(specs=[[{"secondary_y": True}]]): room on the right for y2
-        "xaxis": {"anchor": "y", "domain": [0.0, 0.94], **_dk_axis(d)},
-        "yaxis": {"anchor": "x", "domain": [0.0, 1.0], "title": {"text": "max softmax weight"}, "range": [0, 1.05]},
-        "yaxis2": {
-            "anchor": "x",
-            "overlaying": "y",
-            "side": "right",
-            "title": {"text": "entropy (bits)"},
-            "rangemode": "tozero",
-            "showgrid": False,
-            "tickmode": "auto",
-        },
-        "legend": {"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"},
-    }
+    layout = _subplots(1, 1, secondary_y=True)  # make_subplots(specs=[[{"secondary_y": True}]])
+    layout["xaxis"].update(_dk_axis(d))
+    layout["yaxis"].update(title={"text": "max softmax weight"}, range=[0, 1.05])
+    rest = {"rangemode": "tozero", "showgrid": False, "tickmode": "auto"}
+    layout["yaxis2"].update(title={"text": "entropy (bits)"}, **rest)
+    layout["legend"] = {"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"}
     return _finish(
         lines,
         layout,
@@ -110,9 +101,6 @@ def saturation_vs_dk_spec(
         height=500 if projector else 420,
         margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font},
     )
-
-
-saturation_vs_dk = _figure_builder(saturation_vs_dk_spec)
 
 
 def _dk_axis(d: np.ndarray) -> dict:

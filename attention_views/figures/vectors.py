@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import plotly.graph_objects as go
 
 from attention_views import theme
 from attention_views.figures.base import (
+    _as_matrix,
     _as_vector,
-    _figure_builder,
     _finish,
+    _subplots,
 )
 from attention_views.formats import plot_text
 from attention_views.theme import Style
@@ -16,7 +18,7 @@ from attention_views.theme import Style
 # ---------------------------------------------------------------- vectors
 
 
-def vector_arrows_spec(vectors: dict[str, np.ndarray], *, projector: bool = False) -> dict:
+def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) -> go.Figure:
     """Arrows from the origin to each vector's first 3 dims (3-D) or first 2 (2-D), equal aspect."""
     s = theme.style(projector)
     if not vectors:
@@ -33,10 +35,7 @@ def vector_arrows_spec(vectors: dict[str, np.ndarray], *, projector: bool = Fals
     return _finish(traces, layout, title, s, height=560 if projector else 460)
 
 
-vector_arrows = _figure_builder(vector_arrows_spec)
-
-
-def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[dict], dict]:
+def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[go.Scatter], dict]:
     traces, arrows = [], []
     for n, (name, (x, y)) in enumerate(tips.items()):
         color = theme.series_color(n)
@@ -60,18 +59,17 @@ def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
             }
         )
         traces.append(
-            {
-                "type": "scatter",
-                "x": [x],
-                "y": [y],
-                "mode": "markers+text",
-                "name": name,
-                "text": [name],
-                "textposition": "top center",
-                "marker": {"color": color, "size": 8},
-                "textfont": {"size": s.font, "color": color},
-                "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
-            }
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers+text",
+                name=name,
+                text=[name],
+                textposition="top center",
+                marker={"color": color, "size": 8},
+                textfont={"size": s.font, "color": color},
+                hovertemplate=f"{name} = (%{{x:.3f}}, %{{y:.3f}})<extra></extra>",
+            )
         )
     axis = {"range": [-reach, reach], "zeroline": True, "zerolinewidth": 2}  # theme.AXIS_STYLE colours the zero line
     layout = {
@@ -82,25 +80,24 @@ def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     return traces, layout
 
 
-def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[dict], dict]:
+def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[go.Scatter3d], dict]:
     traces = []
     for n, (name, (x, y, z)) in enumerate(tips.items()):
         color = theme.series_color(n)
         traces.append(
-            {
-                "type": "scatter3d",
-                "x": [0, float(x)],
-                "y": [0, float(y)],
-                "z": [0, float(z)],
-                "mode": "lines+markers+text",
-                "name": name,
-                "text": ["", name],
-                "textposition": "top center",
-                "line": {"color": color, "width": 7},
-                "marker": {"color": color, "size": [2, 7], "symbol": "diamond"},
-                "textfont": {"size": s.font, "color": color},
-                "hovertemplate": f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
-            }
+            go.Scatter3d(
+                x=[0, float(x)],
+                y=[0, float(y)],
+                z=[0, float(z)],
+                mode="lines+markers+text",
+                name=name,
+                text=["", name],
+                textposition="top center",
+                line={"color": color, "width": 7},
+                marker={"color": color, "size": [2, 7], "symbol": "diamond"},
+                textfont={"size": s.font, "color": color},
+                hovertemplate=f"{name} = (%{{x:.3f}}, %{{y:.3f}}, %{{z:.3f}})<extra></extra>",
+            )
         )
     axes = {
         f"{a}axis": {"range": [-reach, reach], "zeroline": True, "title": {"text": f"dim {n}"}}
@@ -108,3 +105,46 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     }
     camera = {"eye": {"x": 1.7, "y": -1.4, "z": 0.8}}  # side-on: the default eye looks along (1, 1, 1),
     return traces, {"scene": {"aspectmode": "cube", "camera": camera, **axes}}  # where positive vectors point
+
+
+def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> go.Figure:
+    """A query turned by RoPE: ``rotated (n_positions, d)``, row p = the query at position p. One panel per
+    pair of dimensions (i, i + d/2), the first four pairs, each position an arrow from the origin.
+
+    Pair i turns by ``p * base**(-2i/d)`` at position p: the first pair fastest, the last slowest.
+    """
+    s = theme.style(projector)
+    R = _as_matrix(rotated, "rotated")  # (n_positions, d)
+    n_positions, d = R.shape
+    if d < 2 or d % 2:
+        raise ValueError(f"rotated has {d} dimensions; RoPE turns pairs of dimensions, so give an even number")
+    pairs = min(d // 2, 4)
+    layout = _subplots(1, pairs, [f"dims {i} and {i + d // 2}" for i in range(pairs)])
+    reach = float(np.abs(R).max()) * 1.15 or 1.0
+    traces = []
+    for i in range(pairs):
+        k = "" if i == 0 else str(i + 1)  # panel i's axes
+        layout[f"xaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False)
+        layout[f"yaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False, scaleanchor=f"x{k}")
+        for p in range(n_positions):
+            traces.append(
+                go.Scatter(
+                    x=[0, R[p, i]],
+                    y=[0, R[p, i + d // 2]],
+                    mode="lines+markers",
+                    marker={"size": [0, 9], "color": theme.series_color(p)},
+                    line={"color": theme.series_color(p), "width": 3},
+                    name=f"position {p}",
+                    legendgroup=str(p),
+                    showlegend=i == 0,
+                    hovertemplate=f"position {p}: (%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
+                    xaxis=f"x{k}",
+                    yaxis=f"y{k}",
+                )
+            )
+    for note in layout["annotations"]:
+        note["font"] = {"size": s.font}
+    layout["legend"] = {"orientation": "h", "y": -0.1}
+    title = f"RoPE turns the query of {plot_text(token)} as its position grows"
+    margin = {"l": 10, "r": 10, "t": 70 + s.title_font, "b": 10}
+    return _finish(traces, layout, title, s, height=380 if projector else 320, margin=margin)

@@ -10,14 +10,12 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 import attention_core as ac
 from attention_core.masks import as_additive_mask
-from attention_views import cached_figures as figures
-from attention_views import session, theme
+from attention_views import figures, session
 from attention_views.editors import TableError, table_to_matrix
-from attention_views.formats import message, plot_text
+from attention_views.formats import message
 from attention_views.session import Lab
 from attention_views.state import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
 from attention_views.theme import CONTENT_PX
@@ -96,48 +94,9 @@ def encoded_attention(
 
 
 def rope_arrows(q: np.ndarray, n_positions: int, token: str, projector: bool) -> go.Figure:
-    """One query's pairs of dimensions (i, i + d/2) as 2-D arrows, rotated for positions 0 .. n-1.
-
-    Pair i turns by ``p * base**(-2i/d)`` at position p: the first pair fastest, the last slowest.
-    """
-    s = theme.style(projector)
-    d = q.shape[0]
-    pairs = min(d // 2, 4)
+    """One query rotated by RoPE at positions 0 .. n-1 (the core's ``rope``), drawn pair by pair."""
     rotated = ac.rope(np.tile(q, (n_positions, 1)), np.arange(n_positions))  # (n, d): q at every position
-    fig = make_subplots(rows=1, cols=pairs, subplot_titles=[f"dims {i} and {i + d // 2}" for i in range(pairs)])
-    reach = float(np.abs(rotated).max()) * 1.15 or 1.0
-    for i in range(pairs):
-        for p in range(n_positions):
-            x, y = rotated[p, i], rotated[p, i + d // 2]
-            fig.add_trace(
-                go.Scatter(
-                    x=[0, x],
-                    y=[0, y],
-                    mode="lines+markers",
-                    marker={"size": [0, 9], "color": theme.series_color(p)},
-                    line={"color": theme.series_color(p), "width": 3},
-                    name=f"position {p}",
-                    legendgroup=str(p),
-                    showlegend=i == 0,
-                    hovertemplate=f"position {p}: (%{{x:.2f}}, %{{y:.2f}})<extra></extra>",
-                ),
-                row=1,
-                col=i + 1,
-            )
-        fig.update_xaxes(range=[-reach, reach], row=1, col=i + 1, zeroline=True, showgrid=False)
-        fig.update_yaxes(range=[-reach, reach], row=1, col=i + 1, scaleanchor=f"x{i + 1 if i else ''}", showgrid=False)
-    fig.update_layout(
-        title={
-            "text": f"RoPE turns the query of {plot_text(token)} as its position grows",
-            "font": {"size": s.title_font},
-        },
-        font={"size": s.font},
-        height=320 if not projector else 380,
-        margin={"l": 10, "r": 10, "t": 70 + s.title_font, "b": 10},
-        legend={"orientation": "h", "y": -0.1},
-        template="none",
-    )
-    return fig
+    return figures.rope_arrows(rotated, token, projector=projector)
 
 
 # ---------------------------------------------------------------- 2. KV cache

@@ -5,8 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures as figures
-from attention_views import multi, panels
+from attention_views import figures, multi, panels
 from attention_views.formats import message
 from attention_views.session import HEAD_MODES, MAX_HEADS, Lab
 from attention_views.widgets import bound, bump_rev, chart, editor_key, folded, matrix_editor, numbers_frame

@@ -13,8 +13,7 @@ import streamlit as st
 
 import attention_core as ac
 import attention_models as am
-from attention_views import cached_figures as figures
-from attention_views import session
+from attention_views import figures, session
 from attention_views.editors import matrix_table
 from attention_views.formats import message
 from attention_views.frame import replace_lab

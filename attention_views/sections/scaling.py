@@ -7,7 +7,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_core.score_spread import score_spread
-from attention_views import cached_figures, figures
+from attention_views import figures
 from attention_views.widgets import chart
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
@@ -68,10 +68,8 @@ def as_d_k_grows(n_keys: int, seed: int, big: bool) -> None:
     st.subheader("As d_k grows")
     var_unscaled, var_scaled = variance_curves(int(seed))
     sat = saturation_curves(n_keys, int(seed))
-    chart(cached_figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
-    chart(
-        cached_figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big), key="scaling_saturation"
-    )
+    chart(figures.variance_vs_dk(D_KS, var_unscaled, var_scaled, projector=big), key="scaling_variance")
+    chart(figures.saturation_vs_dk(D_KS, sat.max_weight, sat.entropy_bits, projector=big), key="scaling_saturation")
     st.caption(
         f"Each point: {VARIANCE_SAMPLES} random pairs (q, k) for the variance, {SATURATION_SAMPLES} random rows "
         f"of {n_keys} keys for the saturation, drawn from seed {seed}. Uniform weights would have entropy "
@@ -103,13 +101,11 @@ def worked_case_section(big: bool) -> None:
     raw_col, scaled_col = st.columns(2)
     with raw_col:
         chart(
-            cached_figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
+            figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
             key="scaling_worked_raw",
         )
     with scaled_col:
         chart(
-            cached_figures.matrix_heatmap(
-                w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big
-            ),
+            figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big),
             key="scaling_worked_scaled",
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures as figures
+from attention_views import figures
 from attention_views.editors import TableError, table_to_matrix, value_columns
 from attention_views.formats import message
 from attention_views.session import Lab, Vectors

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import cached_figures as figures
+from attention_views import figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead

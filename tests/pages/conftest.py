@@ -40,15 +40,21 @@ def plotly_figures(at: AppTest) -> list[dict]:
 
 
 def heatmap_z(figure: dict) -> np.ndarray:
-    """The z matrix of the first heatmap trace of a figure (None -> NaN)."""
-    trace = next(t for t in figure["data"] if t.get("type") == "heatmap")
-    z = trace["z"]
-    if isinstance(z, dict):  # plotly may ship typed arrays as {"dtype", "bdata", "shape"}
+    """The z matrix of the first heatmap trace of a figure (a gap is NaN)."""
+    return sent_array(next(t for t in figure["data"] if t.get("type") == "heatmap")["z"])
+
+
+def sent_array(value: object) -> np.ndarray:
+    """A figure's data as sent (z, x, y...): plotly writes NumPy arrays as base64 {"dtype", "bdata", "shape"}."""
+    if isinstance(value, dict):
         import base64
 
-        raw = np.frombuffer(base64.b64decode(z["bdata"]), dtype=np.dtype(z["dtype"]))
-        return raw.reshape([int(s) for s in str(z["shape"]).split(",")]) if "shape" in z else raw
-    return np.array([[np.nan if v is None else v for v in row] for row in z], dtype=float)
+        raw = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]).newbyteorder("<"))
+        shape = [int(s) for s in str(value["shape"]).split(",")] if "shape" in value else [-1]
+        return raw.reshape(shape).astype(float)
+    if value and isinstance(value[0], list):
+        return np.array([[np.nan if v is None else v for v in row] for row in value], dtype=float)
+    return np.array([np.nan if v is None else v for v in value], dtype=float)
 
 
 def editor_key(at: AppTest, prefix: str, name: str) -> str:

@@ -6,7 +6,7 @@ run_scenario reproduces them (tests/core checks those against the notebook).
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
@@ -243,7 +243,7 @@ def test_apple_orange_heads_visibly_differ_at_the_opening_settings():
     fig = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Attention weights per head"))
     colours = []
     for trace in fig["data"]:
-        z = np.array(trace["z"], dtype=float)
+        z = sent_array(trace["z"])
         assert "coloraxis" not in trace  # its own range, not the shared 0..1 axis
         colours.append((z - trace["zmin"]) / (trace["zmax"] - trace["zmin"]))  # what the colour scale shows
     closest = min(np.abs(a - b).max() for i, a in enumerate(colours) for b in colours[i + 1 :])

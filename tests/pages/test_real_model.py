@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, heatmap_z, open_page, plotly_figures
+from conftest import ROOT, assert_clean, heatmap_z, open_page, plotly_figures, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -50,7 +50,7 @@ def test_choosing_a_head_shows_that_heads_weights(model):
     run = model.run(am.DEFAULT_SENTENCE)
     np.testing.assert_allclose(_heatmap(at), run.attention[5, 4], atol=1e-6)
     overview = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Heads by"))
-    scores = np.array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
+    scores = sent_array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
     np.testing.assert_allclose(scores, ac.induction_score(run.attention, np.array(run.token_ids)), atol=1e-6)
 
 

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, heatmap_z, open_page, plotly_figures
+from conftest import assert_clean, heatmap_z, open_page, plotly_figures, sent_array
 
 import attention_core as ac
 
@@ -17,14 +17,11 @@ def figure(at, title_start: str) -> dict:
 
 def bars(at) -> dict[str, np.ndarray]:
     """The weights of the one-row bar chart, by series name."""
-    return {t["name"]: np.array(t["y"], dtype=float) for t in figure(at, "One score row")["data"]}
+    return {t["name"]: sent_array(t["y"]) for t in figure(at, "One score row")["data"]}
 
 
 def lines(at, title_start: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    return {
-        t["name"]: (np.array(t["x"], dtype=float), np.array(t["y"], dtype=float))
-        for t in figure(at, title_start)["data"]
-    }
+    return {t["name"]: (sent_array(t["x"]), sent_array(t["y"])) for t in figure(at, title_start)["data"]}
 
 
 def test_every_scenario_draws_the_page(scenario):

@@ -1,24 +1,16 @@
 """Exercise views: the comparison figure (target left, yours right), the per-head differences, the titles."""
 
-import copy
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
 import attention_core as ac
-from attention_views import cached_figures
 from attention_views import exercise_views as xv
 
 
-def as_dict(fig: go.Figure) -> dict:
-    """A figure as plotly's JSON-like dict (for the cache's SpecFigure: its spec)."""
-    return fig.to_plotly_json()
-
-
-def heatmaps(spec: dict) -> list[np.ndarray]:
-    """The z matrices of a figure spec's heatmaps, in trace order."""
-    return [np.asarray(t["z"], dtype=float) for t in spec["data"] if t.get("type") == "heatmap"]
+def heatmaps(fig: go.Figure) -> list[np.ndarray]:
+    """The z matrices of a figure's heatmaps, in trace order."""
+    return [np.asarray(t.z, dtype=float) for t in fig.data if t.type == "heatmap"]
 
 
 def test_titles_are_every_exercise_in_order():
@@ -30,35 +22,19 @@ def test_titles_are_every_exercise_in_order():
 def test_comparison_puts_target_left_and_yours_right_a_row_per_head(eid):
     ex = ac.load_exercise(eid)
     weights = ac.grade(ex, ex.start).weights  # (h, n, n)
-    fig = as_dict(xv.comparison(ex, weights, big=False))
+    fig = xv.comparison(ex, weights, big=False)
     shown = heatmaps(fig)
     assert len(shown) == 2 * ex.n_heads
     for h in range(ex.n_heads):
         np.testing.assert_allclose(shown[2 * h], ex.target[h], atol=1e-12, err_msg=f"head {h + 1}: target, left")
         np.testing.assert_allclose(shown[2 * h + 1], weights[h], atol=1e-12, err_msg=f"head {h + 1}: yours, right")
-    layout = fig["layout"]
-    assert layout["title"]["text"] == xv.COMPARISON_TITLE
-    assert layout["title"]["font"]["size"] > 0, "the builder's title font is kept"
+    layout = fig.layout
+    assert layout.title.text == xv.COMPARISON_TITLE
+    assert layout.title.font.size > 0, "the builder's title font is kept"
     for h in range(ex.n_heads):
         left, right = ("yaxis" if h == 0 else f"yaxis{2 * h + 1}"), f"yaxis{2 * h + 2}"
-        assert layout[right]["showticklabels"] is False, f"{right}: the right column repeats the left's queries"
-        assert layout[left].get("showticklabels", True) is not False, f"{left}: the left column names the queries"
-
-
-def test_with_layout_merges_into_the_spec_and_leaves_the_given_figure_alone():
-    spec = go.Figure(
-        go.Heatmap(z=[[0.0, 1.0]]), layout={"title": {"text": "old", "font": {"size": 18}}, "yaxis2": {"range": [1, 0]}}
-    ).to_plotly_json()
-    fig = cached_figures.SpecFigure(spec)
-    before = copy.deepcopy(spec)
-    out = xv._with_layout(fig, {"title": {"text": "new"}, "yaxis2": {"showticklabels": False}})
-    assert fig.to_plotly_json() == before, "the cache's figure and its spec are not modified"
-    assert isinstance(out, cached_figures.SpecFigure), "no plotly object model: the chart sends the spec as it is"
-    layout = out.to_plotly_json()["layout"]
-    assert layout["title"] == {"text": "new", "font": {"size": 18}}
-    assert layout["yaxis2"] == {"range": [1, 0], "showticklabels": False}
-    assert out.to_plotly_json()["data"] == before["data"]
-    assert out.layout.title.text == "new", "it still behaves as a go.Figure"
+        assert layout[right].showticklabels is False, f"{right}: the right column repeats the left's queries"
+        assert layout[left].showticklabels is not False, f"{left}: the left column names the queries"
 
 
 def test_differences_are_yours_minus_target_per_head():
@@ -67,4 +43,4 @@ def test_differences_are_yours_minus_target_per_head():
     figs = xv.differences(ex, weights, big=True)
     assert len(figs) == ex.n_heads
     for h, fig in enumerate(figs):
-        np.testing.assert_allclose(heatmaps(as_dict(fig))[0], weights[h] - ex.target[h], atol=1e-12)
+        np.testing.assert_allclose(heatmaps(fig)[0], weights[h] - ex.target[h], atol=1e-12)

@@ -95,12 +95,12 @@ def test_masked_cells_are_grey_minus_inf_with_masked_hover_and_no_inf_in_json():
     scores = np.where(ac.causal_mask(3), np.array([[1.0, 2.0, 3.0], [-1.5, 0.5, 2.0], [0.25, 1.0, -0.5]]), -np.inf)
     fig = figures.attention_heatmap(scores, list("abc"), list("abc"), value_name="score", zmin=None, zmax=None, zmid=0)
     values, masked = fig.data
-    assert values.z[0][1] is None and values.z[0][2] is None and values.z[1][0] == -1.5
+    assert np.isnan(values.z[0][1]) and np.isnan(values.z[0][2]) and values.z[1][0] == -1.5, "NaN: a gap"
     assert masked.name == "masked" and masked.showscale is False
     assert masked.text[0][1] == "−inf" and masked.text[1][0] == ""
     assert values.text[0][1] == "", "the value trace leaves masked cells to the grey overlay"
     assert _hover(masked, 0, 2) == "query: a<br>key: c<br>score: masked"
-    assert masked.z[0][1] == 1.0 and masked.z[1][0] is None
+    assert masked.z[0][1] == 1.0 and np.isnan(masked.z[1][0])
     data = _json(fig)
     assert "Infinity" not in json.dumps(data)
 
@@ -233,7 +233,7 @@ def test_delta_heatmap_of_identical_matrices_and_masked_scores():
     same = figures.delta_heatmap(np.eye(2), np.eye(2), ["a", "b"], ["c", "d"])
     assert same.data[0].zmin == -1.0 and same.data[0].zmax == 1.0
     masked = figures.delta_heatmap(np.array([[1.0, -np.inf]]), np.array([[2.0, -np.inf]]), ["a"], ["b", "c"])
-    assert masked.data[0].z[0] == (1.0, None) or list(masked.data[0].z[0]) == [1.0, None]
+    np.testing.assert_array_equal(masked.data[0].z[0], [1.0, np.nan])
     _json(masked)
     with pytest.raises(ValueError, match="one shape"):
         figures.delta_heatmap(np.eye(2), np.eye(3), ["a", "b"], ["c", "d"])
@@ -490,3 +490,17 @@ def test_head_grid_can_give_each_head_its_own_colour_range():
     shared = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens).to_dict()
     assert all(t["coloraxis"] == "coloraxis" for t in shared["data"])
     assert (shared["layout"]["coloraxis"]["cmin"], shared["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
+
+
+def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
+    q = np.arange(1.0, 9.0)  # d = 8: pairs (0, 4), (1, 5), (2, 6), (3, 7)
+    rotated = ac.rope(np.tile(q, (3, 1)), np.arange(3))  # (3, 8)
+    fig = figures.rope_arrows(rotated, "<b>cat</b>")
+    assert len(fig.data) == 4 * 3
+    for trace in fig.data:
+        i, p = int((trace.xaxis or "x")[1:] or 1) - 1, int(trace.name.split()[-1])
+        assert list(trace.x) == [0, rotated[p, i]] and list(trace.y) == [0, rotated[p, i + 4]]
+    assert [a.text for a in fig.layout.annotations] == ["dims 0 and 4", "dims 1 and 5", "dims 2 and 6", "dims 3 and 7"]
+    assert "<b>" not in fig.layout.title.text, "a token label is shown as typed, not as markup"
+    with pytest.raises(ValueError, match="even number"):
+        figures.rope_arrows(rotated[:, :7], "cat")

@@ -120,7 +120,7 @@ def test_head_similarity_heatmap_draws_the_matrix_with_short_axes_and_full_names
     trace = fig.data[0]
     np.testing.assert_allclose(np.array(trace.z, dtype=float), S)
     assert list(fig.layout.xaxis.ticktext) == ["h1", "h2", "h3", "h4"]
-    assert trace.customdata[0][1][:2] == [names[0], names[1]]
+    assert list(trace.customdata[0][1][:2]) == [names[0], names[1]]
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
     with pytest.raises(ValueError, match="square"):
         figures.head_similarity_heatmap(np.ones((2, 3)), ["a", "b"])
