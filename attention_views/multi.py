@@ -183,11 +183,16 @@ def split_widths(lab: Lab) -> dict[str, int]:
     return {name: len(value_columns(lab.tables[name])) for name in names}
 
 
+def split_counts(widths: dict[str, int]) -> list[int]:
+    """The head counts (at most MAX_HEADS) that cut every width into equal blocks: their common divisors."""
+    return [h for h in range(1, MAX_HEADS + 1) if all(w % h == 0 for w in widths.values())]
+
+
 def check_split(widths: dict[str, int], n_heads: int) -> None:
     """Raise HeadsError unless every width divides into ``n_heads`` equal blocks, suggesting counts that do."""
     for name, width in widths.items():
         if width % n_heads:
-            fits = [h for h in range(1, MAX_HEADS + 1) if all(w % h == 0 for w in widths.values())]
+            fits = split_counts(widths)
             raise HeadsError(
                 N_HEADS,
                 f"{name} has {width} columns, which do not split evenly into {n_heads} heads; "

@@ -7,7 +7,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views import figures, multi, panels
 from attention_views.formats import message
-from attention_views.session import HEAD_MODES, MAX_HEADS, Lab
+from attention_views.session import HEAD_MODES, Lab
 from attention_views.widgets import bound, bump_rev, chart, editor_key, folded, matrix_editor, numbers_frame
 
 MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
@@ -45,21 +45,31 @@ def head_choice(lab: Lab) -> None:
         )
         error = multi.heads_error(lab)
     else:
-        bound(
-            st.number_input,
-            "Number of heads h",
-            "multi_head_n_heads",
-            "n_heads",
-            min_value=1,
-            max_value=MAX_HEADS,
-            step=1,
-            help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks",
-        )
+        head_count_control(lab)
         error = multi.split_error(lab)
         if error is None and lab.n_heads > 1:
             kv_heads_control(lab)
     if error:
         st.error(message(error), icon="⚠️")
+
+
+def head_count_control(lab: Lab) -> None:
+    """The number of heads h, offering only the counts that cut every width into equal blocks.
+
+    A count that does not fit (from a link, or left by a table that changed width) stays on offer so the
+    page can say why it fails; stepping never lands on one.
+    """
+    options = sorted({*multi.split_counts(multi.split_widths(lab)), lab.n_heads})
+    bound(
+        st.segmented_control,
+        "Number of heads h",
+        "multi_head_n_heads",
+        "n_heads",
+        options=options,
+        required=True,
+        help="W_Q, W_K, W_V (or Q, K, V) are cut into h equal column blocks: only the counts that divide "
+        "every width are offered",
+    )
 
 
 def w_o_editor(lab: Lab) -> None:

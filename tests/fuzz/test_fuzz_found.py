@@ -91,8 +91,9 @@ def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
 
 
 def test_mixing_with_W_o_while_the_split_is_invalid_is_explained_not_a_crash():
-    at = open_page("multi_head", scenario="emma-friend")
-    at.number_input(key="multi_head_n_heads").set_value(3).run()  # Q, K, V have 4 columns
+    lab = new_lab("emma-friend")
+    lab.n_heads = 3  # Q, K, V have 4 columns: only a link can ask for this
+    at = open_page("multi_head", scenario="emma-friend", state=share.encode(lab))
     assert_clean(at)
     at.checkbox(key="multi_head_use_W_o").check().run()
     assert_clean(at)

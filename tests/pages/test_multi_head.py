@@ -6,11 +6,12 @@ run_scenario reproduces them (tests/core checks those against the notebook).
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
+from conftest import ROOT, assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
+from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
-from attention_views import multi
+from attention_views import multi, share
 from attention_views.session import new_lab
 
 PREFIX = "multi_head"
@@ -80,7 +81,7 @@ def test_changing_the_head_count_changes_the_subplots():
     assert_clean(at)
     assert len(grid_weights(at)) == 4  # the lab's 4 heads, now cut from the identity W
     for n in (2, 8, 1):
-        at.number_input(key="multi_head_n_heads").set_value(n).run()
+        at.button_group(key="multi_head_n_heads").set_value(n).run()
         assert_clean(at)
         assert len(grid_weights(at)) == n
         assert table(at, "multi_head_concat").shape == (10, 9)  # the concat width stays d_v = 8
@@ -89,7 +90,7 @@ def test_changing_the_head_count_changes_the_subplots():
 def test_direct_scenario_splits_q_k_v_columns():
     at = open_page("multi_head", "random-causal")
     assert len(grid_weights(at)) == 1
-    at.number_input(key="multi_head_n_heads").set_value(4).run()
+    at.button_group(key="multi_head_n_heads").set_value(4).run()
     assert_clean(at)
     lab = new_lab("random-causal")
     lab.n_heads = 4
@@ -142,15 +143,27 @@ def test_a_fixed_dims_entry_updates_the_grid():
     np.testing.assert_allclose(shown[1], shown[0])
 
 
-def test_non_divisible_head_count_shows_the_error_and_keeps_the_grid():
+def test_the_head_count_offers_only_counts_that_split_every_width():
     at = open_page("multi_head", "apple-orange")
     at.button_group(key="multi_head_heads_mode").set_value("split").run()
-    at.number_input(key="multi_head_n_heads").set_value(3).run()
+    assert list(at.button_group(key="multi_head_n_heads").options) == ["1", "2", "4", "8"]  # W's are 8 wide
+    at = open_page("multi_head", "emma-friend")
+    assert list(at.button_group(key="multi_head_n_heads").options) == ["1", "2", "4"]  # Q, K, V are 4 wide
+
+
+def test_a_link_with_a_head_count_that_does_not_split_shows_the_error():
+    lab = new_lab("apple-orange")
+    lab.heads_mode, lab.n_heads = "split", 3
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/multi_head.py")
+    at.query_params["state"] = share.encode(lab)
+    at.run()
     assert_clean(at)
     assert any("W_Q has 8 columns, which do not split evenly into 3 heads" in e for e in errors(at)), errors(at)
     assert any("(1, 2, 4, 8)" in e for e in errors(at))
-    assert len(grid_weights(at)) == 4  # the last valid split stays on screen
-    assert any("last valid" in w.value for w in at.warning)
+    assert at.button_group(key="multi_head_n_heads").value == 3, "the link's count is shown beside its error"
+    at.button_group(key="multi_head_n_heads").set_value(4).run()
+    assert not errors(at) and len(grid_weights(at)) == 4
 
 
 def test_five_edits_in_a_row_all_stick():
@@ -232,7 +245,7 @@ def test_key_value_heads_are_shared_by_groups_of_query_heads():
     assert any("64 bytes per token" in c.value for c in at.caption)
     at.select_slider(key="multi_head_kv_heads").set_value(1).run()  # MQA
     assert any("16 bytes per token" in c.value for c in at.caption)
-    at.number_input(key="multi_head_n_heads").set_value(8).run()  # the slider follows the new head count
+    at.button_group(key="multi_head_n_heads").set_value(8).run()  # the slider follows the new head count
     assert_clean(at)
 
 
