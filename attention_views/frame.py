@@ -105,11 +105,13 @@ def _lab_from_link(scenario_id: str) -> Lab:
 def load_scenario(scenario_id: str) -> None:
     """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh.
 
-    Projector mode stays as it is: it belongs to the lecture hall, not to the scenario.
+    Projector mode, the real model's view and the similarity page's vectors stay as they are: they belong to
+    the lecture hall and to their own pages, not to the scenario.
     """
     new = new_lab(scenario_id)
     if KEY in st.session_state:
-        new.projector, new.model = st.session_state[KEY].lab.projector, st.session_state[KEY].lab.model
+        old = st.session_state[KEY].lab
+        new.projector, new.model, new.vectors = old.projector, old.model, old.vectors
     replace_lab(new)
     st.query_params["scenario"] = scenario_id
 

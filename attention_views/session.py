@@ -7,7 +7,7 @@ Its parts:
   download and upload serialise exactly this (``share.py``); its fields are the link's schema.
 - :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens (in the lab,
   so links carry them).
-- :class:`Vectors`: the similarity page's own two vectors.
+- :class:`Vectors`: the similarity page's own two vectors (in the lab, so a link carries them).
 - :class:`ExerciseStore` / :class:`Attempt`: the exercises page's attempts, apart from the lab so an
   exercise never clobbers the lecture.
 - the link memo, the pristine copy of the scenario and the error messages of uploads.
@@ -122,6 +122,7 @@ class Lab:
     permute_seed: int = 0  # 0: reversed order; n > 0: the n-th seeded shuffle
     projector: bool = False  # projector mode: larger text everywhere (the sidebar's toggle; it travels in links)
     model: ModelView = field(default_factory=ModelView)  # the real-model page (kept when the scenario changes)
+    vectors: Vectors = field(default_factory=lambda: new_vectors())  # the similarity page's (kept, as model)
     origin: str = ""  # where the tables came from when not from the scenario (a real model's head)
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
@@ -170,7 +171,6 @@ class Session:
 
     lab: Lab
     page: str = ""  # the page running now, for file names and the link
-    vectors: Vectors = field(default_factory=lambda: new_vectors())
     exercises: ExerciseStore = field(default_factory=lambda: ExerciseStore(ac.list_exercises()[0]))
     pristine: Lab | None = None  # a pristine copy of the lab's scenario, only ever read
     link: LinkMemo | None = None

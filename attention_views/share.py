@@ -19,7 +19,17 @@ import pandas as pd
 
 import attention_core as ac
 import attention_models as am
-from attention_views.editors import TOKEN, cell_text, finite_block, is_empty, is_real, is_whole, printable
+from attention_views.editors import (
+    TOKEN,
+    TableError,
+    cell_text,
+    finite_block,
+    is_empty,
+    is_real,
+    is_whole,
+    printable,
+    table_to_matrix,
+)
 from attention_views.session import (
     HEAD_MODES,
     HEAD_SCORES,
@@ -36,7 +46,9 @@ from attention_views.session import (
     Lab,
     ModelView,
     Snapshot,
+    Vectors,
     new_lab,
+    new_vectors,
 )
 
 VERSION = "1"
@@ -106,9 +118,9 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
 
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
     (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
-    [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file). ``pristine``:
-    ``new_lab(lab.scenario)`` when the
-    caller already has one (it is only read).
+    [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file), ``sv`` the
+    similarity page's vectors (a table), ``rm`` the real-model view. ``pristine``: ``new_lab(lab.scenario)``
+    when the caller already has one (it is only read).
     """
     if pristine is None or pristine.scenario != lab.scenario:
         pristine = new_lab(lab.scenario)
@@ -130,6 +142,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         out["mc"] = lab.mask_custom.astype(int).tolist()
     if full or lab.model != ModelView():
         out["rm"] = model_payload(lab.model)
+    if full or not lab.vectors.tables["vectors"].equals(pristine.vectors.tables["vectors"]):
+        out["sv"] = table_payload(lab.vectors.tables["vectors"])
     if full or not lab.heads.equals(pristine.heads):
         out["h"] = [[_text(v) for v in row] for row in lab.heads.itertuples(index=False)]
     if lab.snapshot is not None:  # a link rounds the weights: 6 decimals are far below the 2 a delta shows
@@ -211,7 +225,24 @@ def payload_to_lab(payload: object) -> Lab:
         lab.snapshot = _snapshot(payload["ss"])
     if "rm" in payload:
         lab.model = _model_view(payload["rm"])
+    if "sv" in payload:
+        lab.vectors = _vectors(payload["sv"])
     return lab
+
+
+def _vectors(table: object) -> Vectors:
+    """The similarity page's two vectors from the payload: a table of two rows (its last valid pair: the seed's
+    until the table parses)."""
+    frame = _table("vectors", table)
+    if len(frame) != 2:
+        raise ShareError(f"the state's similarity vectors have {len(frame)} rows; there must be 2 (X and Y)")
+    vectors = new_vectors()
+    vectors.tables["vectors"] = frame
+    try:
+        vectors.last = table_to_matrix(frame, "vectors")[1]  # (2, d)
+    except TableError:
+        pass  # the page names the bad cell and shows the seed's pair meanwhile
+    return vectors
 
 
 def check_field(name: str, value: object) -> object:

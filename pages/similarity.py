@@ -10,7 +10,8 @@ from attention_views.widgets import chart, numbers_frame, projector
 
 NAMES = ["X", "Y"]
 
-lab, vec = session.current().lab, session.current().vectors  # vec: this page's own two vectors
+lab = session.current().lab
+vec = lab.vectors  # this page's own two vectors
 big = projector()
 
 st.title("Similarity: dot product, cosine and angle")

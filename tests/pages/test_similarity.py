@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
+from conftest import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
+from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 from attention_views.editors import table_to_matrix
@@ -71,7 +72,7 @@ def test_five_edits_in_a_row_all_stick():
         edits.setdefault(row, {})[col] = float(k + 2)
         edit_cells(at, EDITOR, edits)
         assert_clean(at)
-    table = at.session_state["session"].vectors.tables["vectors"]
+    table = at.session_state["session"].lab.vectors.tables["vectors"]
     assert [table.iat[0, 0], table.iat[1, 1], table.iat[0, 2], table.iat[1, 3], table.iat[0, 1]] == [2, 3, 4, 5, 6]
 
 
@@ -100,7 +101,7 @@ def test_fewer_entries_turn_the_3d_toggle_off():
     assert at.toggle(key="similarity_3d").disabled
     assert metrics(at)[0] == f"{1 * 1.2 + 2 * 2.1:.2f}"  # dot of (1, 2) and (1.2, 2.1)
     at.number_input(key="similarity_dims_1").set_value(5).run()
-    assert at.session_state["session"].vectors.tables["vectors"].shape == (2, 5)
+    assert at.session_state["session"].lab.vectors.tables["vectors"].shape == (2, 5)
 
 
 @pytest.mark.parametrize("scenario_id, table", [("apple-orange", "X"), ("emma-friend", "K"), ("random-seed42", "X")])
@@ -139,3 +140,20 @@ def test_huge_entries_keep_the_lengths_and_directions():
     assert (cosine, angle) == ("0.9980", "3.59°")  # the seed's direction, scaled
     units = next(d.value for d in at.dataframe if "X_unit" in d.value.iloc[:, 0].tolist())
     np.testing.assert_allclose(units.iloc[0, 1:].astype(float), [0.183, 0.365, 0.548, 0.73])
+
+
+def test_the_vectors_travel_in_the_link_and_stay_when_the_scenario_changes():
+    at = open_page("similarity")
+    edit_cells(at, EDITOR, {0: {"d0": 3.0}, 1: {"d3": -1.5}})
+    edited = metrics(at)
+    assert edited != SEED_METRICS
+    token = at.query_params["state"]
+    token = token[0] if isinstance(token, list) else token
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    other.switch_page("pages/similarity.py")
+    other.query_params["state"] = token
+    other.run()
+    assert_clean(other)
+    assert metrics(other) == edited, "the link reopens the edited vectors"
+    other.selectbox(key="sidebar_scenario").set_value("apple-orange").run()
+    assert metrics(other) == edited, "a scenario pick keeps the page's own vectors"
