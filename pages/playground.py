@@ -86,13 +86,14 @@ if head is not None:
     panels.permutation_section(lab, "playground", head, big)
     st.subheader("Queries, keys and values")
     triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
-    for column, (name, M, rows) in zip(st.columns(3), triples, strict=True):
+    across = 1 if big else 3  # on a projector one under the other: three across leave no room for digits
+    for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
         cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
         with column:
-            chart(
-                figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big),
-                f"playground_{name}_fig",
+            fig = figures.matrix_heatmap(
+                M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big, width_px=CONTENT_PX / across
             )
+            chart(fig, f"playground_{name}_fig")
     out_col, bar_col = st.columns(2)
     output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
     with out_col:

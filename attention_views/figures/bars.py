@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from attention_views import theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
+    NARROWEST_SCREEN,
     _as_labels,
     _as_vector,
     _finish,
@@ -78,7 +79,7 @@ def grouped_activation_bars(
         "barmode": "group",
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
     }
-    return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400)
+    return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400, legend_rows=2)
 
 
 def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
@@ -92,7 +93,9 @@ def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
     }
 
 
-def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> go.Figure:
+def product_terms_bar(
+    dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False, width_px: float | None = None
+) -> go.Figure:
     r"""Bars of the terms of the dot product, one per dimension: $q \cdot k = \sum_i q_i k_i$, sum annotated."""
     s = theme.style(projector)
     q = _as_vector(q, None, "q")  # (d_k,)
@@ -135,8 +138,9 @@ def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *
         "xaxis": {
             "title": {"text": "Dimension"},
             "range": [-0.5, q.size - 0.5],
-            **_ticks(labels, ASSUMED_WIDTH_PX, s.font),
+            **_ticks(labels, NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX), s.font),
         },
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }
-    return _finish([bar], layout, "The dot product term by term", s, height=440 if projector else 360)
+    title = "The dot product term by term"
+    return _finish([bar], layout, title, s, height=440 if projector else 360, width_px=width_px)

@@ -208,11 +208,23 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
     return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
 
 
-def _grid_axes(rows: list[str], cols: list[str], s: Style, *, height_px: float) -> tuple[dict, dict]:
-    """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines."""
+NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
+
+
+def _grid_axes(
+    rows: list[str], cols: list[str], s: Style, *, height_px: float, width_px: float | None = None
+) -> tuple[dict, dict]:
+    """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
+
+    Column labels are thinned to fit the cells of a figure ``width_px`` wide (ASSUMED_WIDTH_PX if None)
+    on the narrowest screen a lecture uses, so they never run into each other.
+    """
     common = {"showgrid": False, "zeroline": False, "automargin": True}
+    # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
+    labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + 7 * s.font
+    room = max(NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX) - labels_px, 40.0)
     return (
-        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, ASSUMED_WIDTH_PX, s.font), **common},
+        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, room, s.font), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},
     )
 
@@ -232,8 +244,23 @@ def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: fl
     return float(lo), float(hi)
 
 
-def _colorbar(title: str, s: Style) -> dict:
-    return {"title": {"text": title}, "thickness": 20 if s is theme.PROJECTOR else 14, "outlinewidth": 0}
+def _colorbar(title: str, s: Style, *, across: bool = False) -> dict:
+    """The colour bar: upright beside the plot, its title beside it (above, it met the top tick label); or
+    ``across`` the bottom of the figure, under the axis labels (a narrow chart keeps its width for cells)."""
+    bar = {
+        "title": {"text": title, "side": "right"},
+        "thickness": 20 if s is theme.PROJECTOR else 14,
+        "outlinewidth": 0,
+    }
+    if across:
+        bar |= {"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "thickness": 10}
+        bar["title"]["side"] = "bottom"  # under its tick labels: above, it lay on the bar
+    return bar
+
+
+def _colorbar_across_px(s: Style) -> int:
+    """The bottom margin a colour bar ``across`` needs: its bar, tick labels and title."""
+    return int(10 + 10 + 2 * 1.3 * s.font + 10)
 
 
 def _outline(cell: tuple[int, int]) -> list[dict]:
@@ -263,26 +290,43 @@ def _finish(
     height: int,
     width: float | None = None,
     margin: dict | None = None,
+    width_px: float | None = None,
+    legend_rows: int = 0,
 ) -> go.Figure:
     """``go.Figure(traces, layout)`` with the house layout: plain template, title and fonts from the style,
     tight margins, fixed height; every 2-D axis of ``layout`` (``xaxis``, ``yaxis2``, ...) gets theme.AXIS_STYLE.
 
+    The title is cut into lines that fit the figure (``width``, else about ``width_px``, else ASSUMED_WIDTH_PX);
+    ``legend_rows``: room for a horizontal legend of that many rows between the title and the plot.
     The whole layout goes to ``go.Figure`` at once: ``fig.update_layout`` afterwards costs about 5 ms a call.
     """
+    lines = _wrapped(title, s.title_font, width or width_px or ASSUMED_WIDTH_PX)
+    extra = int(1.3 * s.title_font * (len(lines) - 1))  # the title's further lines
+    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10} if margin is None else dict(margin)
+    title_px = margin["t"] + extra  # the band at the top that holds the title
+    legend_px = int(1.6 * s.font * legend_rows)  # a legend above the plot, between the title and the plot
+    margin["t"] = title_px + legend_px
+    total = int(height) + extra + legend_px
+    title_box = {"text": "<br>".join(lines), "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"}
+    if legend_rows:  # the title in the middle of its own band, clear of the legend's rows
+        title_box |= {"yref": "container", "y": 1.0 - title_px / 2 / total, "yanchor": "middle"}
     house = {
         "template": "none",  # plotly's plain template: white, no grey background
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
-        "title": {"text": title, "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"},
+        "title": title_box,
         "font": {"size": s.font},
         "hoverlabel": {"font": {"size": s.font}},
-        "height": int(height),
-        "margin": margin or {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10},
+        "height": total,
+        "margin": margin,
     }
     if width is not None:
         house["width"] = int(width)
     axes = {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}
-    return go.Figure(traces, {**layout, **house, **{k: {**layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}})
+    # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off); a grid
+    # with fixed pixel cells sets it False and sizes its margins itself
+    axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
+    return go.Figure(traces, {**layout, **house, **axes})
 
 
 @functools.lru_cache(maxsize=64)
@@ -307,6 +351,21 @@ def _subplots(n_rows: int, n_cols: int, titles: Sequence[str] = (), *, secondary
     for note, text in zip(layout.get("annotations", []), titles, strict=True):
         note["text"] = text
     return layout
+
+
+def _wrapped(title: str, font: int, width_px: float) -> list[str]:
+    """A chart title cut into lines at spaces, each short enough for the figure on the narrowest screen.
+
+    plotly never wraps a title: a long one runs off the chart's edge.
+    """
+    room = max(int(NARROWEST_SCREEN * width_px / (CHAR_PX * font)), 12)  # characters a line holds
+    lines: list[str] = []
+    for word in title.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= room:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines or [""]
 
 
 def _height(n_rows: int, row_px: int, *, extra: int, low: int, high: int) -> int:

@@ -9,7 +9,9 @@ import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
+    ASSUMED_WIDTH_PX,
     KEY_AXIS_TITLE,
+    NARROWEST_SCREEN,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
@@ -49,7 +51,7 @@ def clickable_grid(
     keys = _as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
     cell = _check_cell(selected, W.shape)
     n_q, n_k = W.shape
-    px = float(np.clip(640 / max(n_q, n_k), 8, 88 if projector else 72))  # side of one cell in pixels
+    px = float(np.clip(480 / max(n_q, n_k), 8, 72 if projector else 60))  # side of one cell: steps fit beside it
     margin, tickangle = _grid_margin(queries, keys, s, px)
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
     layout = {
@@ -160,11 +162,13 @@ def head_score_grid(
     score_name: str = "score",
     selected: tuple[int, int] | None = None,
     projector: bool = False,
+    width_px: float | None = None,
 ) -> go.Figure:
     """Every head of a model, one square per (layer, head), coloured by a 0..1 score; a click selects one.
 
     ``scores (n_layers, n_heads)``; layer 0 at the top. The clicked point's ``customdata`` is
-    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid`.
+    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid`, at most ``width_px`` wide on the
+    narrowest screen (the colour bar lies under the grid, so a narrow column holds it).
     """
     s = theme.style(projector)
     S = _as_matrix(scores, "scores")  # (L, h)
@@ -172,8 +176,9 @@ def head_score_grid(
     n_layers, n_heads = S.shape
     layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
     px = float(np.clip(420 / n_layers, 10, 20 if projector else 16))  # 30 layers stay above a 720-px fold
-    col_px = 1.8 * px  # a head's column is wider than a layer's row: nine heads across, easy to click
-    margin = {"l": int(4.5 * s.font), "r": 120 if not projector else 140, "t": 30 + 2 * s.title_font, "b": 3 * s.font}
+    margin = {"l": int(4.5 * s.font), "r": 10, "t": 30 + 2 * s.title_font, "b": 3 * s.font + 40 + 2 * s.font}
+    room = NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX) - margin["l"] - margin["r"]
+    col_px = float(np.clip(room / n_heads, px, 1.8 * px))  # wider than a layer's row where it fits: easy to click
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
     x = {"title": {"text": "head"}, **_ticks(heads, n_heads * col_px, s.font), "range": [-0.5, n_heads - 0.5]}
     y = {"title": {"text": "layer"}, **_ticks(layers, n_layers * px, s.font), "range": [n_layers - 0.5, -0.5]}
@@ -182,6 +187,9 @@ def head_score_grid(
         layout["shapes"] = _outline(cell)
     names = ("layer", "head", score_name)
     markers = _grid_markers(S, layers, heads, s, px, names, text=False)  # 270 numbers would not fit; hovers have them
+    markers.marker.colorbar.update(  # under the grid, across it
+        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
+    )
     width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
     title = f"Heads by {score_name}"
     return _finish([markers], layout, title, s, margin=margin, width=width, height=height)

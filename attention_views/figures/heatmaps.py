@@ -19,6 +19,7 @@ from attention_views.figures.base import (
     _cells,
     _check_cell,
     _colorbar,
+    _colorbar_across_px,
     _finish,
     _grid_axes,
     _grid_traces,
@@ -36,6 +37,8 @@ from attention_views.formats import plot_text, short
 from attention_views.theme import MINUS_INF
 
 # ---------------------------------------------------------------- heatmaps
+
+NARROW_PX = 400  # a heatmap drawn narrower than this has no room for "Query token (attending)" beside its labels
 
 
 def attention_heatmap(
@@ -68,6 +71,7 @@ def attention_heatmap(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
+    narrow = width_px is not None and width_px < NARROW_PX  # beside other charts: short axis titles, bar below
     font = _cell_font(s, M.shape[1], width_px, max((len(q) for q in queries), default=0))
     s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
@@ -80,14 +84,19 @@ def attention_heatmap(
         zmin=lo,
         zmax=hi,
         colorscale=scale,
-        colorbar=_colorbar(value_name, s),
+        colorbar=_colorbar(value_name, s, across=narrow),
     )
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
-    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
-    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150, width_px=width_px)
+    key_title, query_title = ("key", "query") if narrow else (KEY_AXIS_TITLE, QUERY_AXIS_TITLE)
+    layout = {"xaxis": {**x, "title": {"text": key_title}}, "yaxis": {**y, "title": {"text": query_title}}}
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    return _finish(traces, layout, title or f"Attention {value_name}s (rows: queries, columns: keys)", s, height=height)
+    title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
+    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": _colorbar_across_px(s)} if narrow else None
+    return _finish(
+        traces, layout, title, s, height=height + (margin["b"] if margin else 0), width_px=width_px, margin=margin
+    )
 
 
 def matrix_heatmap(
@@ -99,23 +108,27 @@ def matrix_heatmap(
     colorscale: str | list | None = None,
     show_text: bool | None = None,
     projector: bool = False,
+    width_px: float | None = None,
 ) -> go.Figure:
     """Compact heatmap of a (rows, cols) matrix such as Q, K, V, X, W or an output; rows top-down.
 
     Default colours: the diverging scale with 0 in the middle (range symmetric around 0). With a
-    ``colorscale`` given, the range runs from the smallest to the largest value instead.
+    ``colorscale`` given, the range runs from the smallest to the largest value instead. ``width_px``:
+    about how wide the page draws it (as in :func:`attention_heatmap`): digits and column labels fit it.
     """
     s = theme.style(projector)
     M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (rows, cols)
     rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
     cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
+    font = _cell_font(s, M.shape[1], width_px, max((len(r) for r in rows), default=0))
+    s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,
         rows,
         cols,
         s,
-        text=_show_text(show_text, *M.shape),
+        text=font is not None and _show_text(show_text, *M.shape),
         names=("row", "column", "value"),
         zmin=lo,
         zmax=hi,
@@ -123,8 +136,8 @@ def matrix_heatmap(
         colorbar=_colorbar("", s),
     )
     height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
-    x, y = _grid_axes(rows, cols, s, height_px=height - 110)
-    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
+    x, y = _grid_axes(rows, cols, s, height_px=height - 110, width_px=width_px)
+    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height, width_px=width_px)
 
 
 def mask_heatmap(
@@ -167,6 +180,7 @@ def delta_heatmap(
     key_tokens: Sequence[str],
     *,
     projector: bool = False,
+    width_px: float | None = None,
 ) -> go.Figure:
     """after − before for two (n_q, n_k) matrices, diverging around 0 with a symmetric range.
 
@@ -188,6 +202,7 @@ def delta_heatmap(
         zmid=0.0,
         colorscale=theme.DIVERGING_COLORSCALE,
         projector=projector,
+        width_px=width_px,
     )
 
 
@@ -201,11 +216,15 @@ def head_grid(
     show_text: bool | None = None,
     projector: bool = False,
     shared_range: bool = True,
+    title: str = "",
+    width_px: float | None = None,
 ) -> go.Figure:
     """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis.
 
     ``shared_range=False``: each head's colours span its own lowest to highest weight (its title says
-    the range), so heads whose weights all sit near 1/n_k still show where each one looks.
+    the range), so heads whose weights all sit near 1/n_k still show where each one looks. ``title``: the
+    chart's own (by default it says which of the two). ``width_px``: about how wide the page draws the
+    whole grid (the content width if None): digits, column labels and the title fit it.
     """
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
@@ -216,12 +235,13 @@ def head_grid(
         raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
-    font = _cell_font(s, mats[0].shape[1], theme.CONTENT_PX / n_cols, max((len(q) for q in queries), default=0))
+    panel_px = (width_px or theme.CONTENT_PX) / n_cols
+    font = _cell_font(s, mats[0].shape[1], panel_px, max((len(q) for q in queries), default=0))
     s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out
     text = font is not None and _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
-    x, y = _grid_axes(queries, keys, s, height_px=panel - 80)
+    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px)
     titles = [str(name) for name in names]
     if not shared_range:
         titles = [f"{t} ({formats.cell(M.min())}–{formats.cell(M.max())})" for t, M in zip(titles, mats, strict=True)]
@@ -248,10 +268,11 @@ def head_grid(
             "cmax": 1.0,
             "colorbar": _colorbar("weight", s),
         }
-    title = "Attention weights per head (rows: queries, columns: keys)"
-    if not shared_range:
-        title = "Attention weights per head, each on its own range"
-    return _finish(traces, layout, title, s, height=panel * n_rows + 70)
+    if not title:
+        title = "Attention weights per head (rows: queries, columns: keys)"
+        if not shared_range:
+            title = "Attention weights per head, each on its own range"
+    return _finish(traces, layout, title, s, height=panel * n_rows + 70, width_px=width_px)
 
 
 def _own_range(M: np.ndarray) -> dict:

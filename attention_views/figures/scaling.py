@@ -92,14 +92,14 @@ def saturation_vs_dk(
     layout["yaxis"].update(title={"text": "max softmax weight"}, range=[0, 1.05])
     rest = {"rangemode": "tozero", "showgrid": False, "tickmode": "auto"}
     layout["yaxis2"].update(title={"text": "entropy (bits)"}, **rest)
-    layout["legend"] = {"orientation": "h", "x": 0.0, "y": -0.25, "yanchor": "top"}
+    layout["legend"] = {"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"}  # above the plot
     return _finish(
         lines,
         layout,
         "Softmax saturation as d_k grows",
         s,
         height=500 if projector else 420,
-        margin={"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + 4 * s.font},
+        legend_rows=3,  # four entries: two rows on a wide screen, three on a narrow one
     )
 
 

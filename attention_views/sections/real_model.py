@@ -176,7 +176,11 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
     )
     chart(
         figures.head_score_grid(
-            scores[view.score], score_name=view.score, selected=(view.layer, view.head), projector=big
+            scores[view.score],
+            score_name=view.score,
+            selected=(view.layer, view.head),
+            projector=big,
+            width_px=CONTENT_PX * 3 / 8,  # the page's left-hand column
         ),
         key="real_model_overview",
         on_select=lambda: _pick_head(view),

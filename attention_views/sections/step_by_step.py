@@ -13,6 +13,7 @@ from attention_views import figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
+from attention_views.theme import CONTENT_PX
 from attention_views.widgets import MASK_LABELS, chart, clicked_cell
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
@@ -106,7 +107,8 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         "step_by_step_products",
     )
     with right:
-        chart(figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big), key="step_by_step_terms")
+        terms = figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big, width_px=CONTENT_PX * 3 / 5)
+        chart(terms, key="step_by_step_terms")
 
     st.subheader("2 · Scale, temperature and mask")
     mask_term = "0" if e.allowed else r"(-\infty)"

@@ -42,6 +42,88 @@ _FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).
 })"""
 
 
+# Every label plotly drew on each chart (tick labels, axis and colour-bar titles, legend entries, the
+# chart title, annotations such as subplot titles), as boxes in page pixels, with the chart's own box.
+# Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
+_LABELS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+  const keyed = gd.closest('[class*="st-key-"]');
+  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
+  const svg = gd.querySelector('svg.main-svg');
+  if (!svg) return {key, box: null, labels: []};
+  const b = svg.getBoundingClientRect();
+  const labels = [];
+  const kinds = [['g[class$="tick"] > text', 'tick'], ['g[class*="tick2"] > text', 'tick'],
+                 ['text[class$="title"]', 'axis title'], ['.cbtitle text', 'colour-bar title'],
+                 ['.cbaxis text', 'colour-bar tick'], ['.legendtext', 'legend'], ['.gtitle', 'title'],
+                 ['.annotation-text', 'annotation']];
+  const seen = new Set();
+  for (const [sel, kind] of kinds) {
+    for (const e of gd.querySelectorAll(sel)) {
+      if (seen.has(e) || !e.textContent.trim() || e.closest('.scene, .gl-container')) continue;
+      seen.add(e);
+      const bb = e.getBBox(), m = e.getScreenCTM();
+      if (!m || bb.width === 0 || bb.height === 0) continue;
+      const x1 = bb.x + bb.width, y1 = bb.y + bb.height;
+      const corners = [[bb.x, bb.y], [x1, bb.y], [x1, y1], [bb.x, y1]];
+      const drawn = corners.map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
+      labels.push({kind, text: e.textContent, corners: drawn});
+    }
+  }
+  return {key, box: {x0: b.left, y0: b.top, x1: b.right, y1: b.bottom}, labels};
+})"""
+
+
+def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
+    """Labels cut off at the edge of their chart, and pairs of labels that overlap, on every chart drawn.
+
+    A label is its text's box as drawn (turned with the text: tilted tick labels are compared as drawn, not
+    by their upright bounding boxes), shrunk by ``slack_px`` along the text and by the line's leading across
+    it: glyph boxes touch without the text touching.
+    """
+    problems = []
+    for chart in page.evaluate(_LABELS_JS):
+        box, name = chart["box"], chart["key"] or "a chart"
+        if box is None or box["x1"] - box["x0"] < 1 or box["y1"] - box["y0"] < 1:
+            continue  # not drawn (in a closed expander or an unselected tab)
+        labels = [(lab, _shrunk(lab["corners"], slack_px)) for lab in chart["labels"]]
+        for lab, quad in labels:
+            if any(x < box["x0"] or y < box["y0"] or x > box["x1"] or y > box["y1"] for x, y in quad):
+                problems.append(f"{name}: {lab['kind']} {lab['text']!r} is cut off at the chart's edge")
+        for i, (a, qa) in enumerate(labels):
+            for b, qb in labels[i + 1 :]:
+                if _quads_overlap(qa, qb):
+                    problems.append(f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
+    return problems
+
+
+LEADING = 0.15  # of a text box's height, above and below the glyphs: boxes may overlap there, the text does not
+
+
+def _shrunk(quad: list[list[float]], px: float) -> list[tuple[float, float]]:
+    """A text box's corners moved inwards: ``px`` along its width, the line's leading along its height."""
+    (ax, ay), (bx, by), _, (dx, dy) = quad
+    ux, uy, vx, vy = bx - ax, by - ay, dx - ax, dy - ay  # along the text, and across it
+    lu, lv = max((ux * ux + uy * uy) ** 0.5, 1e-9), max((vx * vx + vy * vy) ** 0.5, 1e-9)
+    su, sv = min(px, lu / 2) / lu, max(min(px, lv / 2), LEADING * lv) / lv
+    return [
+        (x + ux * su * fu + vx * sv * fv, y + uy * su * fu + vy * sv * fv)
+        for (x, y), fu, fv in zip(quad, (1, -1, -1, 1), (1, 1, -1, -1), strict=True)
+    ]
+
+
+def _quads_overlap(p: list[tuple[float, float]], q: list[tuple[float, float]]) -> bool:
+    """Whether two convex quadrilaterals overlap (separating axis test on their edge normals)."""
+    for quad in (p, q):
+        for k in range(4):
+            (x0, y0), (x1, y1) = quad[k], quad[(k + 1) % 4]
+            nx, ny = y0 - y1, x1 - x0
+            a = [nx * x + ny * y for x, y in p]
+            b = [nx * x + ny * y for x, y in q]
+            if max(a) <= min(b) or max(b) <= min(a):
+                return False
+    return True
+
+
 def app_pages() -> list[tuple[str, str]]:
     """(url path, title) of every ``st.Page`` in app.py, in navigation order, read from its source."""
     pages = []

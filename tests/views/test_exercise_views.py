@@ -29,7 +29,7 @@ def test_comparison_puts_target_left_and_yours_right_a_row_per_head(eid):
         np.testing.assert_allclose(shown[2 * h], ex.target[h], atol=1e-12, err_msg=f"head {h + 1}: target, left")
         np.testing.assert_allclose(shown[2 * h + 1], weights[h], atol=1e-12, err_msg=f"head {h + 1}: yours, right")
     layout = fig.layout
-    assert layout.title.text == xv.COMPARISON_TITLE
+    assert layout.title.text.replace("<br>", " ") == xv.COMPARISON_TITLE, "the title, in lines that fit the column"
     assert layout.title.font.size > 0, "the builder's title font is kept"
     for h in range(ex.n_heads):
         left, right = ("yaxis" if h == 0 else f"yaxis{2 * h + 1}"), f"yaxis{2 * h + 2}"

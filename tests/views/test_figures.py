@@ -504,3 +504,26 @@ def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
     assert "<b>" not in fig.layout.title.text, "a token label is shown as typed, not as markup"
     with pytest.raises(ValueError, match="even number"):
         figures.rope_arrows(rotated[:, :7], "cat")
+
+
+def test_a_long_title_is_cut_into_lines_that_fit_the_figure_and_the_margin_grows_with_them():
+    title = "Why scale by 1/√d_k: the variance of q·k grows with d_k"
+    wide = figures.attention_heatmap(np.eye(3), list("abc"), list("abc"), title=title, width_px=1200)
+    narrow = figures.attention_heatmap(np.eye(3), list("abc"), list("abc"), title=title, width_px=300)
+    assert wide.layout.title.text == title
+    lines = narrow.layout.title.text.split("<br>")
+    assert len(lines) >= 3 and " ".join(lines) == title
+    assert max(map(len, lines)) * 0.62 * theme.NORMAL.title_font <= 0.7 * 300 + 1e-9, (
+        "each line fits the narrowest screen"
+    )
+    assert narrow.layout.margin.t > wide.layout.margin.t and narrow.layout.height > wide.layout.height
+
+
+def test_column_labels_are_thinned_to_the_width_the_page_draws_the_heatmap():
+    tokens = [f"tok{i}" for i in range(12)]
+    W = np.full((12, 12), 1 / 12)
+    wide = figures.attention_heatmap(W, tokens, tokens, projector=True)
+    narrow = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=300)
+    assert list(wide.layout.xaxis.ticktext) == tokens
+    assert 1 < len(narrow.layout.xaxis.ticktext) < 12, "every other label, or fewer, in a narrow column"
+    assert narrow.layout.yaxis.title.text == "query" and narrow.data[0].colorbar.orientation == "h"
