@@ -217,12 +217,13 @@ def _grid_axes(
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
 
     Column labels are thinned to fit the cells of a figure ``width_px`` wide (ASSUMED_WIDTH_PX if None)
-    on the narrowest screen a lecture uses, so they never run into each other.
+    (in projector mode on the narrowest screen a lecture uses), so they never run into each other.
     """
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
     labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + 7 * s.font
-    room = max(NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX) - labels_px, 40.0)
+    screen = NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0  # a projector may be 1024 pixels wide
+    room = max(screen * (width_px or ASSUMED_WIDTH_PX) - labels_px, 40.0)
     return (
         {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, room, s.font), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},

@@ -1,0 +1,186 @@
+"""Benchmark: what a lecturer waits for in Chromium, from an action to the changed chart painted.
+
+Run from the repository root (Debian's Chromium at /usr/bin/chromium, as the browser tests)::
+
+    python benchmarks/bench_browser.py [--repeats 5]
+
+It starts its own ``streamlit run app.py`` on a loopback port and measures, at 1280x720:
+
+- **cell edit -> heatmap**: on /playground, for each seed scenario, a number typed into the first
+  table's last column and Enter; the time from Enter until the weights heatmap holds new data and a
+  frame has been painted (target: median under 300 ms);
+- **multi-head control -> heads**: on /multi_head (apple-orange, the notebook of many heads), each
+  control the lecture uses: the temperature (a key press on the slider), the mask (a radio button),
+  the number of heads (a button of the split), W_O (the checkbox), the heads mode (selection/split);
+  the time from the action until the heads grid holds new data, painted (target: median under 400 ms);
+- **fresh browser -> first chart**: a new browser context opening /playground?scenario=emma-friend;
+  the time from the navigation until the weights heatmap is painted (target: under 2.5 s).
+
+It prints figures (medians and the slowest) and whether each target is met; it never fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from streamlit_browser import KEY_PAUSE_MS, choose_radio, open_last_column_cell, wait_idle  # noqa: E402
+
+from deploy import devserver  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage"]  # as benchmarks/bench_app.py runs it
+SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
+EDITOR = '[data-testid="stDataFrame"]'
+
+_DATA_JS = """(key) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!gd || !gd.data || !gd.data.length) return null;
+  return JSON.stringify(gd.data.map(t => Array.from(t.z || [], r => Array.from(r))));
+}"""
+_CHANGED_JS = """([key, before]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!gd || !gd.data || !gd.data.length) return false;
+  const now = JSON.stringify(gd.data.map(t => Array.from(t.z || [], r => Array.from(r))));
+  return now !== before;
+}"""
+_PAINTED_JS = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def timed_change(page, key: str, action: Callable[[], None]) -> float:
+    """ms from ``action`` until chart ``key`` holds new data and two frames have been painted."""
+    before = page.evaluate(_DATA_JS, key)
+    start = time.perf_counter()
+    action()
+    page.wait_for_function(_CHANGED_JS, arg=[key, before], polling="raf", timeout=30_000)
+    page.evaluate(_PAINTED_JS)
+    elapsed = (time.perf_counter() - start) * 1000
+    wait_idle(page)
+    return elapsed
+
+
+def open_ready(page, path: str, key: str) -> None:
+    page.goto(path, wait_until="domcontentloaded")
+    page.wait_for_function(_DATA_JS, arg=key, timeout=60_000)
+    wait_idle(page)
+    page.wait_for_timeout(500)
+
+
+def cell_edits(browser, url: str, repeats: int) -> dict[str, list[float]]:
+    out = {}
+    for scenario in SEEDS:
+        context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
+        page = context.new_page()
+        open_ready(page, f"/playground?scenario={scenario}", "playground_heatmap")
+        editor = page.locator(EDITOR).first
+        times = []
+        for k in range(repeats):
+            type_into_first_row(page, editor, f"{1.5 + 0.25 * k}")
+            times.append(timed_change(page, "playground_heatmap", lambda p=page: p.keyboard.press("Enter")))
+        out[scenario] = times
+        context.close()
+    return out
+
+
+def type_into_first_row(page, editor, text: str) -> None:
+    """Type ``text`` into the first row's last cell, as a person does, leaving Enter to the timed action."""
+    open_last_column_cell(page, editor, 0)
+    page.keyboard.press("Control+a")
+    page.keyboard.press("Backspace")
+    page.keyboard.type(text, delay=KEY_PAUSE_MS // 4)
+    page.wait_for_timeout(KEY_PAUSE_MS)
+
+
+def multi_head_controls(browser, url: str, repeats: int) -> dict[str, list[float]]:
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
+    page = context.new_page()
+    open_ready(page, "/multi_head?scenario=apple-orange", "multi_head_grid")
+    grid = "multi_head_grid"
+
+    def temperature(k: int) -> Callable[[], None]:
+        def act() -> None:
+            page.locator(".st-key-multi_head_temperature [role=slider]").focus()
+            page.keyboard.press("ArrowLeft" if k % 2 == 0 else "ArrowRight")
+
+        return act
+
+    def mask(k: int) -> Callable[[], None]:
+        return lambda: choose_radio(page, "multi_head_mask", "causal" if k % 2 == 0 else "none")
+
+    def mode(k: int) -> Callable[[], None]:
+        label = "Split W into h heads" if k % 2 == 0 else "Select dimensions"
+        return lambda: page.locator(".st-key-multi_head_heads_mode").get_by_role("button", name=label).click()
+
+    def w_o(k: int) -> Callable[[], None]:
+        return lambda: page.locator(".st-key-multi_head_use_W_o label").click()
+
+    def heads(k: int) -> Callable[[], None]:
+        count = "2" if k % 2 == 0 else "4"
+        return lambda: page.locator(".st-key-multi_head_n_heads").get_by_role("button", name=count, exact=True).click()
+
+    out: dict[str, list[float]] = {}
+    for name, make in (("temperature", temperature), ("mask", mask), ("heads mode", mode), ("W_O", w_o)):
+        out[name] = [timed_change(page, grid, make(k)) for k in range(repeats)]
+    page.locator(".st-key-multi_head_heads_mode").get_by_role("button", name="Split W into h heads").click()
+    wait_idle(page)
+    out["number of heads"] = [timed_change(page, grid, heads(k)) for k in range(repeats)]
+    context.close()
+    return out
+
+
+def first_chart(browser, url: str, repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto("/playground?scenario=emma-friend", wait_until="commit")
+        page.wait_for_function(_DATA_JS, arg="playground_heatmap", polling="raf", timeout=60_000)
+        page.evaluate(_PAINTED_JS)
+        times.append((time.perf_counter() - start) * 1000)
+        context.close()
+    return times
+
+
+def report(title: str, rows: dict[str, list[float]], target_ms: float) -> None:
+    print(f"\n## {title} (target: median under {target_ms:g} ms)\n")
+    print("| case | median ms | slowest ms | runs | target |")
+    print("|---|---:|---:|---:|---|")
+    for name, times in rows.items():
+        median = statistics.median(times)
+        print(f"| {name} | {median:.0f} | {max(times):.0f} | {len(times)} | {'ok' if median < target_ms else 'MISS'} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    repeats = parser.parse_args().repeats
+    from playwright.sync_api import sync_playwright
+
+    server = devserver.start()
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            warm = browser.new_context(base_url=server.url).new_page()  # the server's first run imports everything
+            open_ready(warm, "/multi_head?scenario=apple-orange", "multi_head_grid")
+            warm.context.close()
+            report("Cell edit -> weights heatmap painted, /playground", cell_edits(browser, server.url, repeats), 300)
+            report("Multi-head control -> heads painted", multi_head_controls(browser, server.url, repeats), 400)
+            report(
+                "Fresh browser -> first chart painted", {"/playground": first_chart(browser, server.url, repeats)}, 2500
+            )
+            browser.close()
+    finally:
+        devserver.stop_server(server)
+
+
+if __name__ == "__main__":
+    main()
