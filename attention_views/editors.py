@@ -142,7 +142,7 @@ def table_to_matrix(frame: pd.DataFrame, table: str) -> tuple[list[str], np.ndar
                 M[i, j] = parse_number(value)
             except ValueError as err:
                 raise TableError(
-                    table, f"{table} row {i + 1} ({labels[i]!r}), column {col!r} {err}; type a finite number there"
+                    table, f"{table} row {i} ({labels[i]!r}), column {col!r} {err}; type a finite number there"
                 ) from None
     return labels, M
 

@@ -138,7 +138,7 @@ def head_dims(frame: pd.DataFrame, d_model: int) -> list[tuple[str, list[int]]]:
         except ValueError as err:
             raise HeadsError(
                 HEADS,
-                f"heads row {row + 1} ({label!r}): {err}; list dimensions from 0 to {d_model - 1} "
+                f"heads row {row} ({label!r}): {err}; list dimensions from 0 to {d_model - 1} "
                 "separated by commas, like '1, 3'",
             ) from None
     return out

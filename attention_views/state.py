@@ -111,12 +111,12 @@ def checked_product(A: np.ndarray, B: np.ndarray, message: Callable[[int, int], 
 
 
 def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns: list[str]) -> np.ndarray:
-    """X @ W (n, d_model) @ (d_model, d) -> (n, d), naming the row (from 1), token and column that overflows."""
+    """X @ W (n, d_model) @ (d_model, d) -> (n, d), naming the row (from 0), token and column that overflows."""
     return checked_product(
         X,
         W,
         lambda i, j: (
-            f"X · {name} is too large for a float at row {i + 1} ({tokens[i]!r}), column {columns[j]!r}; "
+            f"X · {name} is too large for a float at row {i} ({tokens[i]!r}), column {columns[j]!r}; "
             f"use smaller entries in X or {name}"
         ),
     )
@@ -125,14 +125,14 @@ def project(X: np.ndarray, W: np.ndarray, name: str, tokens: list[str], columns:
 def check_output_lengths(output: np.ndarray, what: str, tokens: list[str], fix: str) -> None:
     """Raise if a row of ``output`` is too long for a float (its activation strength would be inf).
 
-    The message counts rows from 1 and names the token, as the editors do, and the table ``fix``
-    whose entries should be made smaller.
+    The message counts rows from 0 (as every position) and names the token, as the editors do, and the
+    table ``fix`` whose entries should be made smaller.
     """
     bad = np.flatnonzero(~np.isfinite(ac.activation_norms(output)))
     if bad.size:
         i = int(bad[0])
         raise ac.AttentionInputError(
-            f"row {i + 1} ({tokens[i]!r}) of {what} is longer than the largest number a float can hold; "
+            f"row {i} ({tokens[i]!r}) of {what} is longer than the largest number a float can hold; "
             f"use smaller entries in {fix}"
         )
 

@@ -4,6 +4,7 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
+from attention_views.formats import plain
 from attention_views.sections import lessons
 
 lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
@@ -24,11 +25,12 @@ full = ac.scaled_dot_product_attention(
     X @ W["W_q"], X @ W["W_k"], X @ W["W_v"], mask=ac.causal_mask(len(tokens), len(tokens))
 )
 
-t = st.slider("Decoding step: the token being generated", 1, len(tokens), min(3, len(tokens)), key="kv_cache_step") - 1
+n = len(tokens)
+t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
 step = decode.steps[t]
 cache_col, step_col = st.columns([1, 1], gap="medium")
 with cache_col:
-    st.markdown(f"**The cache after step {t + 1}**: {step.cache_size} keys and values (the last row is new)")
+    st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
     K, V = lessons.cache_frames(step, tokens)
     st.dataframe(K, hide_index=True, key="kv_cache_K")
     st.dataframe(V, hide_index=True, key="kv_cache_V")
@@ -47,7 +49,8 @@ with step_col:
     out_gap = float(np.abs(step.output - full.output[t]).max())
     st.caption(
         f"The outlined row is this step: its weights over its {step.cache_size} cached keys and its output "
-        f"equal row {t + 1} of full causal attention (largest difference {max(gap, out_gap):.1e})."
+        f"equal row {t} of full causal attention, the query {plain(tokens[t])} "
+        f"(largest difference {max(gap, out_gap):.1e})."
     )
 
 saved, total, memory = st.columns(3)

@@ -29,7 +29,10 @@ big = projector()
 st.title("Playground")
 lecture_intro()
 if not big:  # on a projector the screen is for the tables and the heatmap
-    st.caption("One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions.")
+    st.caption(
+        "One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions; "
+        "positions count from 0, as in NumPy."
+    )
 attention_controls(lab, "playground")
 
 # cause and effect on one screen: the tables beside the heatmap, in projector mode too (issue 14)

@@ -354,7 +354,7 @@ def test_huge_integer_cell_is_refused_not_an_overflow(value):
     """A JSON file or link may carry an integer beyond float range (JSON integers have no limit)."""
     frame = pd.DataFrame([[value, 1.0]], columns=["d0", "d1"], dtype=object)
     frame.insert(0, TOKEN, ["big"])
-    with pytest.raises(TableError, match=r"X row 1 \('big'\), column 'd0'"):
+    with pytest.raises(TableError, match=r"X row 0 \('big'\), column 'd0'"):
         table_to_matrix(frame, "X")
 
 

@@ -63,7 +63,7 @@ def test_a_heads_row_with_an_empty_cell_is_explained_not_a_crash(added):
     assert_clean(at)
     assert at.session_state["session"].lab.heads.shape[0] == 5
     if "dims" not in added:  # an empty dims cell is named; an empty name becomes "Head 5"
-        assert any("heads row 5" in e.value for e in at.error), [e.value for e in at.error]
+        assert any("heads row 4" in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_clearing_a_heads_cell_is_explained_not_a_crash():
@@ -72,7 +72,7 @@ def test_clearing_a_heads_cell_is_explained_not_a_crash():
     at.session_state[key] = {"edited_rows": {0: {"dims": None}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert_clean(at)
-    assert any("heads row 1" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("heads row 0" in e.value for e in at.error), [e.value for e in at.error]
 
 
 def link_token(payload: dict) -> str:
@@ -87,7 +87,7 @@ def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
     payload["t"]["Q"]["data"][0][0] = 10**400
     at = open_page("playground", scenario="emma-friend", state=link_token(payload))
     assert_clean(at)
-    assert any("Q row 1 ('Emma')" in e.value and "too large" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Q row 0 ('Emma')" in e.value and "too large" in e.value for e in at.error), [e.value for e in at.error]
 
 
 def test_mixing_with_W_o_while_the_split_is_invalid_is_explained_not_a_crash():

@@ -103,7 +103,7 @@ def test_bad_cell_names_table_row_and_column_and_keeps_the_last_valid_result(val
     edit_cells(at, key, {0: {"d0": 10.0}, 2: {"d1": value}})
     assert_clean(at)
     errors = [e.value for e in at.error]
-    assert any("Q row 3 ('sat'), column 'd1'" in e for e in errors), errors
+    assert any("Q row 2 ('sat'), column 'd1'" in e for e in errors), errors
     assert any("last valid" in w.value for w in at.warning)
     assert shown_score(at) == good_score
     np.testing.assert_allclose(panels(at)[1], good_weights)

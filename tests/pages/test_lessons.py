@@ -65,8 +65,8 @@ def test_each_decoding_step_equals_the_row_of_full_causal_attention():
     Q, K = sc.X @ h.W_q, sc.X @ h.W_k
     scores = Q @ K.T / 2.0 + np.triu(np.full((5, 5), -np.inf), 1)
     np.testing.assert_allclose(_figure(at, "Full causal"), _softmax(scores), atol=1e-12)
-    for t in (1, 5):
-        at.slider(key="kv_cache_step").set_value(t).run()
+    for t in (1, 5):  # positions 0 and 4: the cache holds t keys
+        at.slider(key="kv_cache_step").set_value(t - 1).run()
         cache = next(d.value for d in at.dataframe if "k0" in d.value.columns)
         np.testing.assert_allclose(cache[["k0", "k1", "k2", "k3"]].to_numpy(), K[:t], atol=1e-12)
         # with the cache step t computes one query, one key, one value and its t scores and mixes

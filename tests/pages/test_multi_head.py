@@ -121,7 +121,7 @@ def test_bad_dims_name_the_head_and_keep_the_last_valid_grid(dims, entry):
     good = grid_weights(at)
     edit_cells(at, key, {0: {"head": "Fruit"}, 1: {"dims": dims}})
     assert_clean(at)
-    assert any(f"heads row 2 ('Head 2: preference/comparison'): {entry}" in e for e in errors(at)), errors(at)
+    assert any(f"heads row 1 ('Head 2: preference/comparison'): {entry}" in e for e in errors(at)), errors(at)
     shown = grid_weights(at)
     assert len(shown) == 4
     for ours, theirs in zip(shown, good, strict=True):
@@ -198,7 +198,7 @@ def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
     np.testing.assert_allclose(out[:, 1], concat[:, 1] + 3 * concat[:, 0])
     edit_cells(at, key, {0: {"o1": 3.0}, 2: {"o5": "abc"}})
     assert_clean(at)
-    assert any("W_O row 3 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
+    assert any("W_O row 2 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
     np.testing.assert_allclose(table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float), out)
     bars = [t["name"] for t in chart(at, "multi_head_activation")["data"]]
     assert "Multi-head (concat · W_O)" in bars
@@ -209,7 +209,7 @@ def test_bad_embedding_cell_is_explained_and_the_grid_stays():
     good = grid_weights(at)
     edit_cells(at, editor_key(at, PREFIX, "X"), {4: {"d2": ""}})
     assert_clean(at)
-    assert any("X row 5 ('orange'), column 'd2' is empty" in e for e in errors(at)), errors(at)
+    assert any("X row 4 ('orange'), column 'd2' is empty" in e for e in errors(at)), errors(at)
     np.testing.assert_allclose(grid_weights(at)[0], good[0])
 
 
@@ -219,7 +219,7 @@ def test_split_heads_projection_too_large_for_a_float_names_x_and_the_matrix():
     edit_cells(at, editor_key(at, "multi_head", "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
     assert_clean(at)
     errors = [e.value for e in at.error]
-    assert any("X · W_Q is too large for a float at row 2" in e and "column 'q0'" in e for e in errors), errors
+    assert any("X · W_Q is too large for a float at row 1" in e and "column 'q0'" in e for e in errors), errors
 
 
 def test_key_value_heads_are_shared_by_groups_of_query_heads():

@@ -102,7 +102,7 @@ def test_bad_cell_shows_message_and_keeps_last_valid_figure(value):
     edit_cells(at, key, {0: {"Anim": 9.0}, 2: {"Noun": value}})
     assert_clean(at)
     errors = [e.value for e in at.error]
-    assert any("Q row 3 ('games'), column 'Noun'" in e for e in errors), errors
+    assert any("Q row 2 ('games'), column 'Noun'" in e for e in errors), errors
     np.testing.assert_allclose(weights_shown(at), good)
     assert any("last valid" in w.value for w in at.warning)
     assert at.session_state["session"].lab.tables["Q"].at[0, "Anim"] == 9.0
@@ -211,5 +211,5 @@ def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
     assert_clean(at)
     tokens = list(new_lab("random-seed42").tables["X"]["token"])
     errors = [e.value for e in at.error]
-    assert any(f"X · W_Q is too large for a float at row 2 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
+    assert any(f"X · W_Q is too large for a float at row 1 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
     assert weights_shown(at).shape == (3, 3)  # the last valid result stays

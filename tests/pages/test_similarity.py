@@ -58,7 +58,7 @@ def test_bad_entry_names_vector_and_entry_and_keeps_last_valid_numbers(value, re
     edit_cells(at, EDITOR, {0: {"d3": 5.0}, 1: {"d2": value}})
     assert_clean(at)
     errors = [e.value for e in at.error]
-    assert any("row 2 ('Y'), column 'd2'" in e and reason in e for e in errors), errors
+    assert any("row 1 ('Y'), column 'd2'" in e and reason in e for e in errors), errors
     assert metrics(at) == good
     assert any("last valid" in w.value for w in at.warning)
     edit_cells(at, EDITOR, {0: {"d3": 5.0}, 1: {"d2": 2.9}})  # fixed: the message goes away

@@ -185,7 +185,7 @@ def test_a_bad_cell_shows_the_error_and_the_last_valid_result():
     at = open_page(PAGE, "emma-friend")
     edit_table(at, "Q", {"edited_rows": {8: {"Noun": "abc"}}})
     assert_clean(at)
-    assert any("Q row 9 ('friend'), column 'Noun'" in e.value for e in at.error)
+    assert any("Q row 8 ('friend'), column 'Noun'" in e.value for e in at.error)
     assert "2.42" in headline(at)  # still friend -> Emma from the last valid run
 
 

@@ -117,7 +117,7 @@ def test_array_literal_round_trips_every_float_exactly():
 def test_a_bad_cell_raises_the_tables_error():
     lab = new_lab("emma-friend")
     lab.tables["K"].iat[1, 2] = "abc"
-    with pytest.raises(TableError, match="K row 2"):
+    with pytest.raises(TableError, match="K row 1"):
         numpy_script(lab)
 
 
@@ -145,4 +145,4 @@ def test_reproduce_panel_explains_a_bad_cell():
     at = AppTest.from_function(_panel_app, args=("emma-friend", True), default_timeout=30).run()
     assert not at.exception
     assert not at.code
-    assert "Q row 1" in at.error[0].value and "is empty" in at.error[0].value
+    assert "Q row 0" in at.error[0].value and "is empty" in at.error[0].value

@@ -55,7 +55,7 @@ def test_bad_cell_names_table_row_and_column(value, reason):
     with pytest.raises(TableError) as err:
         table_to_matrix(frame, "X")
     message = str(err.value)
-    assert "X row 2 ('b'), column 'd1'" in message
+    assert "X row 1 ('b'), column 'd1'" in message
     assert reason in message
     assert err.value.table == "X"
 
@@ -103,7 +103,7 @@ def test_any_other_cell_leaves_the_fast_path(value):
 def test_a_huge_integer_is_reported_not_overflowed():
     frame = _table()
     frame.iat[0, 1] = -(10**400)
-    with pytest.raises(TableError, match=r"X row 1 \('a'\), column 'd0' is a negative 401-digit number"):
+    with pytest.raises(TableError, match=r"X row 0 \('a'\), column 'd0' is a negative 401-digit number"):
         table_to_matrix(frame, "X")
 
 
@@ -138,7 +138,7 @@ def test_added_and_deleted_rows():
     assert delta.reshapes
     out = apply_delta(_table(), delta)
     assert list(out[TOKEN]) == ["z", "c"]
-    with pytest.raises(TableError, match=r"X row 2 \('c'\), column 'd1' is empty"):
+    with pytest.raises(TableError, match=r"X row 1 \('c'\), column 'd1' is empty"):
         table_to_matrix(out, "X")
 
 
@@ -210,7 +210,7 @@ def row_labels_of(frame):
 @pytest.mark.parametrize(
     ("data", "message"),
     [
-        (b"token,d0\na,1\nb,zz\n", "X (from the CSV) row 2 ('b'), column 'd0' is 'zz', not a number"),
+        (b"token,d0\na,1\nb,zz\n", "X (from the CSV) row 1 ('b'), column 'd0' is 'zz', not a number"),
         (b"token,d0\na,\n", "is empty"),
         (b"\x00\x01\x02", "CSV"),
         (b"justonecolumn\n1\n", "label column"),

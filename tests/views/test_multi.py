@@ -57,7 +57,7 @@ def test_bad_heads_row_names_the_row_the_head_and_the_range():
     with pytest.raises(multi.HeadsError) as info:
         multi.run_multi(lab)
     assert info.value.table == multi.HEADS
-    assert str(info.value).startswith("heads row 2 ('Head 2: preference/comparison'): dims entry 'x'")
+    assert str(info.value).startswith("heads row 1 ('Head 2: preference/comparison'): dims entry 'x'")
     assert "from 0 to 7" in str(info.value)
     assert multi.heads_error(lab) == str(info.value)
 
@@ -203,7 +203,7 @@ def test_W_o_follows_a_change_of_concat_width_and_reports_bad_cells():
     assert multi.sync_W_o(lab) is False and lab.tables["W_o"].shape == (9, 9)
     lab.heads.iat[0, 1] = "2, 3"
     lab.tables["W_o"].iat[2, 3] = "oops"
-    with pytest.raises(TableError, match=r"W_o row 3 \('h2·d1'\), column 'o3' is 'oops'") as info:
+    with pytest.raises(TableError, match=r"W_o row 2 \('h2·d1'\), column 'o3' is 'oops'") as info:
         multi.run_multi(lab)
     assert info.value.table == "W_o"
     lab.use_W_o = False  # switched off, W_O is not used at all

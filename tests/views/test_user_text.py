@@ -35,7 +35,7 @@ def test_plain_escapes_every_markup_start_and_reads_back_as_typed(label):
 
 
 def test_plain_keeps_ordinary_messages_readable():
-    message = "Q row 9 ('friend'), column 'Noun' is 'abc', not a number; type a finite number there (tab W_K)"
+    message = "Q row 8 ('friend'), column 'Noun' is 'abc', not a number; type a finite number there (tab W_K)"
     assert plain(message) == message
     assert plain("two\nlines") == "two lines"
 
@@ -51,5 +51,5 @@ def test_plot_text_escapes_plotly_html_and_figures_use_it():
 def test_messages_name_the_projection_tables_as_the_pages_do():
     from attention_views.formats import message
 
-    shown = message("W_k row 2 ('d1'), column 'k2' is 'abc'; X · W_q overflowed; W_o; W_q1; not_W_q")
-    assert shown == "W_K row 2 ('d1'), column 'k2' is 'abc'; X · W_Q overflowed; W_O; W_Q1; not_W_q"
+    shown = message("W_k row 1 ('d1'), column 'k2' is 'abc'; X · W_q overflowed; W_o; W_q1; not_W_q")
+    assert shown == "W_K row 1 ('d1'), column 'k2' is 'abc'; X · W_Q overflowed; W_O; W_Q1; not_W_q"
