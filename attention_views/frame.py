@@ -41,10 +41,12 @@ PAGE_PREFIXES = (
     "real_model_",
 )
 PAGE_CSS = """<style>
+[data-testid="stSidebar"] code { word-break: break-all; }
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
 </style>"""
 PROJECTOR_CSS = """<style>
+[data-testid="stSidebar"] code { word-break: break-all; }
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 .stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
 h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
@@ -197,8 +199,10 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
                 f"{share.LINK_LIMIT}). Download it as a JSON file instead."
             )
         else:
-            st.caption("Link to this view (copy it with the icon):")
-            st.code(f"{(st.context.url or '').split('?')[0]}?{query}", language=None, wrap_lines=True)
+            link = f"{(st.context.url or '').split('?')[0]}?{query}".replace("`", "%60")
+            # a code span shows its text literally; st.code would load a 1.5 MB highlighter into every first
+            # page (about 0.3 s before the first chart, benchmarks/bench_browser.py)
+            st.markdown(f"Link to this view (the address bar holds it too): `{link}`")
         view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
         # edited): the callable runs on another thread, maybe while the next rerun changes the lab
         st.download_button(
