@@ -50,6 +50,7 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
 .stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
 h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
+.katex { font-size: 1.25em !important; }
 </style>"""
 
 

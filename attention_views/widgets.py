@@ -76,13 +76,17 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
         bump_rev(lab)
 
 
+NUMBER_PX, TOKEN_PX = 58, 76  # a table editor's columns: "-0.35" and a 4-letter header fit
+
+
 def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False, help: str = "") -> None:
     """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
     apply_pending_edits(lab, prefix, name)
     frame = lab.tables[name]
-    config = {col: st.column_config.NumberColumn(col, help=help or None, width="small") for col in value_columns(frame)}
+    # narrow columns (pixels): every column of a seed scenario's table fits beside the heatmap at 1280 px
+    config = {c: st.column_config.NumberColumn(c, help=help or None, width=NUMBER_PX) for c in value_columns(frame)}
     if TOKEN in frame.columns:
-        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes", width="small")
+        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes", width=TOKEN_PX)
     st.data_editor(
         display_table(frame),
         key=editor_key(lab, prefix, name),
