@@ -7,6 +7,7 @@ from attention_views.editors import TableError
 from attention_views.formats import message
 from attention_views.sections import multi_head
 from attention_views.state import run_or_last
+from attention_views.theme import CONTENT_PX
 from attention_views.widgets import attention_controls, bound, editors_panel, lecture_intro, projector
 
 lab = session.current().lab
@@ -19,10 +20,10 @@ st.caption(
 )
 attention_controls(lab, "multi_head")
 
-heads_col, more_col = st.columns([3, 2], gap="medium")
-with heads_col:
+# cause and effect on one screen: how the heads are chosen on the left, the heads themselves on the right
+controls_col, heads_col = st.columns([2, 3], gap="medium")
+with controls_col:
     multi_head.head_choice(lab)
-with more_col:
     mix_heads = bound(
         st.checkbox,
         "Mix the heads with W_O",
@@ -33,15 +34,20 @@ with more_col:
     with st.expander("Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V"), icon=":material/edit:"):
         editors_panel(lab, "multi_head")
     tables_slot = st.empty()  # shape errors between the tables, right under their editors
-if mix_heads:
-    multi_head.w_o_editor(lab)
+    if mix_heads:
+        multi_head.w_o_editor(lab)
 view, err = run_or_last(lab, multi.run_multi, "last_multi")
-if err is not None:
-    if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
-        tables_slot.error(message(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
-    st.warning(
-        "Showing the last valid heads until the input is fixed." if view else "Fix the input above to see the heads.",
-        icon="⏸️",
-    )
+with heads_col:
+    if err is not None:
+        if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
+            tables_slot.error(message(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
+        st.warning(
+            "Showing the last valid heads until the input is fixed."
+            if view
+            else "Fix the input on the left to see the heads.",
+            icon="⏸️",
+        )
+    if view is not None:
+        multi_head.heads_grid(view, big, width_px=CONTENT_PX * 3 / 5)
 if view is not None:
-    multi_head.heads_view(view, big)
+    multi_head.heads_details(view, big)

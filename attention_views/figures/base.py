@@ -293,23 +293,26 @@ def _finish(
     margin: dict | None = None,
     width_px: float | None = None,
     legend_rows: int = 0,
+    panel_titles_px: int = 0,
 ) -> go.Figure:
     """``go.Figure(traces, layout)`` with the house layout: plain template, title and fonts from the style,
     tight margins, fixed height; every 2-D axis of ``layout`` (``xaxis``, ``yaxis2``, ...) gets theme.AXIS_STYLE.
 
     The title is cut into lines that fit the figure (``width``, else about ``width_px``, else ASSUMED_WIDTH_PX);
-    ``legend_rows``: room for a horizontal legend of that many rows between the title and the plot.
+    ``legend_rows``: room for a horizontal legend of that many rows between the title and the plot;
+    ``panel_titles_px``: room there for the first row of subplot titles.
     The whole layout goes to ``go.Figure`` at once: ``fig.update_layout`` afterwards costs about 5 ms a call.
     """
     lines = _wrapped(title, s.title_font, width or width_px or ASSUMED_WIDTH_PX)
     extra = int(1.3 * s.title_font * (len(lines) - 1))  # the title's further lines
     margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10} if margin is None else dict(margin)
     title_px = margin["t"] + extra  # the band at the top that holds the title
-    legend_px = int(1.6 * s.font * legend_rows)  # a legend above the plot, between the title and the plot
-    margin["t"] = title_px + legend_px
-    total = int(height) + extra + legend_px
+    # a legend or subplot titles above the plot, between the title and the plot
+    band_px = int(1.6 * s.font * legend_rows) + panel_titles_px
+    margin["t"] = title_px + band_px
+    total = int(height) + extra + band_px
     title_box = {"text": "<br>".join(lines), "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"}
-    if legend_rows:  # the title in the middle of its own band, clear of the legend's rows
+    if band_px:  # the title in the middle of its own band, clear of what is under it
         title_box |= {"yref": "container", "y": 1.0 - title_px / 2 / total, "yanchor": "middle"}
     house = {
         "template": "none",  # plotly's plain template: white, no grey background

@@ -11,7 +11,9 @@ import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
+    CHAR_PX,
     KEY_AXIS_TITLE,
+    NARROWEST_SCREEN,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
@@ -228,7 +230,7 @@ def head_grid(
     """
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
-    names = [plot_text(name) for name in names]  # typed in the heads table
+    typed, names = names, [plot_text(name) for name in names]  # typed in the heads table
     queries = _as_labels(query_tokens, mats[0].shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, mats[0].shape[1], "key_tokens", "columns (keys)")
     if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
@@ -242,14 +244,14 @@ def head_grid(
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px)
-    titles = [str(name) for name in names]
-    if not shared_range:
-        titles = [f"{t} ({formats.cell(M.min())}–{formats.cell(M.max())})" for t, M in zip(titles, mats, strict=True)]
+    titles = [plot_text(_one_line(str(name), s, panel_px)) for name in typed]  # plotly never wraps them
+    if not shared_range:  # the range on its own line, under the name
+        titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
     layout, traces = _subplots(n_rows, n_cols, titles), []
     for h, M in enumerate(mats):
         k = "" if h == 0 else str(h + 1)  # subplot h's axes: x, y for the first, then x2, y2, ...
         layout[f"xaxis{k}"].update(x)
-        layout[f"yaxis{k}"].update(y)
+        layout[f"yaxis{k}"].update(y, showticklabels=h % n_cols == 0)  # the queries, once per row of panels
         colours = (
             {"coloraxis": "coloraxis"}
             if shared_range
@@ -272,7 +274,16 @@ def head_grid(
         title = "Attention weights per head (rows: queries, columns: keys)"
         if not shared_range:
             title = "Attention weights per head, each on its own range"
-    return _finish(traces, layout, title, s, height=panel * n_rows + 70, width_px=width_px)
+    titles_px = int(1.3 * s.font) * (1 if shared_range else 2)  # the first row's panel titles, above it
+    return _finish(traces, layout, title, s, height=panel * n_rows + 70, width_px=width_px, panel_titles_px=titles_px)
+
+
+def _one_line(text: str, s: theme.Style, width_px: float) -> str:
+    """``text`` cut, with "…", to what one line of a panel ``width_px`` wide holds (in projector mode on the
+    narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
+    screen = NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0
+    room = max(int(screen * width_px / (CHAR_PX * s.font)), 8)
+    return text if len(text) <= room else text[: room - 1].rstrip() + "…"
 
 
 def _own_range(M: np.ndarray) -> dict:

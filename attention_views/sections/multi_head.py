@@ -39,8 +39,8 @@ def head_choice(lab: Lab) -> None:
             hide_index=True,
             width="stretch",
             column_config={
-                "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap"),
-                "dims": st.column_config.TextColumn("dims", help=HEADS_HELP),
+                "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap", width=180),
+                "dims": st.column_config.TextColumn("dims", help=HEADS_HELP, width=90),  # in view beside the heads
             },
         )
         error = multi.heads_error(lab)
@@ -83,10 +83,11 @@ def w_o_editor(lab: Lab) -> None:
         st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
 
 
-def heads_view(view: multi.MultiHeadView, big: bool) -> None:
-    """The heads' weights, their concatenation (and mix), per-head readouts and the activation strengths."""
+def heads_grid(view: multi.MultiHeadView, big: bool, width_px: float) -> None:
+    """The heads' weights, one heatmap each, about ``width_px`` wide, and what to look for in them."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
     cols, text = multi.grid_shape(len(view.heads), len(queries), len(keys))
+    grid_slot = st.container()  # the heads first, the switch of their colour ranges under them
     own = bound(
         st.toggle,
         "Each head on its own colour range",
@@ -95,24 +96,33 @@ def heads_view(view: multi.MultiHeadView, big: bool) -> None:
         help="On: a head's darkest and brightest cells are its own lowest and highest weight, so its pattern "
         "shows even when every weight is near 1/n. Off: one scale from 0 to 1 for all heads, to compare them.",
     )
-    chart(
-        figures.head_grid(
-            view.weights,
-            list(view.names),
-            queries,
-            keys,
-            cols=cols,
-            show_text=text,
-            projector=big,
-            shared_range=not own,
-        ),
-        key="multi_head_grid",
-    )
+    with grid_slot:
+        chart(
+            figures.head_grid(
+                view.weights,
+                list(view.names),
+                queries,
+                keys,
+                cols=cols,
+                show_text=text,
+                projector=big,
+                shared_range=not own,
+                title="Each head's weights (rows: queries), " + ("each on its own range" if own else "one scale 0–1"),
+                width_px=width_px,
+            ),
+            key="multi_head_grid",
+        )
     scale = "each on its own colour range (in its title)" if own else "on one colour scale from 0 to 1"
     st.caption(
         f"What to look for: each head attends to different tokens. {len(view.heads)} head(s), {scale}; "
         "each row sums to 1. Hover a cell for its query, key and weight."
     )
+
+
+def heads_details(view: multi.MultiHeadView, big: bool) -> None:
+    """Under the heads: their concatenation (and mix), per-head readouts and the activation strengths."""
+    queries = list(view.query_tokens)
+    keys = list(view.key_tokens)
     st.markdown(
         f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
         "columns h1·… are head 1's output, h2·… head 2's, and so on"

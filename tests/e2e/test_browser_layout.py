@@ -35,3 +35,33 @@ def test_no_chart_label_is_cut_off_or_overlaps_another(browser, app_url, path, s
         assert not problems, "\n".join(problems)
     finally:
         context.close()
+
+
+# what a lecturer changes and the chart it changes, at a projector's 1280x720: (page, scenario, control, chart)
+CAUSE_AND_EFFECT = [
+    ("/playground", "emma-friend", '[data-testid="stDataFrame"]', ".st-key-playground_heatmap .js-plotly-plot"),
+    ("/multi_head", "apple-orange", '[data-testid="stDataFrame"]', ".st-key-multi_head_grid .js-plotly-plot"),
+    ("/multi_head", "apple-orange", ".st-key-multi_head_mask", ".st-key-multi_head_grid .js-plotly-plot"),
+    ("/exercises", "emma-friend", '[data-testid="stDataFrame"]', ".st-key-exercises_weights .js-plotly-plot"),
+]
+
+
+@pytest.mark.parametrize(("path", "scenario", "control", "chart"), CAUSE_AND_EFFECT)
+def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(
+    browser, app_url, path, scenario, control, chart
+):
+    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, projector_link(path, scenario))
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        tops = {}
+        for what, selector in (("control", control), ("chart", chart)):
+            box = page.locator(selector).first.bounding_box()
+            assert box is not None, f"{selector} is not drawn on {path}"
+            tops[what] = box["y"]
+        screenshot(page, f"fold{path.replace('/', '_')}")
+        assert tops["control"] < 720 - 40 and tops["chart"] < 720 - 40, f"tops at 1280x720: {tops}"
+    finally:
+        context.close()

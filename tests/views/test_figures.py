@@ -486,10 +486,21 @@ def test_head_grid_can_give_each_head_its_own_colour_range():
         assert (trace["zmin"], trace["zmax"]) == (W.min(), W.max())
         assert "coloraxis" not in trace
     titles = [a["text"] for a in own["layout"]["annotations"]]
-    assert titles[0] == f"h1 ({heads[0].min():.2f}–{heads[0].max():.2f})"
+    assert titles[0] == f"h1<br>{heads[0].min():.2f}–{heads[0].max():.2f}"  # the range under the name
     shared = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens).to_dict()
     assert all(t["coloraxis"] == "coloraxis" for t in shared["data"])
     assert (shared["layout"]["coloraxis"]["cmin"], shared["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
+
+
+def test_head_grid_panel_titles_fit_their_panel_and_queries_are_labelled_once_per_row():
+    heads = [np.full((3, 3), 1 / 3)] * 4
+    name = "Head 2: preference/comparison of fruit"
+    fig = figures.head_grid(heads, ["a", name, "c", "<b>d</b>"], list("xyz"), list("xyz"), width_px=300).to_dict()
+    titles = [a["text"] for a in fig["layout"]["annotations"]][:4]
+    assert titles[1].endswith("…") and name.startswith(titles[1][:-1]) and len(titles[1]) < len(name)
+    assert titles[3] == "&lt;b&gt;d&lt;/b&gt;"  # still shown literally
+    shown = [fig["layout"][f"yaxis{k}"].get("showticklabels", True) for k in ("", "2", "3", "4")]
+    assert shown == [True, False, True, False]  # two panels a row: the queries on the left one
 
 
 def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
