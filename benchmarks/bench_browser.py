@@ -2,7 +2,7 @@
 
 Run from the repository root (Debian's Chromium at /usr/bin/chromium, as the browser tests)::
 
-    python benchmarks/bench_browser.py [--repeats 5]
+    python benchmarks/bench_browser.py [--repeats 5] [--only cell-edit ...]
 
 It starts its own ``streamlit run app.py`` on a loopback port and measures, at 1280x720:
 
@@ -268,7 +268,10 @@ def report(title: str, rows: dict[str, list[float]], target_ms: float) -> None: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
-    repeats = parser.parse_args().repeats
+    parts = ("multi-head", "cell-edit", "fresh", "floor")
+    parser.add_argument("--only", choices=parts, action="append", help="measure only these (repeatable)")
+    args = parser.parse_args()
+    repeats, only = args.repeats, set(args.only or parts)
     from playwright.sync_api import sync_playwright
 
     server = devserver.start()
@@ -278,12 +281,16 @@ def main() -> None:
             warm = browser.new_context(base_url=server.url).new_page()  # the server's first run imports everything
             open_ready(warm, "/multi_head?scenario=apple-orange", "multi_head_grid")
             warm.context.close()
-            report("Multi-head control -> heads painted", multi_head_controls(browser, server.url, repeats), 400)
-            report("Cell edit -> weights heatmap painted, /playground", cell_edits(browser, server.url, repeats), 300)
-            report(
-                "Fresh browser -> first chart painted", {"/playground": first_chart(browser, server.url, repeats)}, 2500
-            )
-            report("Streamlit's floor: a one-table, one-heatmap app, same settings", floor(browser, repeats), 300)
+            if "multi-head" in only:
+                report("Multi-head control -> heads painted", multi_head_controls(browser, server.url, repeats), 400)
+            if "cell-edit" in only:
+                edits = cell_edits(browser, server.url, repeats)
+                report("Cell edit -> weights heatmap painted, /playground", edits, 300)
+            if "fresh" in only:
+                fresh = {"/playground": first_chart(browser, server.url, repeats)}
+                report("Fresh browser -> first chart painted", fresh, 2500)
+            if "floor" in only:
+                report("Streamlit's floor: a one-table, one-heatmap app, same settings", floor(browser, repeats), 300)
             browser.close()
     finally:
         devserver.stop_server(server)

@@ -85,32 +85,47 @@ with right:
             )
 
 if head is not None:
+    # the details in tabs, only the open one drawn: every chart below the fold that an edit redraws delays
+    # the heatmap above it (benchmarks/bench_browser.py --only cell-edit, cell edit -> heatmap painted:
+    # 421-540 ms with all of them drawn, 392-444 ms with the output tab open, 318-376 ms with none)
+    output_tab, qkv_tab = st.tabs(
+        ["Output and its size", "Queries, keys and values"], key="playground_details_tab", on_change="rerun"
+    )
+    if output_tab.open:
+        out_col, bar_col = output_tab.columns(2)
+        output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
+        with out_col:
+            st.markdown("**Output** = weights · V, one row per query")
+            three_decimals = {c: st.column_config.NumberColumn(format="%.3f") for c in output.columns[1:]}
+            st.dataframe(output, hide_index=True, key="playground_output", column_config=three_decimals)
+            csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
+            csv_download(
+                "Weights as CSV",
+                numbers_frame(r.weights, head.query_tokens, head.key_tokens),
+                "weights.csv",
+                "playground_weights_csv",
+            )
+        with bar_col:
+            chart(
+                figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
+                "playground_activation",
+            )
+    if qkv_tab.open:
+        with qkv_tab:
+            triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
+            across = 1 if big else 3  # on a projector one under the other: three across leave no room for digits
+            for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
+                cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
+                with column:
+                    fig = figures.matrix_heatmap(
+                        M,
+                        rows,
+                        cols,
+                        title=name,
+                        show_text=M.shape[1] <= 5,
+                        projector=big,
+                        width_px=CONTENT_PX / across,
+                    )
+                    chart(fig, f"playground_{name}_fig")
     panels.snapshot_section(lab, "playground", head, big)
     panels.permutation_section(lab, "playground", head, big)
-    st.subheader("Queries, keys and values")
-    triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
-    across = 1 if big else 3  # on a projector one under the other: three across leave no room for digits
-    for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
-        cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
-        with column:
-            fig = figures.matrix_heatmap(
-                M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big, width_px=CONTENT_PX / across
-            )
-            chart(fig, f"playground_{name}_fig")
-    out_col, bar_col = st.columns(2)
-    output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
-    with out_col:
-        st.markdown("**Output** = weights · V, one row per query")
-        st.dataframe(output, hide_index=True, key="playground_output")
-        csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
-        csv_download(
-            "Weights as CSV",
-            numbers_frame(r.weights, head.query_tokens, head.key_tokens),
-            "weights.csv",
-            "playground_weights_csv",
-        )
-    with bar_col:
-        chart(
-            figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
-            "playground_activation",
-        )

@@ -5,7 +5,7 @@ titles, subplot titles)."""
 from __future__ import annotations
 
 import pytest
-from streamlit_browser import app_pages, assert_clean, label_problems, open_page, screenshot
+from streamlit_browser import app_pages, assert_clean, label_problems, open_page, screenshot, wait_idle
 
 from attention_views import share
 from attention_views.session import new_lab
@@ -63,5 +63,24 @@ def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(
             tops[what] = box["y"]
         screenshot(page, f"fold{path.replace('/', '_')}")
         assert tops["control"] < 720 - 40 and tops["chart"] < 720 - 40, f"tops at 1280x720: {tops}"
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
+    """The playground's Q, K, V tab is drawn only when opened: its heatmaps get the same check."""
+    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, projector_link("/playground"))
+        page.get_by_role("tab", name="Queries, keys and values").click()
+        page.locator(".st-key-playground_V_fig .js-plotly-plot").wait_for()
+        wait_idle(page)
+        assert_clean(page)
+        page.wait_for_timeout(1000)
+        problems = label_problems(page)
+        screenshot(page, f"layout_playground_qkv_{size}")
+        assert not problems, "\n".join(problems)
     finally:
         context.close()

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures
+from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures, sent_array
 
 import attention_core as ac
 from attention_views.session import new_lab
@@ -20,8 +20,24 @@ def test_every_scenario_shows_its_weights(scenario):
     assert_clean(at)
     expected = run_single_head(new_lab(scenario)).result.weights
     np.testing.assert_allclose(weights_shown(at), expected, atol=1e-12)
-    assert len(plotly_figures(at)) >= 5  # heatmap, Q, K, V, activation bars
-    assert at.dataframe, "the output table is missing"
+
+
+def test_the_details_tabs_draw_only_the_open_one_with_the_core_numbers(scenario):
+    at = open_page("playground", scenario)
+    r = run_single_head(new_lab(scenario)).result
+    shown = plotly_figures(at)  # the weights heatmap, then the open tab's activation bars
+    assert len(shown) == 2
+    np.testing.assert_allclose(sent_array(shown[1]["data"][0]["y"]), ac.activation_norms(r.output), atol=1e-12)
+    output = next(d.value for d in at.dataframe if "v0" in d.value.columns)
+    np.testing.assert_allclose(output.iloc[:, 1:].to_numpy(float), r.output, atol=1e-12)
+
+    open_tab(at, "playground_details_tab", "Queries, keys and values")
+    assert_clean(at)
+    shown = plotly_figures(at)  # the weights heatmap, then Q, K and V
+    assert len(shown) == 4
+    for figure, M in zip(shown[1:], (r.Q, r.K, r.V), strict=True):
+        np.testing.assert_allclose(heatmap_z(figure), M, atol=1e-12)
+    assert not [d for d in at.dataframe if "v0" in d.value.columns], "the output table is drawn in a closed tab"
 
 
 def test_causal_mask_zeroes_upper_triangle_of_displayed_weights():
@@ -70,7 +86,7 @@ def test_stage_selector_shows_that_stage(stage):
     np.testing.assert_allclose(shown[finite], expected[finite], atol=1e-12)
     assert np.all(np.isnan(shown[~finite]))  # -inf is drawn as a blank, masked cell
     if stage == "masked":
-        assert len(plotly_figures(at)) >= 6  # the additive 0/-inf mask is drawn too
+        assert len(plotly_figures(at)) == 3  # the weights, the additive 0/-inf mask, the activation bars
 
 
 def test_five_edits_in_a_row_all_stick():
