@@ -257,16 +257,16 @@ PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "
 
 def attention_controls(lab: Lab, prefix: str) -> None:
     """Mask, scaling and temperature, shared by every page through the lab state."""
-    mask_col, scale_col, temp_col = st.columns([4, 3, 2])
+    # one row: seven masks as radio buttons took three lines above every page's tables and charts
+    mask_col, scale_col, temp_col = st.columns([3, 4, 3])
     with mask_col:
         bound(
-            st.radio,
+            st.selectbox,
             "Mask",
             f"{prefix}_mask",
             "mask",
             options=MASK_KINDS,
             format_func=MASK_LABELS.get,
-            horizontal=True,
             help=MASK_HELP,
         )
         if lab.mask in MASK_PARAMS:

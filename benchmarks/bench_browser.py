@@ -10,7 +10,7 @@ It starts its own ``streamlit run app.py`` on a loopback port and measures, at 1
   last cell of the first table and Enter; the time from Enter until the weights heatmap holds new data
   and a frame has been painted (target: median under 300 ms);
 - **multi-head control -> heads**: on /multi_head (apple-orange, the notebook of many heads), each
-  control the lecture uses: the temperature (a key press on the slider), the mask (a radio button),
+  control the lecture uses: the temperature (a key press on the slider), the mask (an option of its list),
   the number of heads (a button of the split), W_O (the checkbox), the heads mode (selection/split);
   the time from the action until the heads grid holds new data, painted (target: median under 400 ms);
 - **fresh browser -> first chart**: a new browser context opening /playground?scenario=emma-friend;
@@ -168,8 +168,15 @@ def multi_head_controls(browser, url: str, repeats: int) -> dict[str, list[float
         return act
 
     def mask(k: int) -> Callable[[], None]:
+        """Timed from the click on the option (the list is opened first, untimed)."""
         label = "causal" if k % 2 == 0 else "none"
-        return lambda: page.locator(".st-key-multi_head_mask").get_by_text(label, exact=True).click()
+
+        def act() -> None:
+            page.get_by_role("option", name=label, exact=True).click()
+
+        page.locator(".st-key-multi_head_mask input").click()
+        page.get_by_role("option", name=label, exact=True).wait_for()
+        return act
 
     def mode(k: int) -> Callable[[], None]:
         label = "Split W into h heads" if k % 2 == 0 else "Select dimensions"

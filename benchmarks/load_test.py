@@ -21,7 +21,7 @@ Each student does what a browser tab does, in the same order as Streamlit 1.67's
    ids end in ``-<user key>``, e.g. ``$$ID-1f…-playground_temperature``), and every ``cacheable``
    message by hash, so it can answer a ``ref_hash`` message and report ``cached_message_hashes``.
 4. Every ``--think`` seconds (±50 %, seeded) changes a control: alternately the temperature slider
-   (``WidgetState.double_array_value``) and the mask radio (``string_value``, the displayed option),
+   (``WidgetState.double_array_value``) and the mask selectbox (``string_value``, the displayed option),
    in a ``rerun_script`` with ``page_script_hash`` set, and times it from the send to ``script_finished``.
 
 Students arrive evenly over ``--ramp`` seconds, or, with ``--join-window N``, each at a random (seeded)
@@ -110,7 +110,7 @@ def slider_state(widget_id: str, value: float) -> WidgetState:
 
 
 def radio_state(widget_id: str, option: str) -> WidgetState:
-    """st.radio in 1.67: the frontend sends the displayed (formatted) option as ``string_value``."""
+    """st.radio and st.selectbox in 1.67: the frontend sends the displayed (formatted) option as ``string_value``."""
     return WidgetState(id=widget_id, string_value=option)
 
 
@@ -153,7 +153,7 @@ def exception_in(msg: ForwardMsg) -> str | None:
 
 
 def next_state(widget: Widget, rng: random.Random) -> WidgetState:
-    """A different value for ``widget``: another step of the slider, the other radio option."""
+    """A different value for ``widget``: another step of the slider, another option of the radio or selectbox."""
     p = widget.proto
     if widget.kind == "slider":
         steps = round((p.max - p.min) / p.step)
@@ -163,12 +163,12 @@ def next_state(widget: Widget, rng: random.Random) -> WidgetState:
             value = round(p.min + rng.randint(0, steps) * p.step, 6)
         p.value[:] = [value]  # the tab now shows this value
         return slider_state(p.id, value)
-    if widget.kind == "radio":
+    if widget.kind in ("radio", "selectbox"):  # both send the displayed option
         current = p.raw_value if p.HasField("raw_value") else p.options[p.default]
         option = rng.choice([o for o in p.options if o != current])
         p.raw_value = option
         return radio_state(p.id, option)
-    raise ValueError(f"the load test cannot change a {widget.kind} widget; choose a slider or radio key")
+    raise ValueError(f"the load test cannot change a {widget.kind} widget; choose a slider, radio or selectbox key")
 
 
 # ---------------------------------------------------------------- one student
@@ -543,7 +543,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--controls",
         default="{page}_temperature,{page}_mask",
-        help="comma-separated widget keys to change in turn (sliders or radios); {page} is --page "
+        help="comma-separated widget keys to change in turn (sliders, radios or selectboxes); {page} is --page "
         "(default: that page's temperature and mask)",
     )
     p.add_argument("--timeout", type=float, default=60.0, help="seconds one request or run may take (default 60)")

@@ -10,13 +10,18 @@ import plotly.graph_objects as go
 from attention_views import formats, theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
+    CELL_TEXT_CHARS,
+    CHAR_PX,
     KEY_AXIS_TITLE,
+    MIN_CELL_FONT,
     NARROWEST_SCREEN,
+    PROJECTOR_MIN_CELL_FONT,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
     _check_cell,
     _colorbar,
+    _colorbar_across_px,
     _finish,
     _hover_name,
     _outline,
@@ -24,7 +29,7 @@ from attention_views.figures.base import (
     _text_colors,
     _ticks,
 )
-from attention_views.theme import Style
+from attention_views.theme import CONTENT_PX, Style
 
 NAMES = ("query", "key", "weight")  # what a grid's rows, columns and values are, for the hover
 
@@ -53,6 +58,12 @@ def clickable_grid(
     n_q, n_k = W.shape
     px = float(np.clip(480 / max(n_q, n_k), 8, 72 if projector else 60))  # side of one cell: steps fit beside it
     margin, tickangle = _grid_margin(queries, keys, s, px)
+    # a fixed-size figure wider than its column is shrunk by the browser, its squares and digits are not: they
+    # ran into each other at 1024 pixels. Fit the narrowest screen a lecture uses, the colour bar under the grid
+    room = NARROWEST_SCREEN * CONTENT_PX - margin["l"] - margin["r"]
+    if n_k * px > room:
+        px = max(room / n_k, 8.0)
+        margin, tickangle = _grid_margin(queries, keys, s, px)
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
     layout = {
         "xaxis": {
@@ -72,11 +83,15 @@ def clickable_grid(
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
+    markers = _grid_markers(W, queries, keys, s, px, font=_cell_font_for(px, s))
+    markers.marker.colorbar.update(  # under the grid, across it
+        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
+    )
     width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
     return _finish(
-        [_grid_markers(W, queries, keys, s, px)],
+        [markers],
         layout,
-        "Click a cell to pick a query and a key",
+        "Click a cell to explain it",
         s,
         margin=margin,
         width=width,
@@ -93,14 +108,17 @@ def _grid_markers(
     names: tuple[str, str, str] = NAMES,
     *,
     text: bool = True,
+    font: int | None = None,
 ) -> go.Scatter:
     """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column.
 
-    The value is written on each marker while ``text`` and the grid is at most CELL_TEXT_LIMIT a side.
+    The value is written on each marker while ``text`` and the grid is at most CELL_TEXT_LIMIT a side, in
+    ``font`` (the style's cell font if None; no text when ``font`` is 0: none fits the square).
     """
     i, j = np.indices(W.shape)  # (n_q, n_k) each
     values = W.ravel()  # (n_q * n_k,)
-    text = text and _show_text(None, *W.shape)
+    font = s.cell_font if font is None else font
+    text = text and font > 0 and _show_text(None, *W.shape)
     q = [_hover_name(label, a) for a, label in enumerate(queries)]
     k = [_hover_name(label, b) for b, label in enumerate(keys)]
     row_name, col_name, value_name = names
@@ -108,7 +126,7 @@ def _grid_markers(
     if text:
         words = {
             "text": [formats.cell(v) for v in values.tolist()],
-            "textfont": {"size": s.cell_font, "color": _text_colors(values, s.weights_colorscale)},
+            "textfont": {"size": font, "color": _text_colors(values, s.weights_colorscale)},
         }
     return go.Scatter(
         x=j.ravel(),
@@ -136,6 +154,14 @@ def _grid_markers(
     )
 
 
+def _cell_font_for(px: float, s: Style) -> int:
+    """The largest font, up to the style's cell font, whose cell text fits a square ``px`` wide; 0 if none does."""
+    fitting = int((px - 2 * s.gap - 4) / (CELL_TEXT_CHARS * CHAR_PX))
+    smallest = PROJECTOR_MIN_CELL_FONT if s is theme.PROJECTOR else MIN_CELL_FONT
+    font = min(s.cell_font, fitting)
+    return font if font >= smallest else 0
+
+
 def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
     """Fixed margins (no automargin, so cells keep their size) that fit the tick labels and axis titles.
 
@@ -146,9 +172,9 @@ def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tu
     rotate = key_px > px
     margin = {
         "l": int(max((len(q) for q in queries), default=1) * char + 2.5 * s.font + 20),
-        "r": 110 if s is theme.NORMAL else 130,  # the colour bar
+        "r": 20,
         "t": 30 + 2 * s.title_font,
-        "b": int((key_px if rotate else s.font) + 2.5 * s.font + 20),
+        "b": int((key_px if rotate else s.font) + 2.5 * s.font + 20) + _colorbar_across_px(s),  # the colour bar
     }
     return margin, (-90 if rotate else 0)
 

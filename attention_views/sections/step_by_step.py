@@ -71,7 +71,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     st.session_state[QUERY], st.session_state[KEY] = i, j
     e = ac.explain_cell(r, i, j)
 
-    query_col, key_col, headline = st.columns([2, 2, 3], gap="medium", vertical_alignment="bottom")
+    query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")  # 1024 px: it fits
     query_col.selectbox(
         "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_boxes, args=(lab,)
     )

@@ -221,9 +221,10 @@ def pick_sidebar_scenario(page: Page, title: str) -> None:
     wait_idle(page)
 
 
-def choose_radio(page: Page, key: str, label: str) -> None:
-    """Click the option labelled ``label`` of the radio with key ``key``."""
-    page.locator(f".st-key-{key}").get_by_text(label, exact=True).click()
+def choose_option(page: Page, key: str, label: str) -> None:
+    """Open the selectbox with key ``key`` and click its option labelled ``label``, as a person does."""
+    page.locator(f".st-key-{key} input").click()
+    page.get_by_role("option", name=label, exact=True).click()
     wait_idle(page)
 
 

@@ -6,7 +6,7 @@ import pytest
 from streamlit_browser import (
     assert_clean,
     chart,
-    choose_radio,
+    choose_option,
     edit_last_column_cell,
     open_page,
     screenshot,
@@ -66,7 +66,7 @@ def test_causal_mask_zeroes_the_upper_triangle(page):
     z = open_playground(page)
     n = len(z)
     assert any(z[i][j] for i in range(n) for j in range(i + 1, n)), "with no mask the upper triangle has weight"
-    choose_radio(page, "playground_mask", "causal")
+    choose_option(page, "playground_mask", "causal")
 
     def upper_triangle_blank():
         z = weights(page)

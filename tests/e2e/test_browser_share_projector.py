@@ -6,7 +6,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from streamlit_browser import assert_clean, chart, choose_radio, open_page, screenshot, wait_idle, wait_until
+from streamlit_browser import assert_clean, chart, choose_option, open_page, screenshot, wait_idle, wait_until
 
 import attention_core as ac
 
@@ -29,7 +29,7 @@ def _state_param(page) -> str | None:
 def test_link_reopens_the_same_view_in_a_new_session(browser, app_url, page, sid):
     open_page(page, f"/playground?scenario={sid}")
     mask = "none" if ac.load_scenario(sid).default_mask == "causal" else "causal"  # differ from the default
-    choose_radio(page, "playground_mask", mask)
+    choose_option(page, "playground_mask", mask)
     token = wait_until(page, lambda: _state_param(page), "the view's state in the address bar")
     before = wait_until(page, lambda: chart(page, "playground_heatmap"), "the weights heatmap")["z"]
     upper = [v for i, row in enumerate(before) for j, v in enumerate(row) if j > i]

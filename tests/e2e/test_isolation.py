@@ -26,7 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from streamlit_browser import assert_clean, chart, choose_radio, open_page, pick_sidebar_scenario, wait_idle, wait_until
+from streamlit_browser import (
+    assert_clean,
+    chart,
+    choose_option,
+    open_page,
+    pick_sidebar_scenario,
+    wait_idle,
+    wait_until,
+)
 
 import attention_core as ac
 
@@ -102,7 +110,7 @@ def test_two_sessions_edits_in_one_never_reach_the_other(two_pages):
     a0, b0 = open_playground(a, "emma-friend"), open_playground(b, "emma-friend")
     assert a0 == b0 and not upper_triangle_zero(a0), "both sessions open on the same pristine scenario"
 
-    choose_radio(a, "playground_mask", "causal")
+    choose_option(a, "playground_mask", "causal")
     a_causal = wait_until(a, lambda: (z := weights(a)) and upper_triangle_zero(z) and z, "A's causal weights", 20)
     t_a = nudge_temperature(a, 5)
     a_edited = wait_until(a, lambda: (z := weights(a)) and z != a_causal and z, "A's heatmap after temperature", 20)

@@ -124,7 +124,7 @@ def test_cross_attention_is_three_target_rows_over_four_source_columns_without_a
 
 def test_the_streaming_mask_is_a_preset_of_the_playgrounds_mask_painter():
     at = open_page("playground", "attention-sinks")
-    at.radio(key="playground_mask").set_value("streaming").run()
+    at.selectbox(key="playground_mask").set_value("streaming").run()
     at.number_input(key="playground_mask_window").set_value(2).run()
     at.number_input(key="playground_mask_sink").set_value(1).run()
     assert_clean(at)

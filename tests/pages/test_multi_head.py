@@ -106,7 +106,7 @@ def test_causal_mask_zeroes_the_upper_triangle_of_every_head(scenario):
     at = open_page("multi_head", scenario)
     above = [w[~np.tri(*w.shape, dtype=bool)] for w in grid_weights(at)]
     assert any(np.any(a > 0) for a in above)
-    at.radio(key="multi_head_mask").set_value("causal").run()
+    at.selectbox(key="multi_head_mask").set_value("causal").run()
     assert_clean(at)
     for w in grid_weights(at):
         assert np.all(w[~np.tri(*w.shape, dtype=bool)] == 0)

@@ -43,7 +43,7 @@ def test_the_details_tabs_draw_only_the_open_one_with_the_core_numbers(scenario)
 def test_causal_mask_zeroes_upper_triangle_of_displayed_weights():
     at = open_page("playground", "random-seed42")
     assert np.any(weights_shown(at)[np.triu_indices(3, 1)] > 0)
-    at.radio(key="playground_mask").set_value("causal").run()
+    at.selectbox(key="playground_mask").set_value("causal").run()
     assert_clean(at)
     w = weights_shown(at)
     assert np.all(w[np.triu_indices(3, 1)] == 0)
@@ -52,7 +52,7 @@ def test_causal_mask_zeroes_upper_triangle_of_displayed_weights():
 
 def test_mask_choice_follows_the_user_to_a_fresh_run_of_the_state():
     at = open_page("playground", "emma-friend")
-    at.radio(key="playground_mask").set_value("causal").run()
+    at.selectbox(key="playground_mask").set_value("causal").run()
     assert at.session_state["session"].lab.mask == "causal"
 
 
@@ -169,7 +169,7 @@ def test_unknown_scenario_link_warns_and_falls_back():
 
 def test_sliding_window_mask_and_its_width():
     at = open_page("playground", "random-causal")
-    at.radio(key="playground_mask").set_value("window").run()
+    at.selectbox(key="playground_mask").set_value("window").run()
     at.number_input(key="playground_mask_window").set_value(1).run()
     assert_clean(at)
     np.testing.assert_allclose(weights_shown(at), np.eye(4))  # a window of 1: every token sees only itself
@@ -177,7 +177,7 @@ def test_sliding_window_mask_and_its_width():
 
 def test_padding_every_key_explains_the_empty_rows():
     at = open_page("playground", "random-seed42")
-    at.radio(key="playground_mask").set_value("padding").run()
+    at.selectbox(key="playground_mask").set_value("padding").run()
     at.number_input(key="playground_mask_pad").set_value(3).run()
     assert_clean(at)
     assert not np.nansum(weights_shown(at))
@@ -186,7 +186,7 @@ def test_padding_every_key_explains_the_empty_rows():
 
 def test_painting_a_custom_mask_cell_by_cell():
     at = open_page("playground", "emma-friend")
-    at.radio(key="playground_mask").set_value("custom").run()
+    at.selectbox(key="playground_mask").set_value("custom").run()
     assert_clean(at)
     w = weights_shown(at)
     assert np.all(w[np.triu_indices(9, 1)] == 0)  # a new painting starts causal

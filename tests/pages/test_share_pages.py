@@ -28,7 +28,7 @@ def test_edited_view_round_trips_through_the_link(sid):
     first = next(iter(at.session_state["session"].lab.tables))
     col = [c for c in at.session_state["session"].lab.tables[first].columns if c != "token"][0]
     edit_cells(at, editor_key(at, "playground", first), {0: {col: 2.5}})
-    at.radio(key="playground_mask").set_value("causal").run()
+    at.selectbox(key="playground_mask").set_value("causal").run()
     at.slider(key="playground_temperature").set_value(0.7).run()
     token = _param(at, "state")
     assert token and len(f"scenario={sid}&state={token}") < share.LINK_LIMIT
@@ -82,7 +82,7 @@ def test_sidebar_offers_the_numpy_script_of_the_current_view():
     at.run()
     assert_clean(at)
     assert _scripts(at) and "mask = None" in _scripts(at)[0]
-    at.radio(key="playground_mask").set_value("causal").run()
+    at.selectbox(key="playground_mask").set_value("causal").run()
     assert "causal" in _scripts(at)[0]  # still open, and following the view
     at.slider(key="playground_temperature").set_value(0.7).run()
     assert "temperature = 0.7" in _scripts(at)[0]

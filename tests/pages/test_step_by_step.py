@@ -106,7 +106,7 @@ def test_emma_friend_opens_on_friend_to_emma_with_the_notebooks_numbers():
 
 def test_causal_and_sqrt_scale_give_the_second_tables_030():
     at = open_page(PAGE, "emma-friend")
-    at.radio(key="step_by_step_mask").set_value("causal").run()
+    at.selectbox(key="step_by_step_mask").set_value("causal").run()
     at.radio(key="step_by_step_scale_mode").set_value("sqrt").run()
     assert_clean(at)
     assert "w_{8,0} = 0.3005" in headline(at)  # seed 003 In [58]: 0.3
@@ -149,7 +149,7 @@ def test_an_empty_selection_keeps_the_current_cell():
 
 def test_causal_mask_gives_a_future_key_weight_zero_and_says_so():
     at = open_page(PAGE, "emma-friend")
-    at.radio(key="step_by_step_mask").set_value("causal").run()
+    at.selectbox(key="step_by_step_mask").set_value("causal").run()
     at.selectbox(key=QUERY).set_value(EMMA).run()
     at.selectbox(key=KEY).set_value(FRIEND).run()
     assert_clean(at)
@@ -230,7 +230,7 @@ def test_the_output_table_sums_the_weighted_value_rows(scenario):
 
 def test_padding_that_hides_every_key_gives_zero_weights_not_a_crash():
     at = open_page(PAGE, "emma-friend")
-    at.radio(key="step_by_step_mask").set_value("padding").run()
+    at.selectbox(key="step_by_step_mask").set_value("padding").run()
     at.number_input(key="step_by_step_mask_pad").set_value(1).run()  # hides the last key, friend
     at.selectbox(key=KEY).set_value(FRIEND).run()
     assert any("padding mask blocks this cell" in w.value for w in at.warning)

@@ -11,6 +11,7 @@ import pytest
 
 import attention_core as ac
 from attention_views import figures, theme
+from attention_views.theme import CONTENT_PX
 
 # seed 003 (003_772d8909e260d638.txt): query of "friend" and key of "Emma"
 FRIEND_Q = (1.0, 0.9, 0.5, 1)
@@ -302,6 +303,20 @@ def test_clickable_grid_squares_fill_their_cells():
     assert cell_w == pytest.approx(cell_h)
     assert 0.85 * cell_w <= fig.data[0].marker.size <= cell_w
     assert fig.layout.xaxis.automargin is False and fig.layout.xaxis.fixedrange is True
+
+
+@pytest.mark.parametrize("projector", [False, True])
+@pytest.mark.parametrize("n", [3, 9, 10, 16])
+def test_clickable_grid_fits_the_narrowest_screen_and_its_digits_fit_their_squares(n, projector):
+    """A fixed-size grid wider than its column is shrunk by the browser, its squares and digits are not."""
+    tokens = ["friend", "hates", "games", "Emma", "is", "a", "great", "but", "she", "x", "y", "z", "u", "v", "w", "t"]
+    fig = figures.clickable_grid(_weights(n, n), tokens[:n], tokens[:n], projector=projector)
+    assert fig.layout.width <= figures.base.NARROWEST_SCREEN * CONTENT_PX
+    if fig.data[0].text:  # written only while the digits fit: four characters of the font, and a little room
+        font = fig.data[0].textfont.size
+        assert font * figures.base.CELL_TEXT_CHARS * figures.base.CHAR_PX + 4 <= fig.data[0].marker.size
+        assert font >= (12 if projector else 9)
+    assert bool(fig.data[0].text) == (n <= 10), "up to ten tokens (the seeds') the squares hold their digits"
 
 
 def test_clickable_grid_outlines_the_selected_cell_and_writes_readable_text():
