@@ -70,6 +70,7 @@ CELL_TEXT_CHARS = 4  # "0.58", "-1.2" (formats.cell): what a cell must hold
 CHAR_PX = 0.62  # average digit width as a share of the font size (sans-serif)
 MIN_CELL_FONT = 9  # smaller digits cannot be read; on a projector PROJECTOR_MIN_CELL_FONT
 PROJECTOR_MIN_CELL_FONT = 12
+NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
 
 
 def _cell_font(s: Style, n_cols: int, width_px: float | None, label_chars: int) -> int | None:
@@ -78,10 +79,11 @@ def _cell_font(s: Style, n_cols: int, width_px: float | None, label_chars: int) 
     The plot area is the width less the row labels, the axis title and the colour bar; the style's
     cell font is used when it fits, else the largest smaller one down to MIN_CELL_FONT (12 px on a
     projector); below that the text is left out (never more digits than fit; the hover still has them).
-    ``width_px`` None: the style's font.
+    ``width_px`` None: the style's font. In projector mode the figure is taken as on the narrowest screen.
     """
     if width_px is None:
         return s.cell_font
+    width_px *= NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0  # a projector may be 1024 pixels wide
     area = width_px - label_chars * CHAR_PX * s.font - 2.5 * s.font - 4.5 * s.font  # labels, title, colour bar
     cell = area / max(n_cols, 1) - s.gap
     fitting = int((cell - 4) / (CELL_TEXT_CHARS * CHAR_PX))
@@ -206,9 +208,6 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
     step = max(1, math.ceil(len(labels) * 1.2 * font / max(room_px, 1.0)))
     idx = list(range(0, len(labels), step))
     return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
-
-
-NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
 
 
 def _grid_axes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,6 +94,36 @@ def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
             for b, qb in labels[i + 1 :]:
                 if _quads_overlap(qa, qb):
                     problems.append(f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
+    return problems
+
+
+_CELL_TEXT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
+  const keyed = gd.closest('[class*="st-key-"]');
+  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
+  const texts = [];
+  for (const e of gd.querySelectorAll('.hm text, .textpoint text')) {  // heatmap cells, squares' digits
+    const r = e.getBoundingClientRect();
+    if (!e.textContent.trim() || r.width === 0) continue;
+    texts.push({text: e.textContent, cx: (r.left + r.right) / 2, cy: (r.top + r.bottom) / 2, w: r.width});
+  }
+  return {key, texts};
+})"""
+
+
+def cell_text_problems(page: Page, gap_px: float = 1.0) -> list[str]:
+    """Digits written in cells that run into the next cell's: in each row of cells, as drawn, the text of two
+    neighbours must keep ``gap_px`` apart (cells are evenly spaced, each text centred in its cell)."""
+    problems = []
+    for chart in page.evaluate(_CELL_TEXT_JS):
+        rows: dict[int, list[dict]] = {}
+        for t in chart["texts"]:
+            rows.setdefault(round(t["cy"]), []).append(t)
+        for row in rows.values():
+            row.sort(key=lambda t: t["cx"])
+            for a, b in itertools.pairwise(row):
+                if b["cx"] - a["cx"] - (a["w"] + b["w"]) / 2 < gap_px:
+                    problems.append(f"{chart['key'] or 'a chart'}: cell text {a['text']!r} runs into {b['text']!r}")
+                    break
     return problems
 
 
