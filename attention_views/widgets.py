@@ -182,6 +182,13 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
     )  # written on click
 
 
+def number_table(frame: pd.DataFrame, key: str, decimals: int = 3) -> None:
+    """A read-only table whose decimal columns all show ``decimals`` places (Streamlit's default drops trailing
+    zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table."""
+    fixed = {c: st.column_config.NumberColumn(format=f"%.{decimals}f") for c in frame if frame[c].dtype.kind == "f"}
+    st.dataframe(frame, hide_index=True, key=key, column_config=fixed)
+
+
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:
     """A read-only table of numbers for st.dataframe (labels may repeat, so they go in a column)."""
     frame = pd.DataFrame(M, columns=cols)

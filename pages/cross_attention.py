@@ -4,7 +4,7 @@ import streamlit as st
 
 from attention_views import session
 from attention_views.sections import lessons
-from attention_views.widgets import editors_panel, lecture_intro, numbers_frame, projector
+from attention_views.widgets import editors_panel, lecture_intro, number_table, numbers_frame, projector
 
 lab = session.current().lab
 big = projector()
@@ -36,4 +36,4 @@ with result:
     )  # fmt: skip
     st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
     out = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
-    st.dataframe(out, hide_index=True, key="cross_attention_output")
+    number_table(out, "cross_attention_output")

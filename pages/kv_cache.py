@@ -6,6 +6,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.formats import plain
 from attention_views.sections import lessons
+from attention_views.widgets import number_table
 
 lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
 W = lessons.projections(lab)
@@ -32,8 +33,8 @@ cache_col, step_col = st.columns([1, 1], gap="medium")
 with cache_col:
     st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
     K, V = lessons.cache_frames(step, tokens)
-    st.dataframe(K, hide_index=True, key="kv_cache_K")
-    st.dataframe(V, hide_index=True, key="kv_cache_V")
+    number_table(K, "kv_cache_K")
+    number_table(V, "kv_cache_V")
 with step_col:
     lessons.heatmap(
         full.weights,

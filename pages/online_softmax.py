@@ -4,9 +4,10 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
+from attention_views.formats import plain
 from attention_views.sections import lessons
 from attention_views.state import lab_mask
-from attention_views.widgets import numbers_frame
+from attention_views.widgets import number_table, numbers_frame
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row")
 if head is None:
@@ -30,8 +31,8 @@ with left:
         title=f"Scores read: block {k} of {n_tiles}",
     )  # fmt: skip
 with right:
-    st.markdown(f"**After block {k} of {n_tiles}** (keys {keys[tile.start]} … {keys[tile.stop - 1]})")
-    st.dataframe(lessons.tile_frame(tile, queries), hide_index=True, key="online_softmax_tile_table")
+    st.markdown(f"**After block {k} of {n_tiles}** (keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])})")
+    number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table")
     st.caption(
         "When a block holds a larger score, the running maximum m moves up and everything summed so far is "
         "multiplied by exp(m_old − m): the numbers stay small, and nothing is recomputed."
@@ -41,15 +42,15 @@ with right:
         st.success(f"Done: the output equals softmax(QKᵀ/√d_k)·V to {gap:.1e}.", icon=":material/check_circle:")
     acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
     st.markdown("Accumulated output (divided by ℓ at the end)")
-    st.dataframe(acc, hide_index=True, key="online_softmax_acc")
+    number_table(acc, "online_softmax_acc")
 
-held, plain = st.columns(2)
+held, plain_col = st.columns(2)
 held.metric(
     "Numbers held at once, block by block",
     f"{online.peak_entries:,}",
     help="One block of scores per query, the running maximum and sum, and the accumulated output",
 )
-plain.metric(
+plain_col.metric(
     "The plain way holds",
     f"{online.plain_entries:,}",
     help="The whole n_q x n_k matrix of scores and the output; it grows with every key, the blocks do not",

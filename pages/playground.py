@@ -19,6 +19,7 @@ from attention_views.widgets import (
     editors_panel,
     lecture_intro,
     mask_painter,
+    number_table,
     numbers_frame,
     panel_split,
     projector,
@@ -96,8 +97,7 @@ if head is not None:
         output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
         with out_col:
             st.markdown("**Output** = weights · V, one row per query")
-            three_decimals = {c: st.column_config.NumberColumn(format="%.3f") for c in output.columns[1:]}
-            st.dataframe(output, hide_index=True, key="playground_output", column_config=three_decimals)
+            number_table(output, "playground_output")
             csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
             csv_download(
                 "Weights as CSV",

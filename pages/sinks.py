@@ -6,6 +6,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import session
+from attention_views.formats import plain
 from attention_views.sections import lessons
 
 s = session.current()
@@ -41,7 +42,8 @@ with right:
     )
     st.caption(
         "With softmax every row sums to 1, so a query that finds nothing still gives its weight away, most of it "
-        f"to {keys[0]}. With softmax + 1 a row sums to less than 1: the missing part went to the extra zero logit."
+        f"to {plain(keys[0])}. With softmax + 1 a row sums to less than 1: the missing part went to the extra zero "
+        "logit."
     )
     st.button(
         "See it in a real model",

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
+from conftest import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
+from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
+from attention_views import share
+from attention_views.session import new_lab
 
 LESSON_PAGES = ("positions", "kv_cache", "online_softmax", "sinks", "cross_attention")
 
@@ -131,3 +134,25 @@ def test_the_streaming_mask_is_a_preset_of_the_playgrounds_mask_painter():
     W = heatmap_z(plotly_figures(at)[0])
     keep = ac.streaming_mask(6, 6, 1, 2)
     assert (np.nan_to_num(W)[~keep] == 0).all() and (W[keep] > 0).all()
+
+
+HOSTILE = ["[x](http://example.com)", "<b>bold</b>", "$\\href{http://example.com}{x}$", "![](http://example.com/a.png)"]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES + ("playground", "multi_head", "step_by_step", "exercises"))
+def test_token_labels_are_shown_literally_in_every_page_text(page):
+    """Markdown, captions and messages get the labels escaped, so no link, image, tag or formula is made."""
+    lab = new_lab("emma-friend")
+    for name in ("Q", "K", "V"):
+        table = lab.tables[name]
+        table.iloc[:, 0] = [HOSTILE[n % len(HOSTILE)] for n in range(len(table))]
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params["state"] = share.encode(lab)
+    at.run()
+    assert_clean(at)
+    kinds = ("markdown", "caption", "subheader", "header", "info", "success", "warning", "error")
+    texts = [e.value for kind in kinds for e in at.get(kind)]
+    assert texts
+    for label in HOSTILE:
+        assert not [t for t in texts if label in t], f"{label!r} reaches markdown unescaped on {page}"
