@@ -259,6 +259,7 @@ MASK_PARAM_LABELS = {
 }
 SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
 STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
+STAGE_BUTTONS = STAGE_LABELS | {"scores": "QKᵀ"}  # the chart's title says "Raw scores": four buttons fit 1024 px
 PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
 
 

@@ -10,6 +10,7 @@ from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
 from attention_views.theme import CONTENT_PX
 from attention_views.widgets import (
+    STAGE_BUTTONS,
     STAGE_LABELS,
     attention_controls,
     blind_rows_note,
@@ -50,14 +51,14 @@ if stale and not isinstance(err, TableError):  # a table's own error is already 
     left.error(message(err), icon="⚠️")
 
 with right:
-    stage = bound(
-        st.segmented_control,
+    stage = bound(  # radio buttons wrap when the column is narrow; a segmented control hid its first button
+        st.radio,
         "Stage",
         "playground_stage",
         "stage",
         options=STAGES,
-        format_func=STAGE_LABELS.get,
-        required=True,
+        format_func=STAGE_BUTTONS.get,
+        horizontal=True,
     )
     if stale:
         st.warning("Showing the last valid result until the input is fixed.", icon="⏸️")

@@ -73,10 +73,12 @@ PROJECTOR_MIN_CELL_FONT = 12
 NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
 
 
-def _cell_font(s: Style, n_cols: int, width_px: float | None, label_chars: int) -> int | None:
+def _cell_font(
+    s: Style, n_cols: int, width_px: float | None, label_chars: int, *, bar_beside: bool = True
+) -> int | None:
     """The cell-text font size that fits ``n_cols`` cells across a figure ``width_px`` wide, or None if none fits.
 
-    The plot area is the width less the row labels, the axis title and the colour bar; the style's
+    The plot area is the width less the row labels, the axis title and the colour bar (``bar_beside``); the style's
     cell font is used when it fits, else the largest smaller one down to MIN_CELL_FONT (12 px on a
     projector); below that the text is left out (never more digits than fit; the hover still has them).
     ``width_px`` None: the style's font. In projector mode the figure is taken as on the narrowest screen.
@@ -84,7 +86,8 @@ def _cell_font(s: Style, n_cols: int, width_px: float | None, label_chars: int) 
     if width_px is None:
         return s.cell_font
     width_px *= NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0  # a projector may be 1024 pixels wide
-    area = width_px - label_chars * CHAR_PX * s.font - 2.5 * s.font - 4.5 * s.font  # labels, title, colour bar
+    bar = 4.5 * s.font if bar_beside else 0.0  # a colour bar beside the cells (not one across the bottom)
+    area = width_px - label_chars * CHAR_PX * s.font - 2.5 * s.font - bar  # labels, axis title, colour bar
     cell = area / max(n_cols, 1) - s.gap
     fitting = int((cell - 4) / (CELL_TEXT_CHARS * CHAR_PX))
     font = min(s.cell_font, fitting)

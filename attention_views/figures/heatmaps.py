@@ -74,7 +74,7 @@ def attention_heatmap(
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
     narrow = width_px is not None and width_px < NARROW_PX  # beside other charts: short axis titles, bar below
-    font = _cell_font(s, M.shape[1], width_px, max((len(q) for q in queries), default=0))
+    font = _cell_font(s, M.shape[1], width_px, max((len(q) for q in queries), default=0), bar_beside=not narrow)
     s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,

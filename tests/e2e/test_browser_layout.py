@@ -92,3 +92,22 @@ def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
         assert not problems, "\n".join(problems)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("scenario", ["random-causal", "random-seed42"])
+def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(browser, app_url, scenario):
+    """Three or four keys leave room for "0.53" in every cell even at 1024 pixels (mammal-query's five keys,
+    with labels up to seven letters, do not: there the digits stay out on a projector, the hover has them)."""
+    context = browser.new_context(viewport=SIZES["1024x768"], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, projector_link("/playground", scenario))
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        digits = page.locator(".st-key-playground_heatmap .hm text")
+        assert digits.count() > 0, "the weights heatmap writes no digits"
+        problems = cell_text_problems(page)
+        screenshot(page, f"digits_playground_{scenario}_1024x768")
+        assert not problems, "\n".join(problems)
+    finally:
+        context.close()

@@ -78,7 +78,7 @@ def test_temperature_flattens_the_weights():
 @pytest.mark.parametrize("stage", ["scores", "scaled", "masked"])
 def test_stage_selector_shows_that_stage(stage):
     at = open_page("playground", "random-causal")
-    at.button_group(key="playground_stage").set_value(stage).run()
+    at.radio(key="playground_stage").set_value(stage).run()
     assert_clean(at)
     expected = getattr(run_single_head(new_lab("random-causal")).result, stage)
     shown = weights_shown(at)

@@ -5,6 +5,7 @@ import pytest
 
 from attention_views import figures, theme
 from attention_views.figures.base import CELL_TEXT_CHARS, CHAR_PX
+from attention_views.figures.heatmaps import NARROW_PX
 
 
 def _cell_text(fig: dict) -> tuple[bool, int]:
@@ -20,7 +21,8 @@ def test_cell_digits_fit_the_cell_or_are_left_out(projector, n, width_px):
     tokens = [f"t{i}" for i in range(n)]
     fig = figures.attention_heatmap(np.full((n, n), 1 / n), tokens, tokens, projector=projector, width_px=width_px)
     shown, font = _cell_text(fig.to_dict())
-    plot_px = width_px - 2 * CHAR_PX * s.font - 7 * s.font  # labels "tN", axis title, colour bar
+    bar_px = 4.5 * s.font if width_px >= NARROW_PX else 0  # a narrow heatmap has its colour bar underneath
+    plot_px = width_px - 2 * CHAR_PX * s.font - 2.5 * s.font - bar_px  # labels "tN", axis title, colour bar
     if shown:
         assert CELL_TEXT_CHARS * CHAR_PX * font <= plot_px / n, (font, plot_px / n)
         assert font >= (12 if projector else 9)

@@ -141,6 +141,17 @@ def test_cell_text_only_up_to_the_limit(n_q, n_k, has_text):
     assert (fig.data[0].texttemplate == "%{text}") == has_text
 
 
+@pytest.mark.parametrize("projector", [False, True])
+def test_a_few_wide_cells_keep_their_digits_at_the_playgrounds_width(projector):
+    """Four keys in half the page (random-causal, the colour bar under the cells): room for "0.53" even on a
+    1024-pixel projector, so the digits are written."""
+    fig = figures.attention_heatmap(
+        _weights(4, 4), ["t0", "t1", "t2", "t3"], ["t0", "t1", "t2", "t3"], projector=projector, width_px=395
+    )
+    assert fig.data[0].text is not None and fig.data[0].texttemplate == "%{text}"
+    assert fig.data[0].textfont.size >= (12 if projector else 9)
+
+
 def test_show_text_overrides_the_automatic_choice():
     big = figures.attention_heatmap(_weights(21, 21), [""] * 21, [""] * 21, show_text=True)
     small = figures.attention_heatmap(_weights(2, 2), ["a", "b"], ["c", "d"], show_text=False)
