@@ -80,8 +80,9 @@ def action_buttons(ex: ac.Exercise, a: Attempt) -> None:
         ("Load solution", "exercises_load", load, (a, ex.id, "solution"), ":material/download_done:"),
         ("Start over", "exercises_reset", load, (a, ex.id, "start"), ":material/restart_alt:"),
     )
-    for column, (label, key, callback, args, icon) in zip(st.columns([2, 3, 3, 2]), buttons, strict=True):
-        column.button(label, key=key, on_click=callback, args=args, width="stretch", icon=icon)
+    row = st.container(horizontal=True)  # wraps onto a second row where four do not fit (1024 px, projector)
+    for label, key, callback, args, icon in buttons:
+        row.button(label, key=key, on_click=callback, args=args, icon=icon)
 
 
 def narrow(columns: tuple[str, ...]) -> dict:

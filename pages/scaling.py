@@ -14,9 +14,9 @@ st.markdown(
     "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
     "key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
 )
-st.latex(
-    r"\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k"
-    r"\qquad\Rightarrow\qquad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1"
+st.latex(  # two lines: on one, a 1024-pixel projector cut off the "= 1" that is the point
+    r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k \\"
+    r"\Rightarrow\quad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}"
 )
 
 dk_col, keys_col, seed_col = st.columns([4, 2, 2])

@@ -39,8 +39,10 @@ if not valid:
 M = vec.last  # (2, d)
 pair = compare_vectors(M)
 units = pair.units  # (2, d)
+# on a projector three to a row: five columns cut "0.9950" to "0.9…" at 1024 pixels
+metric_cols = [*st.columns(3), *st.columns(3)[:2]] if big else st.columns(5)
 for col, label, value in zip(
-    st.columns(5),
+    metric_cols,
     ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
     (
         formats.metric(pair.dot),

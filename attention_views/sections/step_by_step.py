@@ -78,7 +78,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     key_col.selectbox(
         "Key (column)", range(len(kt)), format_func=_label(kt), key=KEY, on_change=_pick_from_boxes, args=(lab,)
     )
-    headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\longrightarrow\; w_{{{i},{j}}} = {latex(e.weight)}")
+    headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\to\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
         st.warning(
             f"The {MASK_LABELS[lab.mask]} mask blocks this cell: **{plain(qt[i])}** may not attend **{plain(kt[j])}**, "
@@ -99,7 +99,10 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     else:  # wider vectors: the products only, their factors are in the table
         terms = [latex(p, True) for p in e.products]
     terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
-    st.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = \sum_c q_{{{i},c}}\, k_{{{j},c}} = {' + '.join(terms)} = {latex(e.dot)}")
+    st.latex(  # two lines: on one, a 1024-pixel projector cut off the sum
+        rf"\begin{{aligned}} q_{{{i}}} \cdot k_{{{j}}} &= \sum_c q_{{{i},c}}\, k_{{{j},c}} \\"
+        rf"&= {' + '.join(terms)} = {latex(e.dot)} \end{{aligned}}"
+    )
     left, right = st.columns([2, 3], gap="medium")
     _table(
         left,
@@ -124,10 +127,10 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
 
     st.subheader(f"3 · Softmax over the row of {plain(qt[i])}")
     if e.denominator > 0:
-        st.latex(
-            rf"w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
-            rf"\frac{{{latex(e.exps[j])}}}{{{latex(e.denominator)}}} = {latex(e.weight)}, "
-            rf"\qquad m = \max_l z_{{{i},l}} = {latex(e.row_max)}"
+        st.latex(  # the maximum on a line of its own: on one, a 1024-pixel projector cut it off
+            rf"\begin{{gathered}} w_{{{i},{j}}} = \frac{{e^{{z_{{{i},{j}}} - m}}}}{{\sum_l e^{{z_{{{i},l}} - m}}}} = "
+            rf"\frac{{{latex(e.exps[j])}}}{{{latex(e.denominator)}}} = {latex(e.weight)} \\"
+            rf"m = \max_l z_{{{i},l}} = {latex(e.row_max)} \end{{gathered}}"
         )
     else:
         st.warning(

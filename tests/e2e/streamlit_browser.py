@@ -127,6 +127,25 @@ def cell_text_problems(page: Page, gap_px: float = 1.0) -> list[str]:
     return problems
 
 
+_CUT_TEXT_JS = """() => {
+  const cut = [];
+  for (const e of document.querySelectorAll('[data-testid="stMetricValue"] > div')) {  // ends in an ellipsis
+    if (e.scrollWidth > e.clientWidth + 1) cut.push(`metric value ${JSON.stringify(e.textContent)}`);
+  }
+  for (const e of document.querySelectorAll('.katex-display')) {  // a formula wider than its column
+    const right = e.getBoundingClientRect().right;  // the column's edge; the formula's boxes may pass it
+    const ends = Array.from(e.querySelectorAll('.katex-html .base'), b => b.getBoundingClientRect().right);
+    if (Math.max(...ends, 0) > right + 1) cut.push(`formula ${JSON.stringify(e.textContent.slice(0, 40))}`);
+  }
+  return cut;
+}"""
+
+
+def cut_text_problems(page: Page) -> list[str]:
+    """Metric values cut to an ellipsis and formulas running past the right edge of their column."""
+    return [f"{what} is cut off" for what in page.evaluate(_CUT_TEXT_JS)]
+
+
 LEADING = 0.15  # of a text box's height, above and below the glyphs: boxes may overlap there, the text does not
 
 

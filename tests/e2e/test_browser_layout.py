@@ -1,6 +1,7 @@
 """Layout facts in Chromium, with projector mode on, at a projector's 1280x720 and at 1024x768: on every
 page no chart label is cut off or overlaps another (tick labels, axis and colour-bar titles, legends,
-titles, subplot titles) and the digits written in cells never run into their neighbours'."""
+titles, subplot titles), the digits written in cells never run into their neighbours', and no formula
+or metric value is cut off."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from streamlit_browser import (
     app_pages,
     assert_clean,
     cell_text_problems,
+    cut_text_problems,
     label_problems,
     open_page,
     screenshot,
@@ -31,14 +33,14 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("path", [path for path, _ in app_pages() if path != "/"])
-def test_no_chart_label_is_cut_off_or_overlaps_another_and_cell_digits_keep_apart(browser, app_url, path, size):
+def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, size):
     context = browser.new_context(viewport=SIZES[size], base_url=app_url)
     try:
         page = context.new_page()
         open_page(page, projector_link(path))
         assert_clean(page)
         page.wait_for_timeout(1000)  # plotly lays out its labels (automargin) after the figure data arrives
-        problems = label_problems(page) + cell_text_problems(page)
+        problems = label_problems(page) + cell_text_problems(page) + cut_text_problems(page)
         screenshot(page, f"layout{path.replace('/', '_')}_{size}")
         assert not problems, "\n".join(problems)
     finally:

@@ -121,7 +121,7 @@ def test_changing_the_selectboxes_changes_the_numbers():
     at.selectbox(key=KEY).set_value(GREAT).run()
     assert_clean(at)
     e = expected("emma-friend", SHE, GREAT)
-    assert f"q_{{4}} \\cdot k_{{7}} = -1.2 \\;\\longrightarrow\\; w_{{4,7}} = {e.weight:.4g}" in headline(at)
+    assert f"q_{{4}} \\cdot k_{{7}} = -1.2 \\;\\to\\; w_{{4,7}} = {e.weight:.4g}" in headline(at)
     np.testing.assert_allclose(frame(at, "products")["q × k"], [0.0, 0.0, 0.0, -1.2])
     np.testing.assert_allclose(frame(at, "row")["weight"], e.weights_row)
     assert outlined_cell(at) == (SHE, GREAT)
