@@ -166,8 +166,8 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
     st.subheader("Snapshot and compare")
     weights, q_tokens, k_tokens = head.result.weights, head.query_tokens, head.key_tokens
-    take_col, clear_col, note_col = st.columns([2, 2, 5], vertical_alignment="center")
-    take_col.button(
+    buttons = st.container(horizontal=True, vertical_alignment="center")  # wraps: 1024 px cut the labels
+    buttons.button(
         "Take snapshot",
         key=f"{prefix}_snapshot",
         icon=":material/photo_camera:",
@@ -176,7 +176,7 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
         help="Keep the current weights; edit anything, then see what changed",
     )
     snap = lab.snapshot
-    clear_col.button(
+    buttons.button(
         "Clear snapshot",
         key=f"{prefix}_snapshot_clear",
         icon=":material/delete:",
@@ -185,12 +185,12 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
         disabled=snap is None,
     )
     if snap is None:
-        note_col.caption(
+        st.caption(
             "Take a snapshot, then edit a table, the mask, the scaling or the temperature: "
             "the page shows the weights before and after, and what changed."
         )
         return
-    note_col.caption("The snapshot is kept in this session and in the downloaded JSON view.")
+    st.caption("The snapshot is kept in this session and in the downloaded JSON view.")
     problem = snapshot_problem(snap, weights)
     if problem:
         st.warning(message(problem), icon=":material/straighten:")

@@ -182,6 +182,14 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
     )  # written on click
 
 
+def metric_columns(n: int, big: bool) -> list:
+    """``n`` columns for st.metric: one row, or on a projector at most three to a row (five cut values and
+    labels to an ellipsis at 1024 pixels)."""
+    if not big:
+        return list(st.columns(n))
+    return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
+
+
 def number_table(frame: pd.DataFrame, key: str, decimals: int = 3) -> None:
     """A read-only table whose decimal columns all show ``decimals`` places (Streamlit's default drops trailing
     zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table."""

@@ -6,7 +6,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.formats import plain
 from attention_views.sections import lessons
-from attention_views.widgets import number_table
+from attention_views.widgets import metric_columns, number_table
 
 lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
 W = lessons.projections(lab)
@@ -54,7 +54,7 @@ with step_col:
         f"(largest difference {max(gap, out_gap):.1e})."
     )
 
-saved, total, memory = st.columns(3)
+saved, total, memory = metric_columns(3, big)
 saved.metric(
     "Multiply-adds this step",
     f"{step.madds:,}",
@@ -64,7 +64,9 @@ saved.metric(
 )
 done = decode.steps[: t + 1]
 total.metric(
-    "So far, with / without the cache", f"{sum(s.madds for s in done):,} / {sum(s.madds_without_cache for s in done):,}"
+    "Multiply-adds so far",
+    f"{sum(s.madds for s in done):,} / {sum(s.madds_without_cache for s in done):,}",
+    help="With the cache / without it, over every step up to this one",
 )
 memory.metric(
     "Cache now (float32)", lessons.human_bytes(ac.kv_cache_bytes(1, 1, step.K_cache.shape[1], step.cache_size, 4))

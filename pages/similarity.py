@@ -6,7 +6,7 @@ from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import figures, formats, session
 from attention_views.editors import TableError, table_to_matrix
 from attention_views.sections import similarity
-from attention_views.widgets import chart, numbers_frame, projector
+from attention_views.widgets import chart, metric_columns, numbers_frame, projector
 
 NAMES = ["X", "Y"]
 
@@ -39,10 +39,8 @@ if not valid:
 M = vec.last  # (2, d)
 pair = compare_vectors(M)
 units = pair.units  # (2, d)
-# on a projector three to a row: five columns cut "0.9950" to "0.9…" at 1024 pixels
-metric_cols = [*st.columns(3), *st.columns(3)[:2]] if big else st.columns(5)
 for col, label, value in zip(
-    metric_cols,
+    metric_columns(5, big),
     ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
     (
         formats.metric(pair.dot),

@@ -17,8 +17,10 @@ r, queries, keys = head.result, head.query_tokens, head.key_tokens
 n_q, n_k = r.weights.shape
 
 softmax_col, stream_col = st.columns(2, gap="medium")
-plus_one = softmax_col.toggle("Softmax + 1 (a head may attend to nothing)", key="sinks_plus_one")
-streaming = stream_col.toggle("StreamingLLM mask: sinks + a sliding window", key="sinks_streaming")
+plus_one = softmax_col.toggle(
+    "Softmax + 1", key="sinks_plus_one", help="An extra zero logit: a head may attend to nothing"
+)
+streaming = stream_col.toggle("StreamingLLM mask", key="sinks_streaming", help="The sink tokens plus a sliding window")
 sink_col, window_col = stream_col.columns(2)
 n_sink = sink_col.number_input("Sink tokens kept", 0, n_k, 1, key="sinks_n_sink", disabled=not streaming)
 window = window_col.number_input("Window", 1, n_k, 2, key="sinks_window", disabled=not streaming)

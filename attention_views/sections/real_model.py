@@ -236,8 +236,8 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
         },
     )
     best = int(top[0])
-    grow, reset = st.columns(2)
-    grow.button(
+    buttons = st.container(horizontal=True)  # wraps where two do not fit (1024 px, projector)
+    buttons.button(
         f"Add {model.token(best)!r}",
         key="real_model_generate",
         on_click=_generate,
@@ -246,7 +246,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
         help="Append the most likely next token and run again: its row of attention appears at the bottom",
         icon=":material/add:",
     )
-    reset.button(
+    buttons.button(
         "Undo added",
         key="real_model_ungenerate",
         on_click=_ungenerate,

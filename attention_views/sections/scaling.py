@@ -9,7 +9,7 @@ import attention_core as ac
 from attention_core.score_spread import score_spread
 from attention_views import figures
 from attention_views.theme import CONTENT_PX
-from attention_views.widgets import chart
+from attention_views.widgets import chart, metric_columns
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
 VARIANCE_SAMPLES = 1_000  # pairs (q, k) per d_k
@@ -86,9 +86,8 @@ def worked_case_section(big: bool) -> None:
         f"The random-causal scenario draws $Q$ and $K$ with {len(tokens)} tokens and $d_k = {w.d_k}$. "
         "With so few numbers the variances are only roughly what the rule predicts."
     )
-    cols = st.columns(5)
     for col, label, value in zip(
-        cols,
+        metric_columns(5, big),
         ("var(q)", "var(k)", "var(q·k)", "d_k·var(q)·var(k)", "var(q·k / √d_k)"),
         (w.var_q, w.var_k, w.var_scores, w.expected, w.var_scaled),
         strict=True,

@@ -132,6 +132,9 @@ _CUT_TEXT_JS = """() => {
   for (const e of document.querySelectorAll('[data-testid="stMetricValue"] > div')) {  // ends in an ellipsis
     if (e.scrollWidth > e.clientWidth + 1) cut.push(`metric value ${JSON.stringify(e.textContent)}`);
   }
+  for (const e of document.querySelectorAll('[data-testid="stMain"] .stMarkdownEllipsis')) {  // one-line labels
+    if (e.scrollWidth > e.clientWidth + 1) cut.push(`label ${JSON.stringify(e.textContent)}`);
+  }
   for (const e of document.querySelectorAll('.katex-display')) {  // a formula wider than its column
     const right = e.getBoundingClientRect().right;  // the column's edge; the formula's boxes may pass it
     const ends = Array.from(e.querySelectorAll('.katex-html .base'), b => b.getBoundingClientRect().right);
@@ -142,7 +145,8 @@ _CUT_TEXT_JS = """() => {
 
 
 def cut_text_problems(page: Page) -> list[str]:
-    """Metric values cut to an ellipsis and formulas running past the right edge of their column."""
+    """Metric values and one-line labels (buttons, toggles, metrics) cut to an ellipsis, and formulas running past
+    the right edge of their column."""
     return [f"{what} is cut off" for what in page.evaluate(_CUT_TEXT_JS)]
 
 
