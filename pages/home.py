@@ -6,15 +6,17 @@ import streamlit as st
 
 from attention_views import session
 from attention_views.frame import load_scenario, scenario_cards
-from attention_views.widgets import NATURAL_PAGE
+from attention_views.widgets import NATURAL_PAGE, projector
 
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
+big = projector()
 st.title("Attention Lab")
 st.markdown(
     "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
     "Every number comes from `attention_core`, a small NumPy library you can also import in a notebook."
 )
-maths, lectures = st.columns([5, 6], gap="medium")
+# on a projector the math above the lectures: side by side, a 1024-pixel screen cut the formulas off
+maths, lectures = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
 with maths:
     st.subheader("The math")
     st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V")
@@ -32,7 +34,8 @@ with lectures:
         ("Modern attention", [c for c in cards if not cards[c][1]]),
     ):
         st.subheader(heading)
-        columns = st.columns(2) * math.ceil(len(chosen) / 2)
+        across = 3 if big else 2
+        columns = st.columns(across) * math.ceil(len(chosen) / across)
         for column, sid in zip(columns, chosen, strict=False):
             title, seed, story = cards[sid]
             with column.container(border=True):

@@ -32,7 +32,7 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("path", [path for path, _ in app_pages() if path != "/"])
+@pytest.mark.parametrize("path", [path for path, _ in app_pages()])
 def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, size):
     context = browser.new_context(viewport=SIZES[size], base_url=app_url)
     try:
