@@ -73,6 +73,20 @@ PROJECTOR_MIN_CELL_FONT = 12
 NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
 
 
+def _drawn_px(width_px: float, s: Style) -> float:
+    """How wide a figure planned ``width_px`` wide may be drawn: in projector mode on the narrowest screen a
+    lecture uses (a 1024-pixel projector), otherwise as planned."""
+    return width_px * (NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0)
+
+
+def _fitting_font(inner_px: float, s: Style) -> int | None:
+    """The largest font, up to the style's cell font, that writes CELL_TEXT_CHARS characters inside a cell
+    ``inner_px`` wide; None when that is below the smallest readable one (MIN_CELL_FONT, 12 px on a projector)."""
+    font = min(s.cell_font, int((inner_px - 4) / (CELL_TEXT_CHARS * CHAR_PX)))
+    smallest = PROJECTOR_MIN_CELL_FONT if s.cell_font >= theme.PROJECTOR_CELL_FONT_SIZE else MIN_CELL_FONT
+    return font if font >= smallest else None
+
+
 def _cell_font(
     s: Style, n_cols: int, width_px: float | None, label_chars: int, *, bar_beside: bool = True
 ) -> int | None:
@@ -85,14 +99,9 @@ def _cell_font(
     """
     if width_px is None:
         return s.cell_font
-    width_px *= NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0  # a projector may be 1024 pixels wide
     bar = 4.5 * s.font if bar_beside else 0.0  # a colour bar beside the cells (not one across the bottom)
-    area = width_px - label_chars * CHAR_PX * s.font - 2.5 * s.font - bar  # labels, axis title, colour bar
-    cell = area / max(n_cols, 1) - s.gap
-    fitting = int((cell - 4) / (CELL_TEXT_CHARS * CHAR_PX))
-    font = min(s.cell_font, fitting)
-    smallest = PROJECTOR_MIN_CELL_FONT if s.cell_font >= theme.PROJECTOR_CELL_FONT_SIZE else MIN_CELL_FONT
-    return font if font >= smallest else None
+    area = _drawn_px(width_px, s) - label_chars * CHAR_PX * s.font - 2.5 * s.font - bar  # labels, title, bar
+    return _fitting_font(area / max(n_cols, 1) - s.gap, s)
 
 
 def _show_text(show_text: bool | None, *shape: int) -> bool:
@@ -224,8 +233,7 @@ def _grid_axes(
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
     labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + 7 * s.font
-    screen = NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0  # a projector may be 1024 pixels wide
-    room = max(screen * (width_px or ASSUMED_WIDTH_PX) - labels_px, 40.0)
+    room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - labels_px, 40.0)
     return (
         {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, room, s.font), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},

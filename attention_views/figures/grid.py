@@ -10,12 +10,8 @@ import plotly.graph_objects as go
 from attention_views import formats, theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
-    CELL_TEXT_CHARS,
-    CHAR_PX,
     KEY_AXIS_TITLE,
-    MIN_CELL_FONT,
     NARROWEST_SCREEN,
-    PROJECTOR_MIN_CELL_FONT,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
@@ -23,6 +19,7 @@ from attention_views.figures.base import (
     _colorbar,
     _colorbar_across_px,
     _finish,
+    _fitting_font,
     _hover_name,
     _outline,
     _show_text,
@@ -83,7 +80,7 @@ def clickable_grid(
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    markers = _grid_markers(W, queries, keys, s, px, font=_cell_font_for(px, s))
+    markers = _grid_markers(W, queries, keys, s, px, font=_fitting_font(px - 2 * s.gap, s))
     markers.marker.colorbar.update(  # under the grid, across it
         orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
     )
@@ -107,18 +104,16 @@ def _grid_markers(
     px: float,
     names: tuple[str, str, str] = NAMES,
     *,
-    text: bool = True,
     font: int | None = None,
 ) -> go.Scatter:
     """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column.
 
-    The value is written on each marker while ``text`` and the grid is at most CELL_TEXT_LIMIT a side, in
-    ``font`` (the style's cell font if None; no text when ``font`` is 0: none fits the square).
+    The value is written on each marker in ``font`` while the grid is at most CELL_TEXT_LIMIT a side; with
+    ``font`` None (no font fits the square, or too many values to read) there is no text.
     """
     i, j = np.indices(W.shape)  # (n_q, n_k) each
     values = W.ravel()  # (n_q * n_k,)
-    font = s.cell_font if font is None else font
-    text = text and font > 0 and _show_text(None, *W.shape)
+    text = font is not None and _show_text(None, *W.shape)
     q = [_hover_name(label, a) for a, label in enumerate(queries)]
     k = [_hover_name(label, b) for b, label in enumerate(keys)]
     row_name, col_name, value_name = names
@@ -152,14 +147,6 @@ def _grid_markers(
         name="cells",
         **words,
     )
-
-
-def _cell_font_for(px: float, s: Style) -> int:
-    """The largest font, up to the style's cell font, whose cell text fits a square ``px`` wide; 0 if none does."""
-    fitting = int((px - 2 * s.gap - 4) / (CELL_TEXT_CHARS * CHAR_PX))
-    smallest = PROJECTOR_MIN_CELL_FONT if s is theme.PROJECTOR else MIN_CELL_FONT
-    font = min(s.cell_font, fitting)
-    return font if font >= smallest else 0
 
 
 def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
@@ -212,7 +199,7 @@ def head_score_grid(
     if cell is not None:
         layout["shapes"] = _outline(cell)
     names = ("layer", "head", score_name)
-    markers = _grid_markers(S, layers, heads, s, px, names, text=False)  # 270 numbers would not fit; hovers have them
+    markers = _grid_markers(S, layers, heads, s, px, names)  # no text: 270 numbers would not fit; hovers have them
     markers.marker.colorbar.update(  # under the grid, across it
         orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
     )

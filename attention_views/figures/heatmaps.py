@@ -13,7 +13,6 @@ from attention_views import formats, theme
 from attention_views.figures.base import (
     CHAR_PX,
     KEY_AXIS_TITLE,
-    NARROWEST_SCREEN,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
@@ -22,6 +21,7 @@ from attention_views.figures.base import (
     _check_cell,
     _colorbar,
     _colorbar_across_px,
+    _drawn_px,
     _finish,
     _grid_axes,
     _grid_traces,
@@ -281,8 +281,7 @@ def head_grid(
 def _one_line(text: str, s: theme.Style, width_px: float) -> str:
     """``text`` cut, with "…", to what one line of a panel ``width_px`` wide holds (in projector mode on the
     narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
-    screen = NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0
-    room = max(int(screen * width_px / (CHAR_PX * s.font)), 8)
+    room = max(int(_drawn_px(width_px, s) / (CHAR_PX * s.font)), 8)
     return text if len(text) <= room else text[: room - 1].rstrip() + "…"
 
 
