@@ -6,7 +6,7 @@ from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import figures, formats, session
 from attention_views.editors import TableError, table_to_matrix
 from attention_views.sections import similarity
-from attention_views.widgets import chart, metric_columns, numbers_frame, projector
+from attention_views.widgets import chart, metric_columns, number_table, numbers_frame, projector
 
 NAMES = ["X", "Y"]
 
@@ -54,12 +54,7 @@ for col, label, value in zip(
     col.metric(label, value)
 st.markdown("**After normalisation**: each vector divided by its length.")
 unit_cols = [f"d{j}" for j in range(M.shape[1])]
-st.dataframe(
-    numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols),
-    hide_index=True,
-    column_config={c: st.column_config.NumberColumn(format="%.3f") for c in unit_cols},
-    key="similarity_units",
-)
+number_table(numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), "similarity_units")
 st.caption(f"dot(X_unit, Y_unit) = {units[0] @ units[1]:.4f}: for unit vectors the dot product is the cosine.")
 
 st.subheader("The vectors as arrows")

@@ -8,6 +8,7 @@ import attention_core as ac
 from attention_views import session
 from attention_views.formats import plain
 from attention_views.sections import lessons
+from attention_views.widgets import number_table
 
 s = session.current()
 lab, big, head = lessons.open_lesson("Attention sinks")
@@ -36,12 +37,7 @@ with left:
     lessons.heatmap(weights, queries, keys, "sinks_weights", big, 0.6, title=f"Weights with {title}")
 with right:
     table = pd.DataFrame({"query": queries, f"weight on {keys[0]}": weights[:, 0], "row sum": weights.sum(axis=1)})
-    st.dataframe(
-        table,
-        hide_index=True,
-        key="sinks_rows",
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns[1:]},
-    )
+    number_table(table, "sinks_rows")
     st.caption(
         "With softmax every row sums to 1, so a query that finds nothing still gives its weight away, most of it "
         f"to {plain(keys[0])}. With softmax + 1 a row sums to less than 1: the missing part went to the extra zero "

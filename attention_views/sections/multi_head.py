@@ -8,7 +8,16 @@ import attention_core as ac
 from attention_views import figures, multi, panels
 from attention_views.formats import message
 from attention_views.session import HEAD_MODES, Lab
-from attention_views.widgets import bound, bump_rev, chart, editor_key, folded, matrix_editor, numbers_frame
+from attention_views.widgets import (
+    bound,
+    bump_rev,
+    chart,
+    editor_key,
+    folded,
+    matrix_editor,
+    number_table,
+    numbers_frame,
+)
 
 MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
 HEADS_HELP = "One row per head: a name and the embedding dims it looks at, like '1, 3' (as in the notebook)"
@@ -127,21 +136,12 @@ def heads_details(view: multi.MultiHeadView, big: bool) -> None:
         f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
         "columns h1·… are head 1's output, h2·… head 2's, and so on"
     )
-    _numbers(view.concat, queries, list(view.concat_labels), "multi_head_concat")
+    number_table(numbers_frame(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
     if view.mixed:
         st.markdown("**Output** = concat · W_O")
-        _numbers(view.output, queries, list(view.output_labels), "multi_head_output")
+        number_table(numbers_frame(view.output, queries, list(view.output_labels)), "multi_head_output")
     panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)
     chart(figures.grouped_activation_bars(queries, view.activation(), projector=big), key="multi_head_activation")
-
-
-def _numbers(M: object, rows: list[str], cols: list[str], key: str) -> None:
-    st.dataframe(
-        numbers_frame(M, rows, cols),
-        hide_index=True,
-        key=key,
-        column_config={c: st.column_config.NumberColumn(format="%.3f") for c in cols},
-    )
 
 
 def kv_heads_control(lab: Lab) -> None:
