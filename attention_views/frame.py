@@ -40,18 +40,23 @@ PAGE_PREFIXES = (
     "cross_attention_",
     "real_model_",
 )
-PAGE_CSS = """<style>
-[data-testid="stSidebar"] code { word-break: break-all; }
-[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
-h1 { font-size: 2.1rem !important; padding-top: 0 !important; }
-</style>"""
-PROJECTOR_CSS = """<style>
-[data-testid="stSidebar"] code { word-break: break-all; }
-[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }
-.stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }
-h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }
-.katex { font-size: 1.25em !important; }
-</style>"""
+_BOTH_MODES = (  # CSS rules for normal and projector mode alike
+    '[data-testid="stSidebar"] code { word-break: break-all; }',
+    '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
+)
+PAGE_CSS = "\n".join(
+    ["<style>", *_BOTH_MODES, "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }", "</style>"]
+)
+PROJECTOR_CSS = "\n".join(
+    [
+        "<style>",
+        *_BOTH_MODES,
+        ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
+        "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
+        ".katex { font-size: 1.25em !important; }",
+        "</style>",
+    ]
+)
 
 
 @st.cache_data
