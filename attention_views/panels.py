@@ -24,7 +24,8 @@ from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
-from attention_views.widgets import bound, chart
+from attention_views.theme import CONTENT_PX
+from attention_views.widgets import bound, chart, csv_download, number_table, numbers_frame
 
 READOUT_COLUMNS = ("entropy (bits)", "max weight", "top key", "effective tokens", "row sum")
 READOUT_DISPLAY = {  # column -> (short header that fits beside a heatmap, format, tooltip)
@@ -162,6 +163,43 @@ def _clear(lab: Lab) -> None:
 
 
 @st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
+def output_frame(head: SingleHead) -> pd.DataFrame:
+    """The head's output, one row per query, its columns v0, v1, ... (the value dimensions)."""
+    r = head.result
+    return numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
+
+
+def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
+    """The output table with its CSV (and the weights'), beside the activation strength of each output row."""
+    r = head.result
+    out_col, bar_col = st.columns(2)
+    output = output_frame(head)
+    with out_col:
+        st.markdown("**Output** = weights · V, one row per query")
+        number_table(output, f"{prefix}_output")
+        csv_download("Output as CSV", output, "output.csv", f"{prefix}_output_csv")
+        weights = numbers_frame(r.weights, head.query_tokens, head.key_tokens)
+        csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
+    with bar_col:
+        bars = figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big)
+        chart(bars, f"{prefix}_activation")
+
+
+def qkv_panel(head: SingleHead, prefix: str, big: bool) -> None:
+    """Q, K and V as heatmaps: three across, or on a projector one under the other (three across leave no
+    room for digits there)."""
+    r = head.result
+    triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
+    across = 1 if big else 3
+    for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
+        cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
+        fig = figures.matrix_heatmap(
+            M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big, width_px=CONTENT_PX / across
+        )
+        with column:
+            chart(fig, f"{prefix}_{name}_fig")
+
+
 def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None:
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
     st.subheader("Snapshot and compare")

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attention_views import session
+from attention_views import panels, session
 from attention_views.sections import lessons
-from attention_views.widgets import editors_panel, lecture_intro, number_table, numbers_frame, projector
+from attention_views.widgets import editors_panel, lecture_intro, number_table, projector
 
 lab = session.current().lab
 big = projector()
@@ -35,5 +35,4 @@ with result:
         title=f"{n_q} target × {n_k} source tokens",
     )  # fmt: skip
     st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
-    out = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
-    number_table(out, "cross_attention_output")
+    number_table(panels.output_frame(head), "cross_attention_output")

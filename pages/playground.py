@@ -2,7 +2,6 @@
 
 import streamlit as st
 
-import attention_core as ac
 from attention_views import figures, panels, session
 from attention_views.editors import TableError
 from attention_views.formats import message
@@ -16,12 +15,9 @@ from attention_views.widgets import (
     blind_rows_note,
     bound,
     chart,
-    csv_download,
     editors_panel,
     lecture_intro,
     mask_painter,
-    number_table,
-    numbers_frame,
     panel_split,
     projector,
 )
@@ -94,39 +90,10 @@ if head is not None:
         ["Output and its size", "Queries, keys and values"], key="playground_details_tab", on_change="rerun"
     )
     if output_tab.open:
-        out_col, bar_col = output_tab.columns(2)
-        output = numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
-        with out_col:
-            st.markdown("**Output** = weights · V, one row per query")
-            number_table(output, "playground_output")
-            csv_download("Output as CSV", output, "output.csv", "playground_output_csv")
-            csv_download(
-                "Weights as CSV",
-                numbers_frame(r.weights, head.query_tokens, head.key_tokens),
-                "weights.csv",
-                "playground_weights_csv",
-            )
-        with bar_col:
-            chart(
-                figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big),
-                "playground_activation",
-            )
+        with output_tab:
+            panels.output_panel(head, "playground", big)
     if qkv_tab.open:
         with qkv_tab:
-            triples = (("Q", r.Q, head.query_tokens), ("K", r.K, head.key_tokens), ("V", r.V, head.value_labels))
-            across = 1 if big else 3  # on a projector one under the other: three across leave no room for digits
-            for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
-                cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
-                with column:
-                    fig = figures.matrix_heatmap(
-                        M,
-                        rows,
-                        cols,
-                        title=name,
-                        show_text=M.shape[1] <= 5,
-                        projector=big,
-                        width_px=CONTENT_PX / across,
-                    )
-                    chart(fig, f"playground_{name}_fig")
+            panels.qkv_panel(head, "playground", big)
     panels.snapshot_section(lab, "playground", head, big)
     panels.permutation_section(lab, "playground", head, big)
