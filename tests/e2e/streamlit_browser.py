@@ -25,13 +25,18 @@ _IDLE_JS = """() => {
     && app.getAttribute('data-test-connection-state') === 'CONNECTED';
 }"""
 
-# Every plotly chart on the page: its Streamlit key, its traces (typed arrays turned into lists) and
-# the tick labels plotly drew on its first x and y axes.
-_FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
-  const isList = v => v != null && typeof v === 'object' && typeof v.length === 'number';
-  const list = v => isList(v) ? Array.from(v, r => isList(r) ? Array.from(r) : r) : (v ?? null);
+# The start of a script that maps every plotly chart ``gd`` on the page, with ``key``: its Streamlit key.
+_EACH_CHART_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
   const keyed = gd.closest('[class*="st-key-"]');
   const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
+"""
+
+# Every plotly chart on the page: its Streamlit key, its traces (typed arrays turned into lists) and
+# the tick labels plotly drew on its first x and y axes.
+_FIGURES_JS = (
+    _EACH_CHART_JS
+    + """  const isList = v => v != null && typeof v === 'object' && typeof v.length === 'number';
+  const list = v => isList(v) ? Array.from(v, r => isList(r) ? Array.from(r) : r) : (v ?? null);
   const traces = (gd.data || []).map((t, i) => {
     const full = (gd._fullData || [])[i] || {};
     return {type: t.type || full.type, name: t.name ?? null,
@@ -41,15 +46,15 @@ _FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).
   const ticks = axis => Array.from(gd.querySelectorAll(`.${axis}tick text`), e => e.textContent);
   return {key, traces, xticks: ticks('x'), yticks: ticks('y')};
 })"""
+)
 
 
 # Every label plotly drew on each chart (tick labels, axis and colour-bar titles, legend entries, the
 # chart title, annotations such as subplot titles), as boxes in page pixels, with the chart's own box.
 # Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
-_LABELS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
-  const keyed = gd.closest('[class*="st-key-"]');
-  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
-  const svg = gd.querySelector('svg.main-svg');
+_LABELS_JS = (
+    _EACH_CHART_JS
+    + """  const svg = gd.querySelector('svg.main-svg');
   if (!svg) return {key, box: null, labels: []};
   const b = svg.getBoundingClientRect();
   const labels = [];
@@ -72,6 +77,7 @@ _LABELS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).m
   }
   return {key, box: {x0: b.left, y0: b.top, x1: b.right, y1: b.bottom}, labels};
 })"""
+)
 
 
 def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
@@ -97,10 +103,9 @@ def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
     return problems
 
 
-_CELL_TEXT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
-  const keyed = gd.closest('[class*="st-key-"]');
-  const key = keyed ? [...keyed.classList].find(c => c.startsWith('st-key-')).slice(7) : null;
-  const texts = [];
+_CELL_TEXT_JS = (
+    _EACH_CHART_JS
+    + """  const texts = [];
   for (const e of gd.querySelectorAll('.hm text, .textpoint text')) {  // heatmap cells, squares' digits
     const r = e.getBoundingClientRect();
     if (!e.textContent.trim() || r.width === 0) continue;
@@ -108,6 +113,7 @@ _CELL_TEXT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')
   }
   return {key, texts};
 })"""
+)
 
 
 def cell_text_problems(page: Page, gap_px: float = 1.0) -> list[str]:
