@@ -79,16 +79,16 @@ def _drawn_px(width_px: float, s: Style) -> float:
     return width_px * (NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0)
 
 
-def _fitting_font(inner_px: float, s: Style) -> int | None:
-    """The largest font, up to the style's cell font, that writes CELL_TEXT_CHARS characters inside a cell
+def _fitting_font(inner_px: float, s: Style, chars: int = CELL_TEXT_CHARS) -> int | None:
+    """The largest font, up to the style's cell font, that writes ``chars`` characters inside a cell
     ``inner_px`` wide; None when that is below the smallest readable one (MIN_CELL_FONT, 12 px on a projector)."""
-    font = min(s.cell_font, int((inner_px - 4) / (CELL_TEXT_CHARS * CHAR_PX)))
+    font = min(s.cell_font, int((inner_px - 4) / (chars * CHAR_PX)))
     smallest = PROJECTOR_MIN_CELL_FONT if s.cell_font >= theme.PROJECTOR_CELL_FONT_SIZE else MIN_CELL_FONT
     return font if font >= smallest else None
 
 
 def _cell_font(
-    s: Style, n_cols: int, width_px: float | None, label_chars: int, *, bar_beside: bool = True
+    s: Style, n_cols: int, width_px: float | None, label_chars: int, *, bar_beside: bool = True, signed: bool = False
 ) -> int | None:
     """The cell-text font size that fits ``n_cols`` cells across a figure ``width_px`` wide, or None if none fits.
 
@@ -96,12 +96,18 @@ def _cell_font(
     cell font is used when it fits, else the largest smaller one down to MIN_CELL_FONT (12 px on a
     projector); below that the text is left out (never more digits than fit; the hover still has them).
     ``width_px`` None: the style's font. In projector mode the figure is taken as on the narrowest screen.
+    ``signed``: some values are negative, so a cell holds one character more ("-0.80").
     """
     if width_px is None:
         return s.cell_font
     bar = 4.5 * s.font if bar_beside else 0.0  # a colour bar beside the cells (not one across the bottom)
     area = _drawn_px(width_px, s) - label_chars * CHAR_PX * s.font - 2.5 * s.font - bar  # labels, title, bar
-    return _fitting_font(area / max(n_cols, 1) - s.gap, s)
+    return _fitting_font(area / max(n_cols, 1) - s.gap, s, CELL_TEXT_CHARS + signed)
+
+
+def _signed(M: np.ndarray) -> bool:
+    """True when some finite value of ``M`` is negative: its cells then hold one character more ("-0.80")."""
+    return bool((M[np.isfinite(M)] < 0).any())
 
 
 def _show_text(show_text: bool | None, *shape: int) -> bool:
@@ -222,20 +228,38 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
     return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
 
 
+def _column_ticks(labels: list[str], room_px: float, s: Style) -> dict:
+    """Column tick labels that never run into each other and, where any font allows, all of them: in the axis
+    font when they fit (plotly tilts long ones), else upright in the font that fits, down to the smallest
+    readable one (MIN_CELL_FONT, on a projector PROJECTOR_MIN_CELL_FONT); every n-th only past that."""
+    if len(labels) * 1.2 * s.font <= room_px:
+        return _ticks(labels, room_px, s.font)
+    smallest = PROJECTOR_MIN_CELL_FONT if s.font > theme.NORMAL.font else MIN_CELL_FONT
+    font = max(smallest, min(s.font, int(room_px / (1.2 * len(labels)))))
+    return {**_ticks(labels, room_px, font), "tickangle": -90, "tickfont": {"size": font}}
+
+
 def _grid_axes(
-    rows: list[str], cols: list[str], s: Style, *, height_px: float, width_px: float | None = None
+    rows: list[str],
+    cols: list[str],
+    s: Style,
+    *,
+    height_px: float,
+    width_px: float | None = None,
+    bar_beside: bool = True,
 ) -> tuple[dict, dict]:
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
 
-    Column labels are thinned to fit the cells of a figure ``width_px`` wide (ASSUMED_WIDTH_PX if None)
-    (in projector mode on the narrowest screen a lecture uses), so they never run into each other.
+    Column labels fit the cells of a figure ``width_px`` wide (ASSUMED_WIDTH_PX if None; in projector mode
+    on the narrowest screen a lecture uses), so they never run into each other (:func:`_column_ticks`);
+    ``bar_beside`` False: the colour bar lies across the bottom and the axis title is short, leaving more room.
     """
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
-    labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + 7 * s.font
+    labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + (7 if bar_beside else 2.5) * s.font
     room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - labels_px, 40.0)
     return (
-        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols, room, s.font), **common},
+        {"range": [-0.5, len(cols) - 0.5], **_column_ticks(cols, room, s), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},
     )
 

@@ -30,6 +30,7 @@ from attention_views.figures.base import (
     _hovertemplate,
     _outline,
     _show_text,
+    _signed,
     _subplots,
     _value_range,
     _value_trace,
@@ -73,8 +74,10 @@ def attention_heatmap(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
-    narrow = width_px is not None and width_px < NARROW_PX  # beside other charts: short axis titles, bar below
-    font = _cell_font(s, M.shape[1], width_px, max((len(q) for q in queries), default=0), bar_beside=not narrow)
+    # drawn narrow (beside other charts; in projector mode on the narrowest screen): short axis titles, bar below
+    narrow = width_px is not None and _drawn_px(width_px, s) < NARROW_PX
+    labels = max(map(len, queries), default=0)
+    font = _cell_font(s, M.shape[1], width_px, labels, bar_beside=not narrow, signed=_signed(M))
     s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,
@@ -89,7 +92,7 @@ def attention_heatmap(
         colorbar=_colorbar(value_name, s, across=narrow),
     )
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
-    x, y = _grid_axes(queries, keys, s, height_px=height - 150, width_px=width_px)
+    x, y = _grid_axes(queries, keys, s, height_px=height - 150, width_px=width_px, bar_beside=not narrow)
     key_title, query_title = ("key", "query") if narrow else (KEY_AXIS_TITLE, QUERY_AXIS_TITLE)
     layout = {"xaxis": {**x, "title": {"text": key_title}}, "yaxis": {**y, "title": {"text": query_title}}}
     if cell is not None:
@@ -123,7 +126,7 @@ def matrix_heatmap(
     rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
     cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
-    font = _cell_font(s, M.shape[1], width_px, max((len(r) for r in rows), default=0))
+    font = _cell_font(s, M.shape[1], width_px, max(map(len, rows), default=0), signed=_signed(M))
     s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,

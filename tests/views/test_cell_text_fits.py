@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attention_views import figures, theme
-from attention_views.figures.base import CELL_TEXT_CHARS, CHAR_PX
+from attention_views.figures.base import CELL_TEXT_CHARS, CHAR_PX, NARROWEST_SCREEN
 from attention_views.figures.heatmaps import NARROW_PX
 
 
@@ -13,18 +13,22 @@ def _cell_text(fig: dict) -> tuple[bool, int]:
     return "texttemplate" in trace and trace.get("text") is not None, trace["textfont"]["size"]
 
 
+@pytest.mark.parametrize("signed", [False, True])
 @pytest.mark.parametrize("projector", [False, True])
 @pytest.mark.parametrize("n", [2, 4, 9, 10, 16])
 @pytest.mark.parametrize("width_px", [300, 440, 790])
-def test_cell_digits_fit_the_cell_or_are_left_out(projector, n, width_px):
+def test_cell_digits_fit_the_cell_or_are_left_out(projector, n, width_px, signed):
     s = theme.style(projector)
     tokens = [f"t{i}" for i in range(n)]
-    fig = figures.attention_heatmap(np.full((n, n), 1 / n), tokens, tokens, projector=projector, width_px=width_px)
+    M = np.full((n, n), 1 / n)
+    M[0, 0] = -0.8 if signed else M[0, 0]  # "-0.80": a character more
+    fig = figures.attention_heatmap(M, tokens, tokens, projector=projector, width_px=width_px, zmin=None)
     shown, font = _cell_text(fig.to_dict())
-    bar_px = 4.5 * s.font if width_px >= NARROW_PX else 0  # a narrow heatmap has its colour bar underneath
-    plot_px = width_px - 2 * CHAR_PX * s.font - 2.5 * s.font - bar_px  # labels "tN", axis title, colour bar
+    drawn_px = width_px * (NARROWEST_SCREEN if projector else 1)  # a projector may be a 1024-pixel one
+    bar_px = 4.5 * s.font if drawn_px >= NARROW_PX else 0  # a narrow heatmap has its colour bar underneath
+    plot_px = drawn_px - 2 * CHAR_PX * s.font - 2.5 * s.font - bar_px  # labels "tN", axis title, colour bar
     if shown:
-        assert CELL_TEXT_CHARS * CHAR_PX * font <= plot_px / n, (font, plot_px / n)
+        assert (CELL_TEXT_CHARS + signed) * CHAR_PX * font <= plot_px / n, (font, plot_px / n)
         assert font >= (12 if projector else 9)
         assert font <= s.cell_font
 

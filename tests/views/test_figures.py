@@ -556,6 +556,21 @@ def test_a_long_title_is_cut_into_lines_that_fit_the_figure_and_the_margin_grows
     assert narrow.layout.margin.t > wide.layout.margin.t and narrow.layout.height > wide.layout.height
 
 
+@pytest.mark.parametrize("scenario_id", ["mammal-query", "emma-friend", "apple-orange"])
+def test_projector_playground_heatmap_names_every_key(scenario_id):
+    """On a projector the playground's heatmap (7/12 of the content, on a 1024-pixel screen) keeps a label for
+    every key: upright in a smaller font rather than every other one (they were 3 of 5, 5 of 9, 4 of 10)."""
+    sc = ac.load_scenario(scenario_id)
+    keys = list(sc.key_tokens)
+    W = np.full((len(sc.query_tokens), len(keys)), 1 / len(keys))
+    fig = figures.attention_heatmap(W, sc.query_tokens, keys, projector=True, width_px=CONTENT_PX * 7 / 12)
+    x = fig.layout.xaxis
+    assert list(x.ticktext) == keys
+    if x.tickangle == -90:  # upright: one line of the font per label, never below the projector's smallest
+        assert x.tickfont.size >= 12 and len(keys) * 1.2 * x.tickfont.size <= 0.7 * CONTENT_PX * 7 / 12
+    assert fig.data[0].colorbar.orientation == "h", "drawn narrow on a projector: the colour bar lies underneath"
+
+
 def test_column_labels_are_thinned_to_the_width_the_page_draws_the_heatmap():
     tokens = [f"tok{i}" for i in range(12)]
     W = np.full((12, 12), 1 / 12)
