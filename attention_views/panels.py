@@ -380,7 +380,9 @@ def head_readouts(
             st.caption("One head: add heads to compare their weight maps.")
             return
         chart(
-            figures.head_similarity_heatmap(ac.head_similarity(weights), list(names), projector=big),
+            figures.head_similarity_heatmap(
+                ac.head_similarity(weights), list(names), projector=big, width_px=CONTENT_PX * 2 / 5
+            ),
             f"{prefix}_similarity",
         )
         legend = " · ".join(f"h{h + 1} = {name}" for h, name in enumerate(names))

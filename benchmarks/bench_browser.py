@@ -180,7 +180,7 @@ def multi_head_controls(browser, url: str, repeats: int) -> dict[str, list[float
 
     def mode(k: int) -> Callable[[], None]:
         label = "Split W into h heads" if k % 2 == 0 else "Select dimensions"
-        return lambda: page.locator(".st-key-multi_head_heads_mode button", has_text=label).click()
+        return page.locator(".st-key-multi_head_heads_mode").get_by_text(label, exact=True).click
 
     def w_o(k: int) -> Callable[[], None]:
         return lambda: page.locator(".st-key-multi_head_use_W_o label").click()
@@ -193,7 +193,7 @@ def multi_head_controls(browser, url: str, repeats: int) -> dict[str, list[float
     for name, make in (("temperature", temperature), ("mask", mask), ("heads mode", mode)):
         out[name] = [timed_change(page, grid, make(k)) for k in range(repeats)]
     out["W_O (rerun done)"] = [timed_rerun(page, w_o(k)) for k in range(repeats)]
-    page.locator(".st-key-multi_head_heads_mode button", has_text="Split W into h heads").click()
+    page.locator(".st-key-multi_head_heads_mode").get_by_text("Split W into h heads", exact=True).click()
     wait_idle(page)
     out["number of heads"] = [timed_change(page, grid, heads(k)) for k in range(repeats)]
     context.close()

@@ -241,13 +241,19 @@ def head_grid(
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
     panel_px = (width_px or theme.CONTENT_PX) / n_cols
-    font = _cell_font(s, mats[0].shape[1], panel_px, max((len(q) for q in queries), default=0))
+    # drawn narrow (in projector mode on the narrowest screen): the one colour bar lies under the panels
+    across = shared_range and _drawn_px(width_px or theme.CONTENT_PX, s) < NARROW_PX
+    labels = max(map(len, queries), default=0)
+    font = _cell_font(s, mats[0].shape[1], panel_px, labels, bar_beside=not across)
     s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out
     text = font is not None and _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
-    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px)
-    titles = [plot_text(_one_line(str(name), s, panel_px)) for name in typed]  # plotly never wraps them
+    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, bar_beside=not across)
+    # a panel's share of what is drawn beside the panels: the row labels and their title, the colour bar
+    bar = 4.5 if shared_range and not across else 0.0
+    beside_px = (labels * CHAR_PX + 2.5 + bar) * s.font / n_cols
+    titles = [plot_text(_one_line(str(name), s, panel_px, beside_px)) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
     layout, traces = _subplots(n_rows, n_cols, titles), []
@@ -271,20 +277,31 @@ def head_grid(
             "colorscale": s.weights_colorscale,
             "cmin": 0.0,
             "cmax": 1.0,
-            "colorbar": _colorbar("weight", s),
+            "colorbar": _colorbar("weight", s, across=across),
         }
     if not title:
         title = "Attention weights per head (rows: queries, columns: keys)"
         if not shared_range:
             title = "Attention weights per head, each on its own range"
     titles_px = int(1.3 * s.font) * (1 if shared_range else 2)  # the first row's panel titles, above it
-    return _finish(traces, layout, title, s, height=panel * n_rows + 70, width_px=width_px, panel_titles_px=titles_px)
+    bar_px = _colorbar_across_px(s) if across else 0
+    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + bar_px}
+    return _finish(
+        traces,
+        layout,
+        title,
+        s,
+        height=panel * n_rows + 70 + bar_px,
+        margin=margin,
+        width_px=width_px,
+        panel_titles_px=titles_px,
+    )
 
 
-def _one_line(text: str, s: theme.Style, width_px: float) -> str:
-    """``text`` cut, with "…", to what one line of a panel ``width_px`` wide holds (in projector mode on the
-    narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
-    room = max(int(_drawn_px(width_px, s) / (CHAR_PX * s.font)), 8)
+def _one_line(text: str, s: theme.Style, width_px: float, less_px: float = 0.0) -> str:
+    """``text`` cut, with "…", to what one line of a panel ``width_px`` wide, less ``less_px`` drawn beside it,
+    holds (in projector mode on the narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
+    room = max(int((_drawn_px(width_px, s) - less_px) / (CHAR_PX * s.font)), 8)
     return text if len(text) <= room else text[: room - 1].rstrip() + "…"
 
 
@@ -313,10 +330,13 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
 # ---------------------------------------------------------------- head similarity
 
 
-def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> go.Figure:
+def head_similarity_heatmap(
+    similarity: np.ndarray, names: Sequence[str], *, projector: bool = False, width_px: float | None = None
+) -> go.Figure:
     """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
 
     1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
+    ``width_px``: about how wide the page draws it (as in :func:`attention_heatmap`): the digits fit it.
     """
     s = theme.style(projector)
     S = _as_matrix(similarity, "similarity")  # (h, h)
@@ -324,11 +344,13 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
         raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
     full = _as_labels(names, S.shape[0], "names", "heads")
     short = [f"h{h + 1}" for h in range(S.shape[0])]
+    font = _cell_font(s, S.shape[1], width_px, max(map(len, short)))
+    s = replace(s, cell_font=font or s.cell_font)
     trace = _value_trace(
         S,
         _cells(full, full),
         s,
-        text=_show_text(None, *S.shape),
+        text=font is not None and _show_text(None, *S.shape),
         names=("head", "head", "similarity"),
         zmin=0.0,
         zmax=1.0,
@@ -336,5 +358,5 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
         colorbar=_colorbar("similarity", s),
     )
     height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
-    x, y = _grid_axes(short, short, s, height_px=height - 150)
-    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)
+    x, y = _grid_axes(short, short, s, height_px=height - 150, width_px=width_px)
+    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height, width_px=width_px)

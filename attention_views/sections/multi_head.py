@@ -28,14 +28,14 @@ def head_choice(lab: Lab) -> None:
     if multi.is_direct(lab):
         st.caption("This scenario gives Q, K and V directly, so its heads are equal splits of their columns.")
     else:
-        bound(
-            st.segmented_control,
+        bound(  # radio buttons wrap in a narrow column; a segmented control ran "Split W into h heads" past it
+            st.radio,
             "Heads",
             "multi_head_heads_mode",
             "heads_mode",
             options=HEAD_MODES,
             format_func=MODE_LABELS.get,
-            required=True,
+            horizontal=True,
         )
     if multi.head_mode(lab) == "selection":
         lab.heads, moved = folded(lab.heads, editor_key(lab, "multi_head", "heads"), multi.apply_heads_delta)

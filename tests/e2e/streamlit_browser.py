@@ -141,6 +141,10 @@ _CUT_TEXT_JS = """() => {
   for (const e of document.querySelectorAll('[data-testid="stMain"] .stMarkdownEllipsis')) {  // one-line labels
     if (e.scrollWidth > e.clientWidth + 1) cut.push(`label ${JSON.stringify(e.textContent)}`);
   }
+  for (const b of document.querySelectorAll('[data-testid="stMain"] [data-testid="stButtonGroup"] button')) {
+    const box = b.closest('[data-testid="stElementContainer"]').getBoundingClientRect();  // its column's share
+    if (b.getBoundingClientRect().right > box.right + 1) cut.push(`option ${JSON.stringify(b.textContent)}`);
+  }
   for (const e of document.querySelectorAll('.katex-display')) {  // a formula wider than its column
     const right = e.getBoundingClientRect().right;  // the column's edge; the formula's boxes may pass it
     const ends = Array.from(e.querySelectorAll('.katex-html .base'), b => b.getBoundingClientRect().right);
@@ -151,8 +155,8 @@ _CUT_TEXT_JS = """() => {
 
 
 def cut_text_problems(page: Page) -> list[str]:
-    """Metric values and one-line labels (buttons, toggles, metrics) cut to an ellipsis, and formulas running past
-    the right edge of their column."""
+    """Metric values and one-line labels (buttons, toggles, metrics) cut to an ellipsis, and formulas and the
+    options of a segmented control running past the right edge of their column."""
     return [f"{what} is cut off" for what in page.evaluate(_CUT_TEXT_JS)]
 
 

@@ -31,17 +31,25 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
     return f"{path}?state={share.encode(lab)}"
 
 
+# every page on emma-friend; and the pages whose controls differ with a scenario of embeddings and projections
+# (emma-friend gives Q, K and V directly): the multi-head page's heads control, the playground's presets
+VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
+    ("/multi_head", "apple-orange"),
+    ("/playground", "apple-orange"),
+]
+
+
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("path", [path for path, _ in app_pages()])
-def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, size):
+@pytest.mark.parametrize(("path", "scenario"), VIEWS)
+def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario, size):
     context = browser.new_context(viewport=SIZES[size], base_url=app_url)
     try:
         page = context.new_page()
-        open_page(page, projector_link(path))
+        open_page(page, projector_link(path, scenario))
         assert_clean(page)
         page.wait_for_timeout(1000)  # plotly lays out its labels (automargin) after the figure data arrives
         problems = label_problems(page) + cell_text_problems(page) + cut_text_problems(page)
-        screenshot(page, f"layout{path.replace('/', '_')}_{size}")
+        screenshot(page, f"layout{path.replace('/', '_')}_{scenario}_{size}")
         assert not problems, "\n".join(problems)
     finally:
         context.close()

@@ -79,7 +79,7 @@ def test_apple_orange_shows_the_notebooks_four_heads_and_an_8_wide_concat():
 
 def test_changing_the_head_count_changes_the_subplots():
     at = open_page("multi_head", "apple-orange")
-    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    at.radio(key="multi_head_heads_mode").set_value("split").run()
     assert_clean(at)
     assert len(grid_weights(at)) == 4  # the lab's 4 heads, now cut from the identity W
     for n in (2, 8, 1):
@@ -147,7 +147,7 @@ def test_a_fixed_dims_entry_updates_the_grid():
 
 def test_the_head_count_offers_only_counts_that_split_every_width():
     at = open_page("multi_head", "apple-orange")
-    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    at.radio(key="multi_head_heads_mode").set_value("split").run()
     assert list(at.button_group(key="multi_head_n_heads").options) == ["1", "2", "4", "8"]  # W's are 8 wide
     at = open_page("multi_head", "emma-friend")
     assert list(at.button_group(key="multi_head_n_heads").options) == ["1", "2", "4"]  # Q, K, V are 4 wide
@@ -217,7 +217,7 @@ def test_bad_embedding_cell_is_explained_and_the_grid_stays():
 
 def test_split_heads_projection_too_large_for_a_float_names_x_and_the_matrix():
     at = open_page("multi_head", "random-seed42")
-    at.button_group(key="multi_head_heads_mode").set_value("split").run()
+    at.radio(key="multi_head_heads_mode").set_value("split").run()
     edit_cells(at, editor_key(at, "multi_head", "X"), {1: {f"d{j}": 1.7e308 for j in range(4)}})
     assert_clean(at)
     errors = [e.value for e in at.error]
