@@ -10,9 +10,11 @@ import plotly.graph_objects as go
 from attention_views import theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
+    CHAR_PX,
     NARROWEST_SCREEN,
     _as_labels,
     _as_vector,
+    _drawn_px,
     _finish,
     _hover_name,
     _ticks,
@@ -119,7 +121,10 @@ def product_terms_bar(
         **words,
     )
     total = short(float(terms.sum()))
-    spelled = " + ".join(short(t) for t in terms) if q.size <= 8 else "Σ q_i k_i"
+    spelled = " + ".join(short(t) for t in terms)
+    room = _drawn_px(width_px or ASSUMED_WIDTH_PX, s) - 4 * s.font  # the chart less its y axis
+    if q.size > 8 or len(f"q·k = {spelled} = {total}") * CHAR_PX * s.font > room:  # one line that fits, or the sum
+        spelled = "Σ q_i k_i"
     layout = {
         "annotations": [
             {

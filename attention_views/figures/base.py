@@ -229,10 +229,12 @@ def _ticks(labels: list[str], room_px: float, font: int) -> dict:
 
 
 def _column_ticks(labels: list[str], room_px: float, s: Style) -> dict:
-    """Column tick labels that never run into each other and, where any font allows, all of them: in the axis
-    font when they fit (plotly tilts long ones), else upright in the font that fits, down to the smallest
-    readable one (MIN_CELL_FONT, on a projector PROJECTOR_MIN_CELL_FONT); every n-th only past that."""
-    if len(labels) * 1.2 * s.font <= room_px:
+    """Column tick labels that never run into each other and, where any font allows, all of them: level in the
+    axis font when they fit side by side, else upright in the font that fits, down to the smallest readable
+    one (MIN_CELL_FONT, on a projector PROJECTOR_MIN_CELL_FONT); every n-th only past that. (Left to plotly,
+    long level labels were tilted, and on a narrow chart ran into the colour bar underneath.)"""
+    widest = max((len(t) for t in labels), default=1) * CHAR_PX * s.font
+    if len(labels) * (widest + 0.5 * s.font) <= room_px:
         return _ticks(labels, room_px, s.font)
     smallest = PROJECTOR_MIN_CELL_FONT if s.font > theme.NORMAL.font else MIN_CELL_FONT
     font = max(smallest, min(s.font, int(room_px / (1.2 * len(labels)))))

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from attention_views import formats, theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
+    CHAR_PX,
     KEY_AXIS_TITLE,
     NARROWEST_SCREEN,
     QUERY_AXIS_TITLE,
@@ -62,16 +63,19 @@ def clickable_grid(
         px = max(room / n_k, 8.0)
         margin, tickangle = _grid_margin(queries, keys, s, px)
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
+    # an axis title longer than the grid's side ran into the figure's title (2 queries): the short one then
+    x_title = KEY_AXIS_TITLE if len(KEY_AXIS_TITLE) * CHAR_PX * s.font <= n_k * px else "key"
+    y_title = QUERY_AXIS_TITLE if len(QUERY_AXIS_TITLE) * CHAR_PX * s.font <= n_q * px else "query"
     layout = {
         "xaxis": {
-            "title": {"text": KEY_AXIS_TITLE},
+            "title": {"text": x_title},
             "tickangle": tickangle,
             **_ticks(keys, n_k * px, s.font),
             **fixed,
             "range": [-0.5, n_k - 0.5],
         },
         "yaxis": {
-            "title": {"text": QUERY_AXIS_TITLE},
+            "title": {"text": y_title},
             **_ticks(queries, n_q * px, s.font),
             **fixed,
             "range": [n_q - 0.5, -0.5],
@@ -81,8 +85,8 @@ def clickable_grid(
     if cell is not None:
         layout["shapes"] = _outline(cell)
     markers = _grid_markers(W, queries, keys, s, px, font=_fitting_font(px - 2 * s.gap, s))
-    markers.marker.colorbar.update(  # under the grid, across it
-        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
+    markers.marker.colorbar.update(  # under the grid, across it; its title under its numbers (above, on the bar)
+        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="bottom"
     )
     width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
     return _finish(
@@ -200,8 +204,8 @@ def head_score_grid(
         layout["shapes"] = _outline(cell)
     names = ("layer", "head", score_name)
     markers = _grid_markers(S, layers, heads, s, px, names)  # no text: 270 numbers would not fit; hovers have them
-    markers.marker.colorbar.update(  # under the grid, across it
-        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="top"
+    markers.marker.colorbar.update(  # under the grid, across it; its title under its numbers (above, on the bar)
+        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="bottom"
     )
     width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
     title = f"Heads by {score_name}"

@@ -98,7 +98,10 @@ def attention_heatmap(
     if cell is not None:
         layout["shapes"] = _outline(cell)
     title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
-    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": _colorbar_across_px(s)} if narrow else None
+    margin = None
+    if narrow:  # the colour bar across the bottom, under the key labels: upright ones take their length
+        upright = max(map(len, keys), default=1) * CHAR_PX * x["tickfont"]["size"] if "tickangle" in x else 0
+        margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": _colorbar_across_px(s) + int(upright)}
     return _finish(
         traces, layout, title, s, height=height + (margin["b"] if margin else 0), width_px=width_px, margin=margin
     )

@@ -50,7 +50,8 @@ _FIGURES_JS = (
 
 
 # Every label plotly drew on each chart (tick labels, axis and colour-bar titles, legend entries, the
-# chart title, annotations such as subplot titles), as boxes in page pixels, with the chart's own box.
+# chart title, annotations such as subplot titles) and the colour bar itself, as boxes in page pixels, with the
+# chart's own box.
 # Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
 _LABELS_JS = (
     _EACH_CHART_JS
@@ -61,18 +62,19 @@ _LABELS_JS = (
   const kinds = [['g[class$="tick"] > text', 'tick'], ['g[class*="tick2"] > text', 'tick'],
                  ['text[class$="title"]', 'axis title'], ['.cbtitle text', 'colour-bar title'],
                  ['.cbaxis text', 'colour-bar tick'], ['.legendtext', 'legend'], ['.gtitle', 'title'],
-                 ['.annotation-text', 'annotation']];
+                 ['.annotation-text', 'annotation'], ['rect.cbfill', 'colour bar']];
   const seen = new Set();
   for (const [sel, kind] of kinds) {
     for (const e of gd.querySelectorAll(sel)) {
-      if (seen.has(e) || !e.textContent.trim() || e.closest('.scene, .gl-container')) continue;
+      const bar = kind === 'colour bar';  // no text: its box, which no label may cover
+      if (seen.has(e) || (!bar && !e.textContent.trim()) || e.closest('.scene, .gl-container')) continue;
       seen.add(e);
       const bb = e.getBBox(), m = e.getScreenCTM();
       if (!m || bb.width === 0 || bb.height === 0) continue;
       const x1 = bb.x + bb.width, y1 = bb.y + bb.height;
       const corners = [[bb.x, bb.y], [x1, bb.y], [x1, y1], [bb.x, y1]];
       const drawn = corners.map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]);
-      labels.push({kind, text: e.textContent, corners: drawn});
+      labels.push({kind, text: bar ? '' : e.textContent, corners: drawn});
     }
   }
   return {key, box: {x0: b.left, y0: b.top, x1: b.right, y1: b.bottom}, labels};

@@ -31,11 +31,18 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
     return f"{path}?state={share.encode(lab)}"
 
 
-# every page on emma-friend; and the pages whose controls differ with a scenario of embeddings and projections
-# (emma-friend gives Q, K and V directly): the multi-head page's heads control, the playground's presets
+# every page on emma-friend, and the views where another scenario showed a problem (a sweep of every page on
+# every scenario at both sizes): the heads control of apple-orange (emma-friend gives Q, K and V directly),
+# two queries under the step-by-step grid's axis title, eight and four dot-product terms in a line, a long
+# multiply-add metric, upright key labels above a colour bar
 VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
     ("/multi_head", "apple-orange"),
     ("/playground", "apple-orange"),
+    ("/step_by_step", "mammal-query"),
+    ("/step_by_step", "random-causal"),
+    ("/step_by_step", "random-seed42"),
+    ("/kv_cache", "apple-orange"),
+    ("/sinks", "mammal-query"),
 ]
 
 

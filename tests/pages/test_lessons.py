@@ -74,6 +74,11 @@ def test_each_decoding_step_equals_the_row_of_full_causal_attention():
         np.testing.assert_allclose(cache[["k0", "k1", "k2", "k3"]].to_numpy(), K[:t], atol=1e-12)
         # with the cache step t computes one query, one key, one value and its t scores and mixes
         assert at.metric[0].value == f"{3 * 4 * 4 + 2 * t * 4:,}"
+        # so far: the same summed over steps 1..t; without a cache step s projects all s tokens (3 s d d_k)
+        # and computes the whole s x s score matrix and its product with V (2 s^2 d_k)
+        so_far = sum(3 * 4 * 4 + 2 * s * 4 for s in range(1, t + 1))
+        without = sum(3 * s * 4 * 4 + 2 * s * s * 4 for s in range(1, t + 1))
+        assert (at.metric[1].value, at.metric[1].delta) == (f"{so_far:,}", f"{so_far - without:,} vs no cache")
     assert any("largest difference" in c.value for c in at.caption)
 
 

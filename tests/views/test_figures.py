@@ -306,6 +306,29 @@ def test_clickable_grid_is_one_square_marker_per_cell_with_customdata_i_j():
     assert trace.unselected.marker.opacity == 1.0, "clicking must not fade the other cells"
 
 
+def test_clickable_grid_axis_titles_are_short_when_the_grid_is_shorter_than_them():
+    """Two queries on a projector: "Query token (attending)" stood taller than the grid and ran into the figure's
+    title (mammal-query on the step-by-step page); the short title then, the full one when it fits."""
+    short = figures.clickable_grid(_weights(2, 5), ["mammal", "reptile"], list("abcde"), projector=True)
+    tall = figures.clickable_grid(_weights(8, 8), list("abcdefgh"), list("ijklmnop"), projector=True)
+    assert (short.layout.yaxis.title.text, short.layout.xaxis.title.text) == ("query", "Key token (attended to)")
+    assert (tall.layout.yaxis.title.text, tall.layout.xaxis.title.text) == (
+        "Query token (attending)",
+        "Key token (attended to)",
+    )
+
+
+def test_product_terms_sum_is_spelled_out_only_when_it_fits_one_line():
+    """Eight terms on a projector ran the annotation past the chart's edge: the sum is written as Σ q_i k_i when
+    the terms do not fit one line of the chart (on a projector, of the narrowest screen)."""
+    q, k = np.linspace(-0.5, 0.5, 8), np.linspace(0.3, 0.9, 8)
+    dims = [f"d{i}" for i in range(8)]
+    wide = figures.product_terms_bar(dims, q, k, projector=True, width_px=CONTENT_PX * 3 / 5)
+    few = figures.product_terms_bar(dims[:3], q[:3], k[:3], width_px=CONTENT_PX * 3 / 5)
+    assert "Σ q_i k_i" in wide.layout.annotations[0].text
+    assert " + " in few.layout.annotations[0].text and "Σ" not in few.layout.annotations[0].text
+
+
 def test_clickable_grid_squares_fill_their_cells():
     fig = figures.clickable_grid(_weights(4, 4), list("abcd"), list("efgh"))
     m = fig.layout.margin
