@@ -19,7 +19,7 @@ st.markdown(
 maths, lectures = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
 with maths:
     st.subheader("The math")
-    st.latex(r"Q = X W_Q,\quad K = X W_K,\quad V = X W_V")
+    st.latex(r"Q = X W_Q,\; K = X W_K,\; V = X W_V")  # with \quad it ran past its column at 1280 pixels
     st.latex(r"\text{scores} = \frac{Q K^\top}{\sqrt{d_k}}")
     st.latex(r"\text{weights} = \operatorname{softmax}(\text{scores} + M)")
     st.latex(r"\text{output} = \text{weights}\; V")

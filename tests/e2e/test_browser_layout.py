@@ -49,15 +49,31 @@ VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize(("path", "scenario"), VIEWS)
 def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario, size):
-    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
+    problems = _layout_problems(browser, app_url, projector_link(path, scenario), SIZES[size], f"{scenario}_{size}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", [path for path, _ in app_pages()])
+def test_with_projector_mode_off_nothing_is_cut_off_either(browser, app_url, path):
+    """The same facts in normal mode at 1280x720 (the home page's first formula ran past its column there)."""
+    link = f"{path}?state={share.encode(new_lab('emma-friend'))}"
+    problems = _layout_problems(browser, app_url, link, SIZES["1280x720"], "normal")
+    assert not problems, "\n".join(problems)
+
+
+def _layout_problems(browser, app_url: str, link: str, viewport: dict, name: str) -> list[str]:
+    """Cut-off or overlapping chart labels, digits running into each other and cut text, on ``link`` opened at
+    ``viewport`` (a screenshot named after the page and ``name`` kept)."""
+    context = browser.new_context(viewport=viewport, base_url=app_url)
     try:
         page = context.new_page()
-        open_page(page, projector_link(path, scenario))
+        open_page(page, link)
         assert_clean(page)
         page.wait_for_timeout(1000)  # plotly lays out its labels (automargin) after the figure data arrives
         problems = label_problems(page) + cell_text_problems(page) + cut_text_problems(page)
-        screenshot(page, f"layout{path.replace('/', '_')}_{scenario}_{size}")
-        assert not problems, "\n".join(problems)
+        path = link.split("?")[0]
+        screenshot(page, f"layout{path.replace('/', '_')}_{name}")
+        return problems
     finally:
         context.close()
 
