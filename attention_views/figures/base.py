@@ -249,16 +249,19 @@ def _grid_axes(
     height_px: float,
     width_px: float | None = None,
     bar_beside: bool = True,
+    beside_px: float | None = None,
 ) -> tuple[dict, dict]:
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
 
     Column labels fit the cells of a figure ``width_px`` wide (ASSUMED_WIDTH_PX if None; in projector mode
     on the narrowest screen a lecture uses), so they never run into each other (:func:`_column_ticks`);
     ``bar_beside`` False: the colour bar lies across the bottom and the axis title is short, leaving more room.
+    ``beside_px``: what is drawn beside the cells, when not the row labels, title and bar (a panel of a grid).
     """
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
     labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + (7 if bar_beside else 2.5) * s.font
+    labels_px = labels_px if beside_px is None else beside_px
     room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - labels_px, 40.0)
     return (
         {"range": [-0.5, len(cols) - 0.5], **_column_ticks(cols, room, s), **common},

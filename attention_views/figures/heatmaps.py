@@ -252,10 +252,10 @@ def head_grid(
     text = font is not None and _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
-    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, bar_beside=not across)
     # a panel's share of what is drawn beside the panels: the row labels and their title, the colour bar
     bar = 4.5 if shared_range and not across else 0.0
     beside_px = (labels * CHAR_PX + 2.5 + bar) * s.font / n_cols
+    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, beside_px=beside_px)
     titles = [plot_text(_one_line(str(name), s, panel_px, beside_px)) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]

@@ -594,6 +594,16 @@ def test_projector_playground_heatmap_names_every_key(scenario_id):
     assert fig.data[0].colorbar.orientation == "h", "drawn narrow on a projector: the colour bar lies underneath"
 
 
+def test_exercise_panels_name_every_key_on_a_projector():
+    """The exercises' target and yours panels (2 across the 6/11 column) took the row labels off each panel's
+    width and kept 3 of 5 keys; the labels are drawn once per row of panels, so each panel has room for all."""
+    from attention_views.exercise_views import VIEW_PX
+
+    tokens = ["the", "cat", "sat", "on", "mats"]
+    fig = figures.head_grid([np.eye(5)] * 2, ["Target", "Yours"], tokens, tokens, projector=True, width_px=VIEW_PX)
+    assert list(fig.layout.xaxis.ticktext) == tokens and fig.layout.xaxis.tickfont.size >= 12
+
+
 def test_column_labels_are_thinned_to_the_width_the_page_draws_the_heatmap():
     tokens = [f"tok{i}" for i in range(12)]
     W = np.full((12, 12), 1 / 12)
