@@ -100,9 +100,14 @@ def _cell_font(
     """
     if width_px is None:
         return s.cell_font
-    bar = 4.5 * s.font if bar_beside else 0.0  # a colour bar beside the cells (not one across the bottom)
-    area = _drawn_px(width_px, s) - label_chars * CHAR_PX * s.font - 2.5 * s.font - bar  # labels, title, bar
+    area = _drawn_px(width_px, s) - _beside_px(label_chars, s, bar_beside=bar_beside)
     return _fitting_font(area / max(n_cols, 1) - s.gap, s, CELL_TEXT_CHARS + signed)
+
+
+def _beside_px(label_chars: int, s: Style, *, bar_beside: bool) -> float:
+    """What a grid draws beside its cells, across: the row labels, the axis title and, ``bar_beside``, the
+    colour bar (not when it lies across the bottom)."""
+    return label_chars * CHAR_PX * s.font + 2.5 * s.font + (4.5 * s.font if bar_beside else 0.0)
 
 
 def _signed(M: np.ndarray) -> bool:
@@ -259,10 +264,10 @@ def _grid_axes(
     ``beside_px``: what is drawn beside the cells, when not the row labels, title and bar (a panel of a grid).
     """
     common = {"showgrid": False, "zeroline": False, "automargin": True}
-    # the cells' share: the width less the row labels, the axis title and the colour bar (as in _cell_font)
-    labels_px = max((len(r) for r in rows), default=1) * CHAR_PX * s.font + (7 if bar_beside else 2.5) * s.font
-    labels_px = labels_px if beside_px is None else beside_px
-    room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - labels_px, 40.0)
+    # the cells' share: the width less what is drawn beside them (as in _cell_font)
+    if beside_px is None:
+        beside_px = _beside_px(max((len(r) for r in rows), default=1), s, bar_beside=bar_beside)
+    room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - beside_px, 40.0)
     return (
         {"range": [-0.5, len(cols) - 0.5], **_column_ticks(cols, room, s), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},
@@ -330,6 +335,7 @@ def _finish(
     height: int,
     width: float | None = None,
     margin: dict | None = None,
+    bottom_px: int = 10,
     width_px: float | None = None,
     legend_rows: int = 0,
     panel_titles_px: int = 0,
@@ -339,12 +345,13 @@ def _finish(
 
     The title is cut into lines that fit the figure (``width``, else about ``width_px``, else ASSUMED_WIDTH_PX);
     ``legend_rows``: room for a horizontal legend of that many rows between the title and the plot;
-    ``panel_titles_px``: room there for the first row of subplot titles.
+    ``panel_titles_px``: room there for the first row of subplot titles; ``bottom_px``: the bottom margin, when
+    no ``margin`` is given (room for a colour bar across the bottom, say).
     The whole layout goes to ``go.Figure`` at once: ``fig.update_layout`` afterwards costs about 5 ms a call.
     """
     lines = _wrapped(title, s.title_font, width or width_px or ASSUMED_WIDTH_PX)
     extra = int(1.3 * s.title_font * (len(lines) - 1))  # the title's further lines
-    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10} if margin is None else dict(margin)
+    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": bottom_px} if margin is None else dict(margin)
     title_px = margin["t"] + extra  # the band at the top that holds the title
     # a legend or subplot titles above the plot, between the title and the plot
     band_px = int(1.6 * s.font * legend_rows) + panel_titles_px

@@ -16,6 +16,7 @@ from attention_views.figures.base import (
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
+    _beside_px,
     _cell_font,
     _cells,
     _check_cell,
@@ -98,13 +99,12 @@ def attention_heatmap(
     if cell is not None:
         layout["shapes"] = _outline(cell)
     title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
-    margin = None
-    if narrow:  # the colour bar across the bottom, under the key labels: upright ones take their length
-        upright = max(map(len, keys), default=1) * CHAR_PX * x["tickfont"]["size"] if "tickangle" in x else 0
-        margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": _colorbar_across_px(s) + int(upright)}
-    return _finish(
-        traces, layout, title, s, height=height + (margin["b"] if margin else 0), width_px=width_px, margin=margin
-    )
+    if not narrow:
+        return _finish(traces, layout, title, s, height=height, width_px=width_px)
+    # the colour bar across the bottom, under the key labels: upright ones take their length
+    upright = max(map(len, keys), default=1) * CHAR_PX * x["tickfont"]["size"] if "tickangle" in x else 0
+    bottom = _colorbar_across_px(s) + int(upright)
+    return _finish(traces, layout, title, s, height=height + bottom, width_px=width_px, bottom_px=bottom)
 
 
 def matrix_heatmap(
@@ -253,8 +253,7 @@ def head_grid(
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
     # a panel's share of what is drawn beside the panels: the row labels and their title, the colour bar
-    bar = 4.5 if shared_range and not across else 0.0
-    beside_px = (labels * CHAR_PX + 2.5 + bar) * s.font / n_cols
+    beside_px = _beside_px(labels, s, bar_beside=shared_range and not across) / n_cols
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, beside_px=beside_px)
     titles = [plot_text(_one_line(str(name), s, panel_px, beside_px)) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
@@ -288,14 +287,13 @@ def head_grid(
             title = "Attention weights per head, each on its own range"
     titles_px = int(1.3 * s.font) * (1 if shared_range else 2)  # the first row's panel titles, above it
     bar_px = _colorbar_across_px(s) if across else 0
-    margin = {"l": 10, "r": 10, "t": 30 + 2 * s.title_font, "b": 10 + bar_px}
     return _finish(
         traces,
         layout,
         title,
         s,
         height=panel * n_rows + 70 + bar_px,
-        margin=margin,
+        bottom_px=10 + bar_px,
         width_px=width_px,
         panel_titles_px=titles_px,
     )
