@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from streamlit_browser import KEY_PAUSE_MS, open_last_column_cell, wait_idle  # noqa: E402
+from streamlit_browser import type_into_last_column_cell, wait_idle  # noqa: E402
 
 from deploy import devserver  # noqa: E402
 
@@ -141,17 +141,13 @@ def type_into_second_row(page, editor, text: str, attempts: int = 3) -> None:
 
     for attempt in range(attempts):
         try:
-            open_last_column_cell(page, editor, 1)
-            break
+            type_into_last_column_cell(page, editor, 1, text)
+            return
         except (PlaywrightTimeoutError, AssertionError):
             page.keyboard.press("Escape")
             wait_idle(page)
             if attempt == attempts - 1:
                 raise
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Backspace")
-    page.keyboard.type(text, delay=KEY_PAUSE_MS // 4)
-    page.wait_for_timeout(KEY_PAUSE_MS)
 
 
 def multi_head_controls(browser, url: str, repeats: int) -> dict[str, list[float]]:

@@ -335,15 +335,20 @@ def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int =
 
 
 def edit_last_column_cell(page: Page, editor: Locator, row: int, text: str) -> tuple[str, str]:
-    """Open a cell of the editor's last column (see :func:`open_last_column_cell`), clear it, type
-    ``text``, press Enter. Returns what the cell held when it opened, and just before Enter (a
-    numeric column's cell editor drops characters that cannot be part of a number)."""
+    """:func:`type_into_last_column_cell`, then Enter. Returns what the cell held when it opened, and just
+    before Enter (a numeric column's cell editor drops characters that cannot be part of a number)."""
+    opened, held = type_into_last_column_cell(page, editor, row, text)
+    page.keyboard.press("Enter")
+    return opened, held
+
+
+def type_into_last_column_cell(page: Page, editor: Locator, row: int, text: str) -> tuple[str, str]:
+    """Open a cell of the editor's last column (see :func:`open_last_column_cell`), clear it and type ``text``
+    as a person does, leaving the cell editor open. Returns what the cell held when it opened, and now."""
     cell = open_last_column_cell(page, editor, row)
     opened = cell.input_value()
     page.keyboard.press("Control+a")
     page.keyboard.press("Backspace")
     page.keyboard.type(text, delay=KEY_PAUSE_MS // 4)
     page.wait_for_timeout(KEY_PAUSE_MS)
-    held = cell.input_value()
-    page.keyboard.press("Enter")
-    return opened, held
+    return opened, cell.input_value()

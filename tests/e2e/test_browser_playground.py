@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import pytest
 from streamlit_browser import (
-    KEY_PAUSE_MS,
     assert_clean,
     chart,
     choose_option,
     edit_last_column_cell,
-    open_last_column_cell,
     open_page,
     screenshot,
     shape,
+    type_into_last_column_cell,
     wait_idle,
     wait_until,
 )
@@ -115,13 +114,7 @@ def test_an_edit_survives_clicking_another_page_right_after_enter(page, delay_ms
     _, held = edit_last_column_cell(page, editor, row=0, text="9.25")
     assert held == "9.25"
     page.wait_for_timeout(delay_ms)
-    page.get_by_role("link", name="Step by step").first.click()
-    wait_idle(page)
-    page.wait_for_timeout(500)
-    wait_idle(page)
-    page.get_by_role("link", name="Playground").first.click()
-    wait_idle(page)
-    after = wait_until(page, lambda: weights(page), "the playground heatmap again")
+    after = _weights_after_a_visit_to_step_by_step(page)
     assert after != before, "the edit typed just before switching pages was lost"
     assert_clean(page)
 
@@ -131,17 +124,19 @@ def test_an_edit_still_being_typed_survives_clicking_another_page_at_once(page):
     a click outside the grid while its cell editor is open sends the edit straight away (no 150 ms wait,
     unlike Enter). So the one window that loses an edit is the first ~0.15 s after Enter."""
     before = open_playground(page, "random-seed42")
-    open_last_column_cell(page, page.locator(EDITOR).first, 0)
-    page.keyboard.press("Control+a")
-    page.keyboard.press("Backspace")
-    page.keyboard.type("9.25", delay=KEY_PAUSE_MS // 4)
-    page.wait_for_timeout(KEY_PAUSE_MS)  # the grid shows the digits; no Enter
+    _, held = type_into_last_column_cell(page, page.locator(EDITOR).first, 0, "9.25")  # no Enter
+    assert held == "9.25"
+    after = _weights_after_a_visit_to_step_by_step(page)
+    assert after != before, "the edit being typed when another page was clicked was lost"
+    assert_clean(page)
+
+
+def _weights_after_a_visit_to_step_by_step(page) -> list[list[float]]:
+    """Click the Step by step page at once, let it run, come back to the playground: its heatmap's weights."""
     page.get_by_role("link", name="Step by step").first.click()
     wait_idle(page)
     page.wait_for_timeout(500)
     wait_idle(page)
     page.get_by_role("link", name="Playground").first.click()
     wait_idle(page)
-    after = wait_until(page, lambda: weights(page), "the playground heatmap again")
-    assert after != before, "the edit being typed when another page was clicked was lost"
-    assert_clean(page)
+    return wait_until(page, lambda: weights(page), "the playground heatmap again")
