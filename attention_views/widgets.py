@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import session, theme
+from attention_views import figures, session, theme
 from attention_views.editors import (
     TOKEN,
     Delta,
@@ -76,7 +76,16 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
         bump_rev(lab)
 
 
-NUMBER_PX, TOKEN_PX = 58, 76  # a table editor's columns: "-0.35" and a 4-letter header fit
+NUMBER_PX, TOKEN_PX = 58, 76  # a table editor's columns: "-0.3651" and a 4-letter header fit
+SMALL_GAP_PX = 16  # st.columns(gap="small")
+PROJECTOR_NUMBER_PX = 50  # on a projector numbers have two decimals, as in the heatmaps: "-1.37" and "d7" fit
+ROW_HANDLES_PX = 34  # the column of row handles an editor with addable rows draws first
+TAB_CHAR_PX, TAB_GAP_PX = 7.2, 18  # a tab label's characters and the gap after it
+
+
+def column_px(label: str, big: bool) -> int:
+    """How wide an editor's number column is drawn: its numbers, and its header (an icon and the name) whole."""
+    return max(PROJECTOR_NUMBER_PX if big else NUMBER_PX, 32 + 9 * len(label))
 
 
 def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False, help: str = "") -> None:
@@ -84,7 +93,11 @@ def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = Fals
     apply_pending_edits(lab, prefix, name)
     frame = lab.tables[name]
     # narrow columns (pixels): every column of a seed scenario's table fits beside the heatmap at 1280 px
-    config = {c: st.column_config.NumberColumn(c, help=help or None, width=NUMBER_PX) for c in value_columns(frame)}
+    big = projector()
+    config = {
+        c: st.column_config.NumberColumn(c, help=help or None, width=column_px(c, big), format="%.2f" if big else None)
+        for c in value_columns(frame)
+    }
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes", width=TOKEN_PX)
     st.data_editor(
@@ -394,15 +407,38 @@ EDITOR_TABS = {
 }
 
 
-def panel_split(lab: Lab) -> list[int]:
-    """Column weights [tables, figure]: narrow tables leave the heatmap more room, wide ones take up to half.
+def panel_split(lab: Lab, big: bool) -> tuple[list[float], float]:
+    """Column widths [tables, figure] at 1280 px, and the least width of the figure's column.
 
-    Widths are shares of the page, so this holds in projector mode too. A table wider than its half
-    (8 dimensions in projector mode) scrolls sideways.
+    Normal mode: shares by the tables' width; a table wider than its half scrolls sideways. Projector mode:
+    the tables take what they need to show every column and the heatmap the rest, but never less than
+    it needs for its values (or, for many keys, for cells read as colours); the page keeps that least
+    width on a narrower screen too, where the tables then scroll sideways.
     """
     widest = max(frame.shape[1] for frame in lab.tables.values())  # the label column included
-    tokens = max(frame.shape[0] for name, frame in lab.tables.items() if name in ("Q", "K", "X"))
-    return [min(max(4, widest), 6), 7 if tokens > 6 else 6]  # the heatmap keeps at least half: its numbers
+    queries, keys = lab_tokens(lab)
+    if not big:
+        return [min(max(4, widest), 6), 7 if len(keys) > 6 else 6], 0.0
+    numbers = max(sum(column_px(c, big) for c in value_columns(frame)) for frame in lab.tables.values())
+    tabs = sum(TAB_CHAR_PX * len(label) + TAB_GAP_PX for label in _editor_tab_labels(lab))  # every tab in sight
+    tables = max(ROW_HANDLES_PX + TOKEN_PX + numbers + 4, tabs)
+    room = theme.CONTENT_PX - SMALL_GAP_PX
+    label_chars = max(map(len, queries), default=1)
+    least = figures.attention_heatmap_px(len(keys), label_chars, projector=True, most_px=0.45 * room)
+    figure = max(least, room - tables)
+    return [room - figure, figure], least
+
+
+def figure_width_px(split: list[float], least: float, big: bool) -> float:
+    """How wide a figure in ``panel_split``'s second column is planned: on a projector, so that on the
+    narrowest screen (where figures take NARROWEST_SCREEN of their width) it is its column's least width."""
+    planned = theme.CONTENT_PX * split[1] / sum(split)
+    return max(planned, least / figures.NARROWEST_SCREEN) if big else planned
+
+
+def least_width_css(key: str, least: float) -> str:
+    """A style keeping the page column that holds element ``key`` at least ``least`` pixels wide."""
+    return f'<style>[data-testid="stColumn"]:has(.st-key-{key}) {{ min-width: {least:.0f}px; }}</style>'
 
 
 def editors_panel(lab: Lab, prefix: str) -> None:
@@ -412,9 +448,8 @@ def editors_panel(lab: Lab, prefix: str) -> None:
     few ms of every rerun. Every table's edits are folded in, by its editor when its tab is open and
     directly when it is closed, and a closed table that does not parse is named below the tabs.
     """
-    names = ("Q", "K", "V") if "Q" in lab.tables else ("X", "W_q", "W_k", "W_v")
-    last = "Sizes" if "Q" in lab.tables else "Presets and sizes"
-    tabs = st.tabs([EDITOR_TABS[n] for n in names] + [last], key=f"{prefix}_tables_tab", on_change="rerun")
+    names = _editor_tables(lab)
+    tabs = st.tabs(_editor_tab_labels(lab), key=f"{prefix}_tables_tab", on_change="rerun")
     closed = {}
     for tab, name in zip(tabs, names, strict=False):
         if tab.open:
@@ -428,6 +463,16 @@ def editors_panel(lab: Lab, prefix: str) -> None:
             _sizes(lab, prefix)
     for name, error in table_errors(closed).items():
         st.error(f"{message(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
+
+
+def _editor_tables(lab: Lab) -> tuple[str, ...]:
+    """The tables the editors' tabs hold: Q, K, V given directly, or X and the projections."""
+    return ("Q", "K", "V") if "Q" in lab.tables else ("X", "W_q", "W_k", "W_v")
+
+
+def _editor_tab_labels(lab: Lab) -> list[str]:
+    """The editors' tab labels: a tab per table, then the sizes (and presets)."""
+    return [EDITOR_TABS[n] for n in _editor_tables(lab)] + ["Sizes" if "Q" in lab.tables else "Presets and sizes"]
 
 
 def _sizes(lab: Lab, prefix: str) -> None:

@@ -7,7 +7,6 @@ from attention_views.editors import TableError
 from attention_views.formats import message
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import (
     STAGE_BUTTONS,
     STAGE_LABELS,
@@ -16,6 +15,8 @@ from attention_views.widgets import (
     bound,
     chart,
     editors_panel,
+    figure_width_px,
+    least_width_css,
     lecture_intro,
     mask_painter,
     panel_split,
@@ -34,10 +35,15 @@ if not big:  # on a projector the screen is for the tables and the heatmap
 attention_controls(lab, "playground")
 
 # cause and effect on one screen: the tables beside the heatmap, in projector mode too (issue 14)
-split = panel_split(lab)
-left, right = st.columns(split, gap="medium")
-with left, st.expander("Tables", expanded=True, icon=":material/edit:"):
-    editors_panel(lab, "playground")
+split, least = panel_split(lab, big)
+left, right = st.columns(split, gap="small" if big else "medium", wrap=not big)
+if big:  # every column of the tables shown: no expander's padding around them, and the heatmap keeps its width
+    st.html(least_width_css("playground_heatmap", least))
+    with left:
+        editors_panel(lab, "playground")
+else:
+    with left, st.expander("Tables", expanded=True, icon=":material/edit:"):
+        editors_panel(lab, "playground")
 if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
         mask_painter(lab, "playground")
@@ -68,7 +74,7 @@ with right:
                 head.key_tokens,
                 title=STAGE_LABELS[stage],
                 projector=big,
-                width_px=CONTENT_PX * split[1] / sum(split),
+                width_px=figure_width_px(split, least, big),
                 **kind,
             ),
             "playground_heatmap",

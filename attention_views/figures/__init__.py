@@ -21,10 +21,11 @@ Inputs are validated first; a ``ValueError`` says which argument is wrong and ho
 from __future__ import annotations
 
 from attention_views.figures.bars import activation_bars, grouped_activation_bars, product_terms_bar
-from attention_views.figures.base import ASSUMED_WIDTH_PX, KEY_AXIS_TITLE, QUERY_AXIS_TITLE
+from attention_views.figures.base import ASSUMED_WIDTH_PX, KEY_AXIS_TITLE, NARROWEST_SCREEN, QUERY_AXIS_TITLE
 from attention_views.figures.grid import clickable_grid, head_score_grid
 from attention_views.figures.heatmaps import (
     attention_heatmap,
+    attention_heatmap_px,
     delta_heatmap,
     head_grid,
     head_similarity_heatmap,
@@ -41,6 +42,7 @@ __all__ = [
     "clickable_grid",
     "head_score_grid",
     "attention_heatmap",
+    "attention_heatmap_px",
     "delta_heatmap",
     "head_grid",
     "head_similarity_heatmap",
@@ -52,5 +54,6 @@ __all__ = [
     "rope_arrows",
     "ASSUMED_WIDTH_PX",
     "KEY_AXIS_TITLE",
+    "NARROWEST_SCREEN",
     "QUERY_AXIS_TITLE",
 ]

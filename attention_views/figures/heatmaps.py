@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
+    CELL_TEXT_CHARS,
     CHAR_PX,
     KEY_AXIS_TITLE,
     QUERY_AXIS_TITLE,
@@ -43,6 +44,17 @@ from attention_views.theme import MINUS_INF
 # ---------------------------------------------------------------- heatmaps
 
 NARROW_PX = 400  # a heatmap drawn narrower than this has no room for "Query token (attending)" beside its labels
+COLOUR_CELL_PX = 22  # the narrowest heatmap cell still read as a colour from the back row
+
+
+def attention_heatmap_px(n_keys: int, label_chars: int, *, projector: bool = False, most_px: float) -> float:
+    """How narrow an attention heatmap of ``n_keys`` keys, its rows labelled in up to ``label_chars``
+    characters, may be drawn (colour bar underneath): its cells keep their values in the style's own cell
+    font if that takes at most ``most_px``, else they are COLOUR_CELL_PX wide and show colour only."""
+    s = theme.style(projector)
+    beside = _beside_px(label_chars, s, bar_beside=False)
+    digits = beside + n_keys * (CELL_TEXT_CHARS * CHAR_PX * s.cell_font + 4 + s.gap + 1)  # _fitting_font's sum
+    return math.ceil(digits if digits <= most_px else beside + n_keys * COLOUR_CELL_PX)
 
 
 def attention_heatmap(

@@ -144,3 +144,33 @@ def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(bro
         assert not problems, "\n".join(problems)
     finally:
         context.close()
+
+
+SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
+_TABLE_JS = """() => {
+  const s = document.querySelector('[data-testid="stDataFrame"] .dvn-scroller');
+  return {hidden: s.scrollWidth - s.clientWidth, right: s.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("scenario", SEEDS)
+def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_projector(browser, app_url, scenario):
+    """At 1280x720 in projector mode the first table shows every column (no sideways scrolling) beside the weights
+    heatmap, both above the fold. Apple-orange, ten tokens by eight dimensions, leaves the heatmap too little
+    room for that: its table hides at most two of its columns (at 1280 px with the sidebar collapsed, none)."""
+    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, projector_link("/playground", scenario))
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        table = page.evaluate(_TABLE_JS)
+        heatmap = page.locator(".st-key-playground_heatmap .js-plotly-plot").bounding_box()
+        screenshot(page, f"columns_playground_{scenario}")
+        assert table["hidden"] <= (2 * 50 if scenario == "apple-orange" else 1), (
+            f"{table['hidden']} px of columns hidden"
+        )
+        assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
+        assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
+    finally:
+        context.close()

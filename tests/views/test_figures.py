@@ -612,3 +612,24 @@ def test_column_labels_are_thinned_to_the_width_the_page_draws_the_heatmap():
     assert list(wide.layout.xaxis.ticktext) == tokens
     assert 1 < len(narrow.layout.xaxis.ticktext) < 12, "every other label, or fewer, in a narrow column"
     assert narrow.layout.yaxis.title.text == "query" and narrow.data[0].colorbar.orientation == "h"
+
+
+@pytest.mark.parametrize("n_keys", [2, 3, 4, 5])
+def test_a_heatmap_drawn_as_narrow_as_attention_heatmap_px_keeps_its_digits_in_the_full_font(n_keys):
+    """The playground's projector layout gives the tables every pixel the heatmap can spare: attention_heatmap_px
+    is the least width at which its cells still hold their values in the projector's own cell font."""
+    tokens = [f"t{i}" for i in range(n_keys)]
+    W = np.full((n_keys, n_keys), 1 / n_keys)
+    least = figures.attention_heatmap_px(n_keys, 2, projector=True, most_px=10_000)
+    planned = least / figures.NARROWEST_SCREEN  # so drawn on the narrowest screen at exactly that width
+    fig = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=planned)
+    assert fig.data[0].texttemplate and fig.data[0].textfont.size == theme.PROJECTOR_CELL_FONT_SIZE
+    smaller = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=planned - 40)
+    assert smaller.data[0].textfont.size < theme.PROJECTOR_CELL_FONT_SIZE or not smaller.data[0].texttemplate
+
+
+def test_many_keys_get_colour_cells_when_their_digits_would_take_too_much_room():
+    digits = figures.attention_heatmap_px(10, 7, projector=True, most_px=10_000)
+    colour = figures.attention_heatmap_px(10, 7, projector=True, most_px=digits - 1)
+    assert colour < digits
+    assert colour - figures.attention_heatmap_px(0, 7, projector=True, most_px=0) == 10 * 22  # COLOUR_CELL_PX each
