@@ -35,7 +35,7 @@ def test_every_lesson_page_opens_clean_on_every_scenario(page, sid):
 
 def test_without_positions_the_two_the_rows_are_identical_and_rope_keeps_scores_under_a_shift():
     at = open_page("positions", "positions-order")
-    W = _figure(at, "Positions 0")
+    W = _figure(at, "Positions from 0")
     np.testing.assert_allclose(W[0], W[3])  # 'the' at 0 and at 3: the same row
     sc = ac.load_scenario("positions-order")
     X = sc.X
@@ -43,7 +43,7 @@ def test_without_positions_the_two_the_rows_are_identical_and_rope_keeps_scores_
     np.testing.assert_allclose(W, expected, atol=1e-12)
     at.selectbox(key="positions_encoding").set_value("rope").run()
     assert_clean(at)
-    W = _figure(at, "Positions 0")
+    W = _figure(at, "Positions from 0")
     assert np.abs(W[0] - W[3]).max() > 0.01  # the rotation tells the two 'the' apart
     assert float(at.metric[0].value) < 1e-9  # a shift leaves RoPE's scores unchanged
     at.selectbox(key="positions_encoding").set_value("sinusoidal").run()
@@ -55,7 +55,7 @@ def test_without_positions_the_two_the_rows_are_identical_and_rope_keeps_scores_
         np.cos(p / 10000 ** (np.arange(0, 4, 2) / 4)),
     )
     Xp = X + pe
-    np.testing.assert_allclose(_figure(at, "Positions 0"), _softmax(Xp @ Xp.T / 2.0), atol=1e-12)
+    np.testing.assert_allclose(_figure(at, "Positions from 0"), _softmax(Xp @ Xp.T / 2.0), atol=1e-12)
     at.selectbox(key="positions_encoding").set_value("alibi").run()
     assert float(at.metric[0].value) < 1e-9
 
