@@ -44,8 +44,17 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
 )
+# a heatmap's digits are chosen for the page at 1280 px (on a projector, at 1024): on a narrower screen they
+# would run into each other, so there the cells show colour only (the hover still has every value)
+_DIGITS_HIDDEN = "@media (max-width: {px}px) {{ .js-plotly-plot .hm text {{ display: none; }} }}"
 PAGE_CSS = "\n".join(
-    ["<style>", *_BOTH_MODES, "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }", "</style>"]
+    [
+        "<style>",
+        *_BOTH_MODES,
+        "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
+        _DIGITS_HIDDEN.format(px=1279),
+        "</style>",
+    ]
 )
 PROJECTOR_CSS = "\n".join(
     [
@@ -54,6 +63,7 @@ PROJECTOR_CSS = "\n".join(
         ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
         ".katex { font-size: 1.25em !important; }",
+        _DIGITS_HIDDEN.format(px=1023),
         "</style>",
     ]
 )

@@ -174,3 +174,11 @@ def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_
         assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
     finally:
         context.close()
+
+
+def test_below_1280_px_in_normal_mode_heatmap_digits_never_run_together(browser, app_url):
+    """Normal mode chooses a heatmap's digits for a 1280-px screen; on a narrower one (the positions page's two
+    heatmaps of nine keys at 1024 px ran "0.63" into "0.02") the cells show colour only, the hover has the values."""
+    lab = new_lab("emma-friend")
+    problems = _layout_problems(browser, app_url, f"/positions?state={share.encode(lab)}", SIZES["1024x768"], "1024")
+    assert not problems, "\n".join(problems)
