@@ -425,6 +425,7 @@ def panel_split(lab: Lab, big: bool) -> tuple[list[float], float]:
     room = theme.CONTENT_PX - SMALL_GAP_PX
     label_chars = max(map(len, queries), default=1)
     least = figures.attention_heatmap_px(len(keys), label_chars, projector=True, most_px=0.45 * room)
+    least = min(least, 0.7 * room)  # many keys: the tables keep their editor usable
     figure = max(least, room - tables)
     return [room - figure, figure], least
 
