@@ -5,6 +5,9 @@ or metric value is cut off."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 from streamlit_browser import (
     app_pages,
@@ -29,6 +32,20 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
     lab = new_lab(scenario)
     lab.projector = True
     return f"{path}?state={share.encode(lab)}"
+
+
+@contextmanager
+def _projector_page(browser, app_url: str, path: str, scenario: str, size: str = "1280x720") -> Iterator:
+    """``path`` opened on ``scenario`` in projector mode at ``size``, drawn, with no error on it."""
+    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, projector_link(path, scenario))
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        yield page
+    finally:
+        context.close()
 
 
 # every page on emma-friend, and the views where another scenario showed a problem (a sweep of every page on
@@ -91,21 +108,14 @@ CAUSE_AND_EFFECT = [
 def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(
     browser, app_url, path, scenario, control, chart
 ):
-    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, projector_link(path, scenario))
-        assert_clean(page)
-        page.wait_for_timeout(500)
+    with _projector_page(browser, app_url, path, scenario) as page:
         tops = {}
         for what, selector in (("control", control), ("chart", chart)):
             box = page.locator(selector).first.bounding_box()
             assert box is not None, f"{selector} is not drawn on {path}"
             tops[what] = box["y"]
         screenshot(page, f"fold{path.replace('/', '_')}")
-        assert tops["control"] < 720 - 40 and tops["chart"] < 720 - 40, f"tops at 1280x720: {tops}"
-    finally:
-        context.close()
+    assert tops["control"] < 720 - 40 and tops["chart"] < 720 - 40, f"tops at 1280x720: {tops}"
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -131,19 +141,12 @@ def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
 def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(browser, app_url, scenario):
     """Three or four keys leave room for "0.53" in every cell even at 1024 pixels (mammal-query's five keys,
     with labels up to seven letters, do not: there the digits stay out on a projector, the hover has them)."""
-    context = browser.new_context(viewport=SIZES["1024x768"], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, projector_link("/playground", scenario))
-        assert_clean(page)
-        page.wait_for_timeout(500)
-        digits = page.locator(".st-key-playground_heatmap .hm text")
-        assert digits.count() > 0, "the weights heatmap writes no digits"
+    with _projector_page(browser, app_url, "/playground", scenario, "1024x768") as page:
+        digits = page.locator(".st-key-playground_heatmap .hm text").count()
         problems = cell_text_problems(page)
         screenshot(page, f"digits_playground_{scenario}_1024x768")
-        assert not problems, "\n".join(problems)
-    finally:
-        context.close()
+    assert digits > 0, "the weights heatmap writes no digits"
+    assert not problems, "\n".join(problems)
 
 
 SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
@@ -158,22 +161,13 @@ def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_
     """At 1280x720 in projector mode the first table shows every column (no sideways scrolling) beside the weights
     heatmap, both above the fold. Apple-orange, ten tokens by eight dimensions, leaves the heatmap too little
     room for that: its table hides at most two of its columns (at 1280 px with the sidebar collapsed, none)."""
-    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, projector_link("/playground", scenario))
-        assert_clean(page)
-        page.wait_for_timeout(500)
+    with _projector_page(browser, app_url, "/playground", scenario) as page:
         table = page.evaluate(_TABLE_JS)
         heatmap = page.locator(".st-key-playground_heatmap .js-plotly-plot").bounding_box()
         screenshot(page, f"columns_playground_{scenario}")
-        assert table["hidden"] <= (2 * 50 if scenario == "apple-orange" else 1), (
-            f"{table['hidden']} px of columns hidden"
-        )
-        assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
-        assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
-    finally:
-        context.close()
+    assert table["hidden"] <= (2 * 50 if scenario == "apple-orange" else 1), f"{table['hidden']} px of columns hidden"
+    assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
+    assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
 
 
 def test_below_1280_px_in_normal_mode_heatmap_digits_never_run_together(browser, app_url):
