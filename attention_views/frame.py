@@ -47,12 +47,16 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
 # a heatmap's digits are chosen for the page at 1280 px (on a projector, at 1024): on a narrower screen they
 # would run into each other, so there the cells show colour only (the hover still has every value)
 _DIGITS_HIDDEN = "@media (max-width: {px}px) {{ .js-plotly-plot .hm text {{ display: none; }} }}"
+# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out
+# for (the home page's formulas beside the lectures were cut off at 1024 px)
+_STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 PAGE_CSS = "\n".join(
     [
         "<style>",
         *_BOTH_MODES,
         "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
         _DIGITS_HIDDEN.format(px=1279),
+        _STACKED.format(px=1279),
         "</style>",
     ]
 )

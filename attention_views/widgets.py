@@ -196,10 +196,11 @@ def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> N
 
 
 def metric_columns(n: int, big: bool) -> list:
-    """``n`` columns for st.metric: one row, or on a projector at most three to a row (five cut values and
-    labels to an ellipsis at 1024 pixels)."""
+    """``n`` places for st.metric: on a projector at most three to a row (five in a row cut values and labels
+    to an ellipsis at 1024 pixels); otherwise each as wide as its label and value, as many to a row as fit."""
     if not big:
-        return list(st.columns(n))
+        row = st.container(horizontal=True, gap="large")
+        return [row.container(width="content") for _ in range(n)]
     return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
 
 

@@ -15,8 +15,12 @@ st.markdown(
     "Edit token embeddings and the projections $W_Q, W_K, W_V$ and watch the attention weights change. "
     "Every number comes from `attention_core`, a small NumPy library you can also import in a notebook."
 )
-# on a projector the math above the lectures: side by side, a 1024-pixel screen cut the formulas off
-maths, lectures = (st.container(), st.container()) if big else st.columns([5, 6], gap="medium")
+# the math above the lectures on a projector and on screens narrower than 1280 px (frame.py): side by side,
+# a 1024-pixel screen cut the formulas off
+if big:
+    maths, lectures = st.container(), st.container()
+else:
+    maths, lectures = st.container(key="stack_home").columns([5, 6], gap="medium")
 with maths:
     st.subheader("The math")
     st.latex(r"Q = X W_Q,\; K = X W_K,\; V = X W_V")  # with \quad it ran past its column at 1280 pixels

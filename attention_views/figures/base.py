@@ -74,8 +74,14 @@ NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content
 
 
 def _drawn_px(width_px: float, s: Style) -> float:
-    """How wide a figure planned ``width_px`` wide may be drawn: in projector mode on the narrowest screen a
-    lecture uses (a 1024-pixel projector), otherwise as planned."""
+    """How wide a figure planned ``width_px`` wide (at 1280 px) may be drawn: on the narrowest screen a page is
+    laid out for, 1024 px, in either mode. Labels and titles are fitted to it, so none is cut or overlaps."""
+    return width_px * NARROWEST_SCREEN
+
+
+def _digits_px(width_px: float, s: Style) -> float:
+    """The width a figure's cell digits (and the shape they need) are chosen for: on a projector the narrowest
+    screen, 1024 px; in normal mode 1280 px, since below that the page shows cells without digits (frame.py)."""
     return width_px * (NARROWEST_SCREEN if s.font > theme.NORMAL.font else 1.0)
 
 
@@ -100,7 +106,7 @@ def _cell_font(
     """
     if width_px is None:
         return s.cell_font
-    area = _drawn_px(width_px, s) - _beside_px(label_chars, s, bar_beside=bar_beside)
+    area = _digits_px(width_px, s) - _beside_px(label_chars, s, bar_beside=bar_beside)
     return _fitting_font(area / max(n_cols, 1) - s.gap, s, CELL_TEXT_CHARS + signed)
 
 

@@ -23,6 +23,7 @@ from attention_views.figures.base import (
     _check_cell,
     _colorbar,
     _colorbar_across_px,
+    _digits_px,
     _drawn_px,
     _finish,
     _grid_axes,
@@ -88,7 +89,7 @@ def attention_heatmap(
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
     # drawn narrow (beside other charts; in projector mode on the narrowest screen): short axis titles, bar below
-    narrow = width_px is not None and _drawn_px(width_px, s) < NARROW_PX
+    narrow = width_px is not None and _digits_px(width_px, s) < NARROW_PX
     labels = max(map(len, queries), default=0)
     font = _cell_font(s, M.shape[1], width_px, labels, bar_beside=not narrow, signed=_signed(M))
     s = replace(s, cell_font=font or s.cell_font)
@@ -257,7 +258,7 @@ def head_grid(
     n_rows = math.ceil(len(mats) / n_cols)
     panel_px = (width_px or theme.CONTENT_PX) / n_cols
     # drawn narrow (in projector mode on the narrowest screen): the one colour bar lies under the panels
-    across = shared_range and _drawn_px(width_px or theme.CONTENT_PX, s) < NARROW_PX
+    across = shared_range and _digits_px(width_px or theme.CONTENT_PX, s) < NARROW_PX
     labels = max(map(len, queries), default=0)
     font = _cell_font(s, mats[0].shape[1], panel_px, labels, bar_beside=not across)
     s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out

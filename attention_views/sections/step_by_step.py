@@ -99,10 +99,10 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     else:  # wider vectors: the products only, their factors are in the table
         terms = [latex(p, True) for p in e.products]
     terms = terms if len(terms) <= 5 else [*terms[:3], r"\cdots", terms[-1]]
-    # on a projector a few terms a line and the total on its own: one line ran past a 1024-pixel screen
-    per_line = (2 if e.q.size <= 4 else 3) if big else len(terms)
+    # a few terms a line and the total on its own: one line ran past a 1024-pixel screen (in either mode)
+    per_line = (2 if e.q.size <= 4 else 3) if big else (3 if e.q.size <= 4 else len(terms))
     lines = r" \\ &\quad + ".join(" + ".join(terms[k : k + per_line]) for k in range(0, len(terms), per_line))
-    total = rf"\\ &= {latex(e.dot)}" if big else rf"= {latex(e.dot)}"
+    total = rf"\\ &= {latex(e.dot)}"
     st.latex(
         rf"\begin{{aligned}} q_{{{i}}} \cdot k_{{{j}}} &= \sum_c q_{{{i},c}}\, k_{{{j},c}} \\"
         rf"&= {lines} {total} \end{{aligned}}"

@@ -1,4 +1,4 @@
-"""Layout facts in Chromium, with projector mode on, at a projector's 1280x720 and at 1024x768: on every
+"""Layout facts in Chromium, with projector mode on and off, at a projector's 1280x720 and at 1024x768: on every
 page no chart label is cut off or overlaps another (tick labels, axis and colour-bar titles, legends,
 titles, subplot titles), the digits written in cells never run into their neighbours', and no formula
 or metric value is cut off."""
@@ -70,11 +70,14 @@ def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browse
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", [path for path, _ in app_pages()])
-def test_with_projector_mode_off_nothing_is_cut_off_either(browser, app_url, path):
-    """The same facts in normal mode at 1280x720 (the home page's first formula ran past its column there)."""
-    link = f"{path}?state={share.encode(new_lab('emma-friend'))}"
-    problems = _layout_problems(browser, app_url, link, SIZES["1280x720"], "normal")
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize(("path", "scenario"), VIEWS)
+def test_with_projector_mode_off_nothing_is_cut_off_either(browser, app_url, path, scenario, size):
+    """The same facts in normal mode (at 1280x720 the home page's first formula ran past its column; at 1024x768
+    its formulas, the positions page's digits, apple-orange's key labels and head titles, the dot product's
+    formula and sum, and a row of five metrics' values and labels)."""
+    link = f"{path}?state={share.encode(new_lab(scenario))}"
+    problems = _layout_problems(browser, app_url, link, SIZES[size], f"normal_{scenario}_{size}")
     assert not problems, "\n".join(problems)
 
 
@@ -168,11 +171,3 @@ def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_
     assert table["hidden"] <= (2 * 50 if scenario == "apple-orange" else 1), f"{table['hidden']} px of columns hidden"
     assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
-
-
-def test_below_1280_px_in_normal_mode_heatmap_digits_never_run_together(browser, app_url):
-    """Normal mode chooses a heatmap's digits for a 1280-px screen; on a narrower one (the positions page's two
-    heatmaps of nine keys at 1024 px ran "0.63" into "0.02") the cells show colour only, the hover has the values."""
-    lab = new_lab("emma-friend")
-    problems = _layout_problems(browser, app_url, f"/positions?state={share.encode(lab)}", SIZES["1024x768"], "1024")
-    assert not problems, "\n".join(problems)

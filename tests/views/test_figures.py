@@ -319,13 +319,15 @@ def test_clickable_grid_axis_titles_are_short_when_the_grid_is_shorter_than_them
 
 
 def test_product_terms_sum_is_spelled_out_only_when_it_fits_one_line():
-    """Eight terms on a projector ran the annotation past the chart's edge: the sum is written as Σ q_i k_i when
-    the terms do not fit one line of the chart (on a projector, of the narrowest screen)."""
+    """Eight terms on a projector ran the annotation past the chart's edge (four in normal mode on a 1024-px
+    screen): the sum is written as Σ q_i k_i when the terms do not fit one line of the chart on the narrowest
+    screen."""
     q, k = np.linspace(-0.5, 0.5, 8), np.linspace(0.3, 0.9, 8)
     dims = [f"d{i}" for i in range(8)]
     wide = figures.product_terms_bar(dims, q, k, projector=True, width_px=CONTENT_PX * 3 / 5)
-    few = figures.product_terms_bar(dims[:3], q[:3], k[:3], width_px=CONTENT_PX * 3 / 5)
-    assert "Σ q_i k_i" in wide.layout.annotations[0].text
+    four = figures.product_terms_bar(dims[:4], q[:4], k[:4], width_px=CONTENT_PX * 3 / 5)
+    few = figures.product_terms_bar(dims[:3], q[:3], k[:3], width_px=CONTENT_PX)
+    assert "Σ q_i k_i" in wide.layout.annotations[0].text and "Σ q_i k_i" in four.layout.annotations[0].text
     assert " + " in few.layout.annotations[0].text and "Σ" not in few.layout.annotations[0].text
 
 
