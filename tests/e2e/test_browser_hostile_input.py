@@ -63,7 +63,11 @@ def test_hostile_labels_are_shown_literally_and_fetch_nothing(page, app_url, pat
     ticks = [t for f in figures(page) for t in f["xticks"] + f["yticks"]]
     outside = [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")]
     assert outside == [], outside
-    assert '<a href="http://example.com">x</a>' in ticks and "<b>bold</b>" in ticks, ticks
+    markup = {'<a href="http://example.com">x</a>', "<b>bold</b>"}
+    if path == "/multi_head":  # the keys label only the head panels' columns, thinned when long ones do not fit
+        assert markup & set(ticks), ticks
+    else:
+        assert markup <= set(ticks), ticks
     if path == "/step_by_step":  # the labels also appear in the headings and captions, as typed
         text = page.inner_text("body").replace(WORD_JOINER, "")  # the joiner splits "http://" from autolinking
         assert "Softmax over the row of [x](http://example.com)" in text
