@@ -11,7 +11,6 @@ from attention_views import theme
 from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
     CHAR_PX,
-    NARROWEST_SCREEN,
     _as_labels,
     _as_vector,
     _drawn_px,
@@ -122,7 +121,7 @@ def product_terms_bar(
     )
     total = short(float(terms.sum()))
     spelled = " + ".join(short(t) for t in terms)
-    room = _drawn_px(width_px or ASSUMED_WIDTH_PX, s) - 4 * s.font  # the chart less its y axis
+    room = _drawn_px(width_px or ASSUMED_WIDTH_PX) - 4 * s.font  # the chart less its y axis
     if q.size > 8 or len(f"q·k = {spelled} = {total}") * CHAR_PX * s.font > room:  # one line that fits, or the sum
         spelled = "Σ q_i k_i"
     layout = {
@@ -143,7 +142,7 @@ def product_terms_bar(
         "xaxis": {
             "title": {"text": "Dimension"},
             "range": [-0.5, q.size - 0.5],
-            **_ticks(labels, NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX), s.font),
+            **_ticks(labels, _drawn_px(width_px or ASSUMED_WIDTH_PX), s.font),
         },
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }

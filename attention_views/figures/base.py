@@ -73,7 +73,7 @@ PROJECTOR_MIN_CELL_FONT = 12
 NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does
 
 
-def _drawn_px(width_px: float, s: Style) -> float:
+def _drawn_px(width_px: float) -> float:
     """How wide a figure planned ``width_px`` wide (at 1280 px) may be drawn: on the narrowest screen a page is
     laid out for, 1024 px, in either mode. Labels and titles are fitted to it, so none is cut or overlaps."""
     return width_px * NARROWEST_SCREEN
@@ -273,7 +273,7 @@ def _grid_axes(
     # the cells' share: the width less what is drawn beside them (as in _cell_font)
     if beside_px is None:
         beside_px = _beside_px(max((len(r) for r in rows), default=1), s, bar_beside=bar_beside)
-    room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX, s) - beside_px, 40.0)
+    room = max(_drawn_px(width_px or ASSUMED_WIDTH_PX) - beside_px, 40.0)
     return (
         {"range": [-0.5, len(cols) - 0.5], **_column_ticks(cols, room, s), **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows, height_px, s.font), **common},
@@ -414,7 +414,7 @@ def _wrapped(title: str, font: int, width_px: float) -> list[str]:
 
     plotly never wraps a title: a long one runs off the chart's edge.
     """
-    room = max(int(NARROWEST_SCREEN * width_px / (CHAR_PX * font)), 12)  # characters a line holds
+    room = max(int(_drawn_px(width_px) / (CHAR_PX * font)), 12)  # characters a line holds
     lines: list[str] = []
     for word in title.split(" "):
         if lines and len(lines[-1]) + 1 + len(word) <= room:

@@ -12,13 +12,13 @@ from attention_views.figures.base import (
     ASSUMED_WIDTH_PX,
     CHAR_PX,
     KEY_AXIS_TITLE,
-    NARROWEST_SCREEN,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
     _check_cell,
     _colorbar,
     _colorbar_across_px,
+    _drawn_px,
     _finish,
     _fitting_font,
     _hover_name,
@@ -58,7 +58,7 @@ def clickable_grid(
     margin, tickangle = _grid_margin(queries, keys, s, px)
     # a fixed-size figure wider than its column is shrunk by the browser, its squares and digits are not: they
     # ran into each other at 1024 pixels. Fit the narrowest screen a lecture uses, the colour bar under the grid
-    room = NARROWEST_SCREEN * CONTENT_PX - margin["l"] - margin["r"]
+    room = _drawn_px(CONTENT_PX) - margin["l"] - margin["r"]
     if n_k * px > room:
         px = max(room / n_k, 8.0)
         margin, tickangle = _grid_margin(queries, keys, s, px)
@@ -194,7 +194,7 @@ def head_score_grid(
     layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
     px = float(np.clip(420 / n_layers, 10, 20 if projector else 16))  # 30 layers stay above a 720-px fold
     margin = {"l": int(4.5 * s.font), "r": 10, "t": 30 + 2 * s.title_font, "b": 3 * s.font + 40 + 2 * s.font}
-    room = NARROWEST_SCREEN * (width_px or ASSUMED_WIDTH_PX) - margin["l"] - margin["r"]
+    room = _drawn_px(width_px or ASSUMED_WIDTH_PX) - margin["l"] - margin["r"]
     col_px = float(np.clip(room / n_heads, px, 1.8 * px))  # wider than a layer's row where it fits: easy to click
     fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
     x = {"title": {"text": "head"}, **_ticks(heads, n_heads * col_px, s.font), "range": [-0.5, n_heads - 0.5]}

@@ -315,7 +315,7 @@ def head_grid(
 def _one_line(text: str, s: theme.Style, width_px: float, less_px: float = 0.0) -> str:
     """``text`` cut, with "…", to what one line of a panel ``width_px`` wide, less ``less_px`` drawn beside it,
     holds (in projector mode on the narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
-    room = max(int((_drawn_px(width_px, s) - less_px) / (CHAR_PX * s.font)), 8)
+    room = max(int((_drawn_px(width_px) - less_px) / (CHAR_PX * s.font)), 8)
     return text if len(text) <= room else text[: room - 1].rstrip() + "…"
 
 
