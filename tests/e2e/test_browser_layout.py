@@ -22,6 +22,7 @@ from streamlit_browser import (
 
 from attention_views import share
 from attention_views.session import new_lab
+from attention_views.widgets import PROJECTOR_NUMBER_PX
 
 pytestmark = pytest.mark.e2e
 
@@ -168,6 +169,8 @@ def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_
         table = page.evaluate(_TABLE_JS)
         heatmap = page.locator(".st-key-playground_heatmap .js-plotly-plot").bounding_box()
         screenshot(page, f"columns_playground_{scenario}")
-    assert table["hidden"] <= (2 * 50 if scenario == "apple-orange" else 1), f"{table['hidden']} px of columns hidden"
+    assert table["hidden"] <= (2 * PROJECTOR_NUMBER_PX if scenario == "apple-orange" else 1), (
+        f"{table['hidden']} px of columns hidden"
+    )
     assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
