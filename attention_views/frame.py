@@ -20,7 +20,7 @@ from attention_views import session, share
 from attention_views.formats import message, plain
 from attention_views.reproduce_widget import reproduce_panel
 from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
-from attention_views.theme import IMAGE_FORMATS
+from attention_views.theme import IMAGE_FORMATS, PROJECTOR_SIDE_PX
 from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
@@ -67,6 +67,8 @@ PROJECTOR_CSS = "\n".join(
         ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
         ".katex { font-size: 1.25em !important; }",
+        f'[data-testid="stMainBlockContainer"] {{ padding-left: {PROJECTOR_SIDE_PX}px; '
+        f"padding-right: {PROJECTOR_SIDE_PX}px; }}",
         _DIGITS_HIDDEN.format(px=1023),
         "</style>",
     ]

@@ -423,7 +423,7 @@ def panel_split(lab: Lab, big: bool) -> tuple[list[float], float]:
     numbers = max(sum(column_px(c, big) for c in value_columns(frame)) for frame in lab.tables.values())
     tabs = sum(TAB_CHAR_PX * len(label) + TAB_GAP_PX for label in _editor_tab_labels(lab))  # every tab in sight
     tables = max(ROW_HANDLES_PX + TOKEN_PX + numbers + 4, tabs)
-    room = theme.CONTENT_PX - SMALL_GAP_PX
+    room = theme.PROJECTOR_CONTENT_PX - SMALL_GAP_PX
     label_chars = max(map(len, queries), default=1)
     least = figures.attention_heatmap_px(len(keys), label_chars, projector=True, most_px=0.45 * room)
     least = min(least, 0.7 * room)  # many keys: the tables keep their editor usable
@@ -434,8 +434,9 @@ def panel_split(lab: Lab, big: bool) -> tuple[list[float], float]:
 def figure_width_px(split: list[float], least: float, big: bool) -> float:
     """How wide a figure in ``panel_split``'s second column is planned: on a projector, so that on the
     narrowest screen (where figures take NARROWEST_SCREEN of their width) it is its column's least width."""
-    planned = theme.CONTENT_PX * split[1] / sum(split)
-    return max(planned, least / figures.NARROWEST_SCREEN) if big else planned
+    if not big:
+        return theme.CONTENT_PX * split[1] / sum(split)
+    return max(theme.PROJECTOR_CONTENT_PX * split[1] / sum(split), least / figures.NARROWEST_SCREEN)
 
 
 def least_width_css(key: str, least: float) -> str:
