@@ -24,3 +24,18 @@ def test_series_colours_cycle_and_png_export_is_slide_resolution():
     assert config["toImageButtonOptions"] == {"format": "png", "scale": 3, "filename": "playground-emma-friend"}
     svg = theme.export_config("playground-emma-friend", "svg")["toImageButtonOptions"]
     assert svg["format"] == "svg" and svg["filename"] == "playground-emma-friend"
+
+
+def test_page_styles_are_balanced_rule_by_rule():
+    """Every rule of the page styles opens and closes its braces in order (a stray brace, from an f-string's
+    doubled braces, cuts off the rules after it)."""
+    from attention_views.frame import PAGE_CSS, PROJECTOR_CSS
+
+    for css in (PAGE_CSS, PROJECTOR_CSS):
+        depth = 0
+        for ch in css:
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            assert depth >= 0, css
+        assert depth == 0, css
+    assert f"padding-left: {theme.PROJECTOR_SIDE_PX}px" in PROJECTOR_CSS
+    assert "padding-left" not in PAGE_CSS  # normal mode keeps Streamlit's margins, which CONTENT_PX measures
