@@ -2,9 +2,18 @@
 
 import streamlit as st
 
-from attention_views import panels, session
+from attention_views import figures, panels, session
 from attention_views.sections import lessons
-from attention_views.widgets import editors_panel, lecture_intro, number_table, projector
+from attention_views.widgets import (
+    chart,
+    editors_panel,
+    figure_width_px,
+    least_width_css,
+    lecture_intro,
+    number_table,
+    panel_split,
+    projector,
+)
 
 lab = session.current().lab
 big = projector()
@@ -14,11 +23,15 @@ if "Q" not in lab.tables:
     st.info("Cross-attention needs separate query and key tables: pick the 'Cross-attention' scenario.")
     st.stop()
 
-tables, result = st.columns([5, 6], gap="medium")
+# on a projector, as on the playground: every column of the tables beside a heatmap that keeps its width
+split, least = panel_split(lab, big) if big else ([5, 6], 0.0)
+tables, result = st.columns(split, gap="small" if big else "medium", wrap=not big)
+if big:
+    st.html(least_width_css("cross_attention_weights", least))
 with tables:
     st.caption("**Q**: one row per *target* token (the sentence being written). **K** and **V**: one row per "
                "*source* token (the sentence being read). Edit any of them.")  # fmt: skip
-    with st.expander("Tables", expanded=True, icon=":material/edit:"):
+    with st.container() if big else st.expander("Tables", expanded=True, icon=":material/edit:"):
         editors_panel(lab, "cross_attention")
 head = lessons.current_head(lab)
 if head is None:
@@ -30,9 +43,10 @@ with result:
         st.caption(
             f"The lab's {lab.mask} mask applies here too; cross-attention usually has none (the whole source is known)."
         )
-    lessons.heatmap(
-        r.weights, head.query_tokens, head.key_tokens, "cross_attention_weights", big, 6 / 11,
-        title=f"{n_q} target × {n_k} source tokens",
+    figure = figures.attention_heatmap(
+        r.weights, head.query_tokens, head.key_tokens, title=f"{n_q} target × {n_k} source tokens",
+        projector=big, width_px=figure_width_px(split, least, big),
     )  # fmt: skip
+    chart(figure, "cross_attention_weights")
     st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
     number_table(panels.output_frame(head), "cross_attention_output")

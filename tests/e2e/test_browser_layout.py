@@ -171,3 +171,16 @@ def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_
     assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
     assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
+
+
+@pytest.mark.parametrize("scenario", ["cross-attention", "emma-friend"])
+def test_the_cross_attention_page_shows_every_column_of_q_beside_its_heatmap_on_a_projector(browser, app_url, scenario):
+    """The cross-attention page lays out its tables and heatmap as the playground does on a projector (its Q table
+    showed two and a half of four columns in an expander beside a heatmap of four keys with room to spare)."""
+    with _projector_page(browser, app_url, "/cross_attention", scenario) as page:
+        table = page.evaluate(_TABLE_JS)
+        heatmap = page.locator(".st-key-cross_attention_weights .js-plotly-plot").bounding_box()
+        screenshot(page, f"columns_cross_attention_{scenario}")
+    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
+    assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
+    assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
