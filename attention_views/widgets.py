@@ -7,7 +7,7 @@ shared between browser sessions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
@@ -204,10 +204,16 @@ def metric_columns(n: int, big: bool) -> list:
     return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
 
 
-def number_table(frame: pd.DataFrame, key: str, decimals: int = 3) -> None:
+def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping[str, str] | None = None) -> None:
     """A read-only table whose decimal columns all show ``decimals`` places (Streamlit's default drops trailing
-    zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table."""
-    fixed = {c: st.column_config.NumberColumn(format=f"%.{decimals}f") for c in frame if frame[c].dtype.kind == "f"}
+    zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table. ``help``: a
+    tooltip for some column headers (short headers keep every column in sight)."""
+    help = help or {}
+    fixed = {
+        c: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(c))
+        for c in frame
+        if frame[c].dtype.kind == "f"
+    }
     st.dataframe(frame, hide_index=True, key=key, column_config=fixed)
 
 

@@ -32,7 +32,7 @@ with left:
     )  # fmt: skip
 with right:
     st.markdown(f"**After block {k} of {n_tiles}** (keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])})")
-    number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table")
+    number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table", help=lessons.TILE_HELP)
     st.caption(
         "When a block holds a larger score, the running maximum m moves up and everything summed so far is "
         "multiplied by exp(m_old − m): the numbers stay small, and nothing is recomputed."

@@ -121,15 +121,23 @@ def human_bytes(n: float) -> str:
 # ---------------------------------------------------------------- 3. online softmax
 
 
+TILE_HELP = {  # short headers: every column in sight beside the scores at 1280 px (the long ones hid "running sum ℓ")
+    "block max": "The largest score of this block, in each query's row",
+    "max m": "The running maximum m: the largest score of every block read so far",
+    "rescale": "exp(m_old − m): what the running sum and output are multiplied by when m moves up",
+    "sum ℓ": "The running sum ℓ of exp(score − m) over every key read so far",
+}
+
+
 def tile_frame(tile: ac.OnlineSoftmaxTile, queries: list[str]) -> pd.DataFrame:
     """What one key block changes, one row per query: its maximum, the rescaling, the running values."""
     return pd.DataFrame(
         {
             "query": queries,
             "block max": tile.block_max,
-            "running max m": tile.running_max,
+            "max m": tile.running_max,
             "rescale": tile.rescale,
-            "running sum ℓ": tile.running_sum,
+            "sum ℓ": tile.running_sum,
         }
     )
 

@@ -184,3 +184,29 @@ def test_the_cross_attention_page_shows_every_column_of_q_beside_its_heatmap_on_
     assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
     assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
+
+
+@pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
+def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url, projector):
+    """The block's table (block max, running max m, rescale, running sum ℓ) shows every column beside the scores
+    at 1280x720: with headers such as "running sum ℓ" the lesson's running sum was the column scrolled out of
+    sight (84 px hidden with projector mode off, 37 px on)."""
+    link = (
+        projector_link("/online_softmax", "online-softmax") if projector else "/online_softmax?scenario=online-softmax"
+    )
+    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, link)
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        table = page.evaluate(_TABLE_JS)  # the first table on the page: the block's running values
+        headers = page.evaluate(
+            """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
+                 .map(th => th.textContent)"""
+        )
+        screenshot(page, f"columns_online_softmax_{'projector' if projector else 'normal'}")
+    finally:
+        context.close()
+    assert any("ℓ" in h for h in headers), headers
+    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
