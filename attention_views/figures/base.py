@@ -68,6 +68,7 @@ def _as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[s
 
 CELL_TEXT_CHARS = 4  # "0.58", "-1.2" (formats.cell): what a cell must hold
 CHAR_PX = 0.62  # average digit width as a share of the font size (sans-serif)
+TEXT_CHAR_PX = 0.5  # average width of a character of lower-case text, likewise (an axis title's)
 MIN_CELL_FONT = 9  # smaller digits cannot be read; on a projector PROJECTOR_MIN_CELL_FONT
 PROJECTOR_MIN_CELL_FONT = 12
 NARROWEST_SCREEN = 0.7  # a 1024-pixel projector leaves about 0.7 of the content width a 1280 one does

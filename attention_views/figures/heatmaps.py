@@ -15,6 +15,7 @@ from attention_views.figures.base import (
     CHAR_PX,
     KEY_AXIS_TITLE,
     QUERY_AXIS_TITLE,
+    TEXT_CHAR_PX,
     _as_labels,
     _as_matrix,
     _beside_px,
@@ -107,7 +108,11 @@ def attention_heatmap(
     )
     height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
     x, y = _grid_axes(queries, keys, s, height_px=height - 150, width_px=width_px, bar_beside=not narrow)
-    key_title, query_title = ("key", "query") if narrow else (KEY_AXIS_TITLE, QUERY_AXIS_TITLE)
+    key_title = "key" if narrow else KEY_AXIS_TITLE
+    # the long query title only where the rows are about as tall as it is long: it may reach a font size past
+    # them at each end (on a projector two or three queries' rows are not: it ran into a two-line chart title)
+    tall = len(QUERY_AXIS_TITLE) * TEXT_CHAR_PX * s.font <= height - 150 + 2 * s.font
+    query_title = QUERY_AXIS_TITLE if tall and not narrow else "query"
     layout = {"xaxis": {**x, "title": {"text": key_title}}, "yaxis": {**y, "title": {"text": query_title}}}
     if cell is not None:
         layout["shapes"] = _outline(cell)

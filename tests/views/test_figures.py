@@ -635,3 +635,12 @@ def test_many_keys_get_colour_cells_when_their_digits_would_take_too_much_room()
     colour = figures.attention_heatmap_px(10, 7, projector=True, most_px=digits - 1)
     assert colour < digits
     assert colour - figures.attention_heatmap_px(0, 7, projector=True, most_px=0) == 10 * 22  # COLOUR_CELL_PX each
+
+
+def test_the_long_query_title_only_beside_rows_about_as_tall_as_it_is_long():
+    """Two queries' rows on a projector are 150 px: "Query token (attending)" ran into the chart's title above."""
+    keys = ["kitten", "lizard", "salmon", "whale", "wolf"]
+    few = figures.attention_heatmap(_weights(2, 5), ["mammal", "reptile"], keys, projector=True, width_px=600)
+    many = figures.attention_heatmap(_weights(6, 5), TOKENS, keys, projector=True, width_px=600)
+    assert few.layout.yaxis.title.text == "query"
+    assert many.layout.yaxis.title.text == figures.QUERY_AXIS_TITLE
