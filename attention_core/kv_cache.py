@@ -69,9 +69,10 @@ def kv_cache_decode(X: np.ndarray, W_q: np.ndarray, W_k: np.ndarray, W_v: np.nda
     K_view, V_view = K.view(), V.view()
     K_view.flags.writeable = V_view.flags.writeable = False  # steps get read-only windows onto it
     steps = []
-    for t in range(n):
-        K[t], V[t] = _checked(X[t] @ W_k, t, "key"), _checked(X[t] @ W_v, t, "value")  # append k_t, v_t
-        steps.append(_step(t, X[t], W_q, K_view[: t + 1], V_view[: t + 1]))
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named by _checked
+        for t in range(n):
+            K[t], V[t] = _checked(X[t] @ W_k, t, "key"), _checked(X[t] @ W_v, t, "value")  # append k_t, v_t
+            steps.append(_step(t, X[t], W_q, K_view[: t + 1], V_view[: t + 1]))
     outputs = np.stack([s.output for s in steps])  # (n, d_v)
     return DecodeResult(outputs, tuple(steps), K_view, V_view)
 
