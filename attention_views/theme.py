@@ -30,8 +30,8 @@ CONTENT_PX = 790  # the main area's width at 1280x720 with the sidebar open: wha
 # on a projector the main area keeps narrow margins (Streamlit's are 85 px a side): the playground's tables
 # and heatmap need every pixel at 1280 px, and at 1024 px the content keeps 0.71 of its width (figures plan for
 # NARROWEST_SCREEN = 0.7 of it)
-PROJECTOR_SIDE_PX = 32
-PROJECTOR_CONTENT_PX = CONTENT_PX + 2 * (85 - PROJECTOR_SIDE_PX)
+STREAMLIT_SIDE_PX, PROJECTOR_SIDE_PX = 85, 32
+PROJECTOR_CONTENT_PX = CONTENT_PX + 2 * (STREAMLIT_SIDE_PX - PROJECTOR_SIDE_PX)
 CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
 
 FONT_SIZE = 14

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
 from attention_views import figures, session, theme
@@ -448,6 +449,27 @@ def figure_width_px(split: list[float], least: float, big: bool) -> float:
 def least_width_css(key: str, least: float) -> str:
     """A style keeping the page column that holds element ``key`` at least ``least`` pixels wide."""
     return f'<style>[data-testid="stColumn"]:has(.st-key-{key}) {{ min-width: {least:.0f}px; }}</style>'
+
+
+def tables_beside_figure(
+    lab: Lab, big: bool, figure_key: str, normal_split: list[float] | None = None
+) -> tuple[DeltaGenerator, DeltaGenerator, float]:
+    """Two page columns, for the lab's tables and for the figure (element ``figure_key``) they change, and how
+    wide that figure is planned: :func:`panel_split`'s shares (``normal_split`` instead outside projector mode),
+    and on a projector the figure's column kept at its least width."""
+    split, least = panel_split(lab, big)
+    if normal_split is not None and not big:
+        split = normal_split
+    tables, figure = st.columns(split, gap="small" if big else "medium", wrap=not big)
+    if big:
+        st.html(least_width_css(figure_key, least))
+    return tables, figure, figure_width_px(split, least, big)
+
+
+def tables_box(lab: Lab, prefix: str, big: bool) -> None:
+    """The lab's editors in an open "Tables" expander; on a projector without one (its padding hid columns)."""
+    with st.container() if big else st.expander("Tables", expanded=True, icon=":material/edit:"):
+        editors_panel(lab, prefix)
 
 
 def editors_panel(lab: Lab, prefix: str) -> None:

@@ -4,16 +4,7 @@ import streamlit as st
 
 from attention_views import figures, panels, session
 from attention_views.sections import lessons
-from attention_views.widgets import (
-    chart,
-    editors_panel,
-    figure_width_px,
-    least_width_css,
-    lecture_intro,
-    number_table,
-    panel_split,
-    projector,
-)
+from attention_views.widgets import chart, lecture_intro, number_table, projector, tables_beside_figure, tables_box
 
 lab = session.current().lab
 big = projector()
@@ -24,15 +15,11 @@ if "Q" not in lab.tables:
     st.stop()
 
 # on a projector, as on the playground: every column of the tables beside a heatmap that keeps its width
-split, least = panel_split(lab, big) if big else ([5, 6], 0.0)
-tables, result = st.columns(split, gap="small" if big else "medium", wrap=not big)
-if big:
-    st.html(least_width_css("cross_attention_weights", least))
+tables, result, heatmap_px = tables_beside_figure(lab, big, "cross_attention_weights", normal_split=[5, 6])
 with tables:
     st.caption("**Q**: one row per *target* token (the sentence being written). **K** and **V**: one row per "
                "*source* token (the sentence being read). Edit any of them.")  # fmt: skip
-    with st.container() if big else st.expander("Tables", expanded=True, icon=":material/edit:"):
-        editors_panel(lab, "cross_attention")
+    tables_box(lab, "cross_attention", big)
 head = lessons.current_head(lab)
 if head is None:
     st.stop()
@@ -45,7 +32,7 @@ with result:
         )
     figure = figures.attention_heatmap(
         r.weights, head.query_tokens, head.key_tokens, title=f"{n_q} target × {n_k} source tokens",
-        projector=big, width_px=figure_width_px(split, least, big),
+        projector=big, width_px=heatmap_px,
     )  # fmt: skip
     chart(figure, "cross_attention_weights")
     st.markdown("**Output**: one row per target token, each a mix of the source's value rows")

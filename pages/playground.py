@@ -14,13 +14,11 @@ from attention_views.widgets import (
     blind_rows_note,
     bound,
     chart,
-    editors_panel,
-    figure_width_px,
-    least_width_css,
     lecture_intro,
     mask_painter,
-    panel_split,
     projector,
+    tables_beside_figure,
+    tables_box,
 )
 
 lab = session.current().lab
@@ -35,15 +33,9 @@ if not big:  # on a projector the screen is for the tables and the heatmap
 attention_controls(lab, "playground")
 
 # cause and effect on one screen: the tables beside the heatmap, in projector mode too (issue 14)
-split, least = panel_split(lab, big)
-left, right = st.columns(split, gap="small" if big else "medium", wrap=not big)
-if big:  # every column of the tables shown: no expander's padding around them, and the heatmap keeps its width
-    st.html(least_width_css("playground_heatmap", least))
-    with left:
-        editors_panel(lab, "playground")
-else:
-    with left, st.expander("Tables", expanded=True, icon=":material/edit:"):
-        editors_panel(lab, "playground")
+left, right, heatmap_px = tables_beside_figure(lab, big, "playground_heatmap")
+with left:
+    tables_box(lab, "playground", big)
 if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
         mask_painter(lab, "playground")
@@ -74,7 +66,7 @@ with right:
                 head.key_tokens,
                 title=STAGE_LABELS[stage],
                 projector=big,
-                width_px=figure_width_px(split, least, big),
+                width_px=heatmap_px,
                 **kind,
             ),
             "playground_heatmap",

@@ -159,28 +159,22 @@ _TABLE_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("scenario", SEEDS)
-def test_the_playground_shows_every_column_of_its_table_beside_the_heatmap_on_a_projector(browser, app_url, scenario):
+# the pages whose tables sit beside the heatmap they change: (page, scenario, heatmap)
+TABLES_BESIDE = [("/playground", scenario, "playground_heatmap") for scenario in SEEDS] + [
+    ("/cross_attention", scenario, "cross_attention_weights") for scenario in ("cross-attention", "emma-friend")
+]
+
+
+@pytest.mark.parametrize(("path", "scenario", "key"), TABLES_BESIDE)
+def test_every_column_of_the_first_table_shows_beside_the_heatmap_on_a_projector(browser, app_url, path, scenario, key):
     """At 1280x720 in projector mode the first table shows every column (no sideways scrolling) beside the weights
-    heatmap, both above the fold (apple-orange, ten tokens by eight dimensions, hid two columns while the main
-    area kept Streamlit's 85-px side margins on a projector)."""
-    with _projector_page(browser, app_url, "/playground", scenario) as page:
+    heatmap, both above the fold. The playground's apple-orange (ten tokens by eight dimensions) hid two columns
+    while the main area kept Streamlit's 85-px side margins on a projector; the cross-attention page's Q table
+    showed two and a half of four columns in an expander beside a heatmap of four keys with room to spare."""
+    with _projector_page(browser, app_url, path, scenario) as page:
         table = page.evaluate(_TABLE_JS)
-        heatmap = page.locator(".st-key-playground_heatmap .js-plotly-plot").bounding_box()
-        screenshot(page, f"columns_playground_{scenario}")
-    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
-    assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
-    assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
-
-
-@pytest.mark.parametrize("scenario", ["cross-attention", "emma-friend"])
-def test_the_cross_attention_page_shows_every_column_of_q_beside_its_heatmap_on_a_projector(browser, app_url, scenario):
-    """The cross-attention page lays out its tables and heatmap as the playground does on a projector (its Q table
-    showed two and a half of four columns in an expander beside a heatmap of four keys with room to spare)."""
-    with _projector_page(browser, app_url, "/cross_attention", scenario) as page:
-        table = page.evaluate(_TABLE_JS)
-        heatmap = page.locator(".st-key-cross_attention_weights .js-plotly-plot").bounding_box()
-        screenshot(page, f"columns_cross_attention_{scenario}")
+        heatmap = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
+        screenshot(page, f"columns{path.replace('/', '_')}_{scenario}")
     assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
     assert heatmap["x"] >= table["right"], "the heatmap is not beside the table"
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
