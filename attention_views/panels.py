@@ -24,8 +24,17 @@ from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
-from attention_views.theme import CONTENT_PX
-from attention_views.widgets import bound, chart, csv_download, number_table, numbers_frame
+from attention_views.theme import CONTENT_PX, content_px
+from attention_views.widgets import (
+    SMALL_GAP_PX,
+    bound,
+    chart,
+    csv_download,
+    number_table,
+    number_table_px,
+    numbers_frame,
+    table_then_rest,
+)
 
 READOUT_COLUMNS = ("entropy (bits)", "max weight", "top key", "effective tokens", "row sum")
 READOUT_DISPLAY = {  # column -> (short header that fits beside a heatmap, format, tooltip)
@@ -169,11 +178,20 @@ def output_frame(head: SingleHead) -> pd.DataFrame:
     return numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
 
 
+BARS_LEAST_PX = 280  # the activation bars beside the output table: narrower, they go under it
+
+
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
-    """The output table with its CSV (and the weights'), beside the activation strength of each output row."""
+    """The output table with its CSV (and the weights'), beside the activation strength of each output row:
+    the table as wide as all its columns, the bars the rest (under the table when too little is left)."""
     r = head.result
-    out_col, bar_col = st.columns(2)
     output = output_frame(head)
+    split = table_then_rest(number_table_px(output), big, SMALL_GAP_PX)
+    bars_px = split[1] - SMALL_GAP_PX / 2
+    beside = bars_px >= BARS_LEAST_PX
+    if not beside:
+        bars_px = content_px(big)
+    out_col, bar_col = st.columns(split, gap="small") if beside else (st.container(), st.container())
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
         number_table(output, f"{prefix}_output")
@@ -181,7 +199,9 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
         weights = numbers_frame(r.weights, head.query_tokens, head.key_tokens)
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
     with bar_col:
-        bars = figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big)
+        bars = figures.activation_bars(
+            head.query_tokens, ac.activation_norms(r.output), projector=big, width_px=bars_px
+        )
         chart(bars, f"{prefix}_activation")
 
 

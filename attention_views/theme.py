@@ -32,6 +32,13 @@ CONTENT_PX = 790  # the main area's width at 1280x720 with the sidebar open: wha
 # NARROWEST_SCREEN = 0.7 of it)
 STREAMLIT_SIDE_PX, PROJECTOR_SIDE_PX = 85, 32
 PROJECTOR_CONTENT_PX = CONTENT_PX + 2 * (STREAMLIT_SIDE_PX - PROJECTOR_SIDE_PX)
+
+
+def content_px(projector: bool) -> int:
+    """The main area's width at 1280 px, in projector mode or not."""
+    return PROJECTOR_CONTENT_PX if projector else CONTENT_PX
+
+
 CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
 
 FONT_SIZE = 14

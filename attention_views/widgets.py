@@ -78,7 +78,7 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
 
 
 NUMBER_PX, TOKEN_PX = 58, 76  # a table editor's columns: "-0.3651" and a 4-letter header fit
-SMALL_GAP_PX = 16  # st.columns(gap="small")
+SMALL_GAP_PX, MEDIUM_GAP_PX = 16, 32  # st.columns(gap="small"), gap="medium"
 PROJECTOR_NUMBER_PX = 50  # on a projector numbers have two decimals, as in the heatmaps: "-1.37" and "d7" fit
 ROW_HANDLES_PX = 34  # the column of row handles an editor with addable rows draws first
 TAB_CHAR_PX, TAB_GAP_PX = 7.2, 18  # a tab label's characters and the gap after it
@@ -203,6 +203,38 @@ def metric_columns(n: int, big: bool) -> list:
         row = st.container(horizontal=True, gap="large")
         return [row.container(width="content") for _ in range(n)]
     return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
+
+
+READ_MIN_PX, READ_PAD_PX = 50, 22  # a read-only table's column: at least 50 px, else its text and padding
+READ_DIGIT_PX, READ_MARK_PX, READ_LETTER_PX = 7, 3, 6.3  # its font's digit, "-" or ".", and average letter
+TABLE_SPARE_PX = 8  # the estimate's error
+
+
+def number_table_px(frame: pd.DataFrame, decimals: int = 3) -> float:
+    """How wide :func:`number_table` draws ``frame`` with every column in sight: Streamlit sizes each column to
+    its header and values (the widths fitted to Chromium's, within a few pixels a column)."""
+
+    def text_px(text: str, number: bool) -> float:
+        if not number:
+            return READ_LETTER_PX * len(text)
+        digits = sum(ch.isdigit() for ch in text)
+        return READ_DIGIT_PX * digits + READ_MARK_PX * (len(text) - digits)
+
+    def column_px(name: str) -> float:
+        values = frame[name]
+        number = values.dtype.kind == "f"
+        texts = values.map(f"{{:.{decimals}f}}".format) if number else values.astype(str)
+        widest = max(text_px(name, False), *(text_px(t, number) for t in texts))
+        return max(READ_MIN_PX, READ_PAD_PX + widest)
+
+    return 2 + sum(column_px(name) for name in frame)
+
+
+def table_then_rest(table_px: float, big: bool, gap_px: float) -> list[float]:
+    """st.columns shares giving the first of two columns ``table_px`` (and a few pixels to spare) at 1280 px:
+    Streamlit gives each column its share of the main area less half the gap."""
+    first = table_px + TABLE_SPARE_PX + gap_px / 2
+    return [first, theme.content_px(big) - first]
 
 
 def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping[str, str] | None = None) -> None:

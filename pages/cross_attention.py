@@ -35,5 +35,6 @@ with result:
         projector=big, width_px=heatmap_px,
     )  # fmt: skip
     chart(figure, "cross_attention_weights")
-    st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
-    number_table(panels.output_frame(head), "cross_attention_output")
+# the output's every value dimension in sight: the page's width, under the tables and the heatmap
+st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
+number_table(panels.output_frame(head), "cross_attention_output")

@@ -40,9 +40,10 @@ with right:
     if k == n_tiles:
         gap = float(np.abs(online.output - r.output).max())
         st.success(f"Done: the output equals softmax(QKᵀ/√d_k)·V to {gap:.1e}.", icon=":material/check_circle:")
-    acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
-    st.markdown("Accumulated output (divided by ℓ at the end)")
-    number_table(acc, "online_softmax_acc")
+# the accumulated output's every value dimension in sight: the page's width, under the scores and the block
+acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
+st.markdown("Accumulated output (divided by ℓ at the end)")
+number_table(acc, "online_softmax_acc")
 
 held, plain_col = st.columns(2)
 held.metric(

@@ -31,8 +31,10 @@ def activation_bars(
     title: str = "Activation strength",
     yaxis_title: str = "L2 norm of output row",
     projector: bool = False,
+    width_px: float | None = None,
 ) -> go.Figure:
-    """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
+    """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row; its token
+    labels are thinned or turned for ``width_px`` (the column it is drawn in)."""
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
@@ -44,7 +46,7 @@ def activation_bars(
         customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
         hovertemplate=f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     )
-    layout = _bar_axes(labels, s, yaxis_title)
+    layout = _bar_axes(labels, s, yaxis_title, width_px or ASSUMED_WIDTH_PX)
     return _finish([bar], layout, title or "Activation strength", s, height=440 if projector else 360)
 
 
@@ -76,19 +78,19 @@ def grouped_activation_bars(
             )
         )
     layout = {
-        **_bar_axes(labels, s, "Activation strength"),
+        **_bar_axes(labels, s, "Activation strength", ASSUMED_WIDTH_PX),
         "barmode": "group",
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
     }
     return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400, legend_rows=2)
 
 
-def _bar_axes(labels: list[str], s: Style, yaxis_title: str) -> dict:
+def _bar_axes(labels: list[str], s: Style, yaxis_title: str, width_px: float) -> dict:
     return {
         "xaxis": {
             "title": {"text": "Token"},
             "range": [-0.5, len(labels) - 0.5],
-            **_ticks(labels, ASSUMED_WIDTH_PX, s.font),
+            **_ticks(labels, width_px, s.font),
         },
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
     }

@@ -204,3 +204,50 @@ def test_the_online_softmax_running_values_show_every_column_beside_the_scores(b
         context.close()
     assert any("ℓ" in h for h in headers), headers
     assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
+
+
+# read-only result tables: (page, scenario, the table's last column, projector mode)
+RESULT_TABLES = [
+    (path, scenario, last, projector)
+    for path, scenario, last in (
+        ("/playground", "random-causal", "v7"),
+        ("/playground", "apple-orange", "v7"),
+        ("/cross_attention", "random-causal", "v7"),
+        ("/online_softmax", "random-causal", "o7"),
+        ("/kv_cache", "kv-cache", "k3"),
+    )
+    for projector in (True, False)
+] + [("/kv_cache", "apple-orange", "k7", True)]  # off a projector its ten keys' heatmap keeps its least width
+
+
+@pytest.mark.parametrize(("path", "scenario", "last", "projector"), RESULT_TABLES)
+def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scenario, last, projector):
+    """At 1280x720 a result table (the output, the online softmax's accumulated output, the KV cache) shows every
+    column: in half the page or beside the heatmap, eight dimensions hid the last one to three (the playground's
+    output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online softmax 163 and 116; the
+    KV cache of apple-orange 50 px on a projector)."""
+    link = projector_link(path, scenario) if projector else f"{path}?scenario={scenario}"
+    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, link)
+        assert_clean(page)
+        page.wait_for_timeout(500)
+        table = page.evaluate(  # the table of columns token, v0 ... (the grid writes only the columns in sight)
+            """(last) => {
+              for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+                const headers = [...d.querySelectorAll('th')].map(th => th.textContent.trim());
+                if (headers[1] !== last[0] + '0') continue;
+                const s = d.querySelector('.dvn-scroller');
+                return {hidden: s.scrollWidth - s.clientWidth, headers};
+              }
+              return null;
+            }""",
+            last,
+        )
+        screenshot(page, f"result_table{path.replace('/', '_')}_{scenario}_{'projector' if projector else 'normal'}")
+    finally:
+        context.close()
+    assert table is not None, f"no table of columns {last[0]}0 ... {last}"
+    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden ({table['headers']})"
+    assert table["headers"][-1] == last, table["headers"]
