@@ -273,9 +273,10 @@ def head_grid(
     # a panel's share of what is drawn beside the panels: the row labels and their title, the colour bar
     beside_px = _beside_px(labels, s, bar_beside=shared_range and not across) / n_cols
     x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, beside_px=beside_px)
-    titles = [plot_text(_one_line(str(name), s, panel_px, beside_px)) for name in typed]  # plotly never wraps them
+    titles = [_panel_title(str(name), s, panel_px, beside_px) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
+    title_lines = max(t.count("<br>") + 1 for t in titles)
     layout, traces = _subplots(n_rows, n_cols, titles), []
     for h, M in enumerate(mats):
         k = "" if h == 0 else str(h + 1)  # subplot h's axes: x, y for the first, then x2, y2, ...
@@ -303,7 +304,7 @@ def head_grid(
         title = "Attention weights per head (rows: queries, columns: keys)"
         if not shared_range:
             title = "Attention weights per head, each on its own range"
-    titles_px = int(1.3 * s.font) * (1 if shared_range else 2)  # the first row's panel titles, above it
+    titles_px = int(1.3 * s.font) * title_lines  # the first row's panel titles, above it
     bar_px = _colorbar_across_px(s) if across else 0
     return _finish(
         traces,
@@ -315,6 +316,16 @@ def head_grid(
         width_px=width_px,
         panel_titles_px=titles_px,
     )
+
+
+def _panel_title(name: str, s: theme.Style, width_px: float, less_px: float) -> str:
+    """A head's name as its panel's title, escaped: one line when it fits; a name such as "Head 2: preference"
+    that does not is split after its colon (each line cut to fit), so that what the head is for still shows."""
+    whole = _one_line(name, s, width_px, less_px)
+    head, colon, rest = name.partition(": ")
+    if whole == name or not (colon and rest.strip()):
+        return plot_text(whole)
+    return "<br>".join(plot_text(_one_line(part, s, width_px, less_px)) for part in (head + colon.strip(), rest))
 
 
 def _one_line(text: str, s: theme.Style, width_px: float, less_px: float = 0.0) -> str:

@@ -548,8 +548,14 @@ def test_head_grid_panel_titles_fit_their_panel_and_queries_are_labelled_once_pe
     name = "Head 2: preference/comparison of fruit"
     fig = figures.head_grid(heads, ["a", name, "c", "<b>d</b>"], list("xyz"), list("xyz"), width_px=300).to_dict()
     titles = [a["text"] for a in fig["layout"]["annotations"]][:4]
-    assert titles[1].endswith("…") and name.startswith(titles[1][:-1]) and len(titles[1]) < len(name)
+    first, second = titles[1].split("<br>")  # "Head 2:" over what the head is for, cut to fit
+    assert first == "Head 2:"
+    assert second.endswith("…") and name.startswith(f"Head 2: {second[:-1]}") and len(second) > 5
     assert titles[3] == "&lt;b&gt;d&lt;/b&gt;"  # still shown literally
+    markup = "<b>H</b>: <i>a long description of it</i>"  # split, and each line still literal
+    split = figures.head_grid(heads, ["a", markup, "c", "d"], list("xyz"), list("xyz"), width_px=300).to_dict()
+    first, second = split["layout"]["annotations"][1]["text"].split("<br>")
+    assert first == "&lt;b&gt;H&lt;/b&gt;:" and second.startswith("&lt;i&gt;a") and second.endswith("…")
     shown = [fig["layout"][f"yaxis{k}"].get("showticklabels", True) for k in ("", "2", "3", "4")]
     assert shown == [True, False, True, False]  # two panels a row: the queries on the left one
 
