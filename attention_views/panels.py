@@ -179,6 +179,7 @@ def output_frame(head: SingleHead) -> pd.DataFrame:
 
 
 BARS_LEAST_PX = 280  # the activation bars beside the output table: narrower, they go under it
+OUTPUT_LEAST_PX = 280  # the output's column: its download buttons whole at 1024 px, on a projector too
 
 
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
@@ -186,7 +187,7 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     the table as wide as all its columns, the bars the rest (under the table when too little is left)."""
     r = head.result
     output = output_frame(head)
-    split = table_then_rest(number_table_px(output), big, SMALL_GAP_PX)
+    split = table_then_rest(max(number_table_px(output), OUTPUT_LEAST_PX), big, SMALL_GAP_PX)
     bars_px = split[1] - SMALL_GAP_PX / 2
     beside = bars_px >= BARS_LEAST_PX
     if not beside:

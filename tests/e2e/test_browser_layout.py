@@ -51,10 +51,11 @@ def _projector_page(browser, app_url: str, path: str, scenario: str, size: str =
 # every page on emma-friend, and the views where another scenario showed a problem (a sweep of every page on
 # every scenario at both sizes): the heads control of apple-orange (emma-friend gives Q, K and V directly),
 # two queries under the step-by-step grid's axis title, eight and four dot-product terms in a line, a long
-# multiply-add metric, upright key labels above a colour bar
+# multiply-add metric, upright key labels above a colour bar, the download buttons beside a two-column output
 VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
     ("/multi_head", "apple-orange"),
     ("/playground", "apple-orange"),
+    ("/playground", "online-softmax"),
     ("/step_by_step", "mammal-query"),
     ("/step_by_step", "random-causal"),
     ("/step_by_step", "random-seed42"),
