@@ -4,10 +4,19 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
+from attention_views import figures
 from attention_views.formats import plain
 from attention_views.sections import lessons
 from attention_views.state import lab_mask
-from attention_views.widgets import number_table, numbers_frame
+from attention_views.theme import CONTENT_PX, content_px
+from attention_views.widgets import (
+    MEDIUM_GAP_PX,
+    least_width_css,
+    number_table,
+    number_table_px,
+    numbers_frame,
+    table_then_rest,
+)
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row")
 if head is None:
@@ -23,14 +32,23 @@ n_tiles = len(online.tiles)
 k = tile_col.slider("Block read so far", 1, n_tiles, 1, key="online_softmax_tile") if n_tiles > 1 else 1
 tile = online.tiles[k - 1]
 
-left, right = st.columns([5, 4], gap="medium")
+# the running values' every column beside the scores (the sum ℓ is the lesson's number): the table takes its
+# width, on a narrower projector too, and the heatmap the rest, its digits chosen for what is left at 1024 px
+table_px = max(number_table_px(lessons.tile_frame(t, queries)) for t in online.tiles)
+split = table_then_rest(table_px, big, MEDIUM_GAP_PX)[::-1]
+left, right = st.columns(split, gap="medium", wrap=not big)  # kept side by side on a narrower projector
+heatmap_px = split[0] - MEDIUM_GAP_PX / 2
+if big:
+    st.html(least_width_css("online_softmax_running", split[1] - MEDIUM_GAP_PX / 2))
+    narrowest = figures.NARROWEST_SCREEN * content_px(True) - MEDIUM_GAP_PX - (split[1] - MEDIUM_GAP_PX / 2)
+    heatmap_px = narrowest / figures.NARROWEST_SCREEN
 with left:
     lessons.heatmap(
-        r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big, 5 / 9,
+        r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big, heatmap_px / CONTENT_PX,
         value_name="score", zmin=None, zmax=None, zmid=0.0,
         title=f"Scores read: block {k} of {n_tiles}",
     )  # fmt: skip
-with right:
+with right, st.container(key="online_softmax_running"):
     st.markdown(f"**After block {k} of {n_tiles}** (keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])})")
     number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table", help=lessons.TILE_HELP)
     st.caption(

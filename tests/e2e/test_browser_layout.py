@@ -156,7 +156,8 @@ def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(bro
 SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
 _TABLE_JS = """() => {
   const s = document.querySelector('[data-testid="stDataFrame"] .dvn-scroller');
-  return {hidden: s.scrollWidth - s.clientWidth, right: s.getBoundingClientRect().right};
+  const box = s.getBoundingClientRect();
+  return {hidden: s.scrollWidth - s.clientWidth, left: box.left, right: box.right, top: box.top};
 }"""
 
 
@@ -181,15 +182,20 @@ def test_every_column_of_the_first_table_shows_beside_the_heatmap_on_a_projector
     assert heatmap["y"] < 720 - 40, f"the heatmap starts at y = {heatmap['y']}"
 
 
-@pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
-def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url, projector):
+@pytest.mark.parametrize(
+    ("projector", "size"),
+    [(True, "1280x720"), (False, "1280x720"), (True, "1024x768")],
+    ids=["projector", "normal", "projector-1024"],
+)
+def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url, projector, size):
     """The block's table (block max, running max m, rescale, running sum ℓ) shows every column beside the scores
-    at 1280x720: with headers such as "running sum ℓ" the lesson's running sum was the column scrolled out of
-    sight (84 px hidden with projector mode off, 37 px on)."""
+    at 1280x720, and on a 1024x768 projector: with headers such as "running sum ℓ" the lesson's running sum was
+    the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at 1024 px on a projector,
+    in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
     link = (
         projector_link("/online_softmax", "online-softmax") if projector else "/online_softmax?scenario=online-softmax"
     )
-    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
     try:
         page = context.new_page()
         open_page(page, link)
@@ -200,11 +206,14 @@ def test_the_online_softmax_running_values_show_every_column_beside_the_scores(b
             """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
                  .map(th => th.textContent)"""
         )
-        screenshot(page, f"columns_online_softmax_{'projector' if projector else 'normal'}")
+        scores = page.locator(".st-key-online_softmax_scores .js-plotly-plot").bounding_box()
+        screenshot(page, f"columns_online_softmax_{'projector' if projector else 'normal'}_{size}")
     finally:
         context.close()
     assert any("ℓ" in h for h in headers), headers
     assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
+    assert table["left"] >= scores["x"] + scores["width"], "the table is not beside the scores"
+    assert table["top"] < SIZES[size]["height"] - 100, f"the table starts at y = {table['top']}"
 
 
 # read-only result tables: (page, scenario, the table's last column, projector mode)
