@@ -207,7 +207,7 @@ def metric_columns(n: int, big: bool) -> list:
 
 READ_MIN_PX, READ_PAD_PX = 50, 22  # a read-only table's column: at least 50 px, else its text and padding
 READ_DIGIT_PX, READ_MARK_PX, READ_LETTER_PX = 7, 3, 6.3  # its font's digit, "-" or ".", and average letter
-TABLE_SPARE_PX = 8  # the estimate's error
+TABLE_SPARE_PX = 16  # the estimate's error: up to 13 px under, on tables of few columns with long headers or "-inf"
 
 
 def number_table_px(frame: pd.DataFrame, decimals: int = 3) -> float:
