@@ -178,7 +178,7 @@ def output_frame(head: SingleHead) -> pd.DataFrame:
     return numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
 
 
-BARS_LEAST_PX = 280  # the activation bars beside the output table: narrower, they go under it
+BARS_LEAST_PX = 240  # the activation bars beside the output table: narrower, they go under it
 OUTPUT_LEAST_PX = 280  # the output's column: its download buttons whole at 1024 px, on a projector too
 
 
