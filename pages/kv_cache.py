@@ -32,8 +32,10 @@ n = len(tokens)
 t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
 step = decode.steps[t]
 K, V = lessons.cache_frames(step, tokens)
-# the cache's every column in sight (the width of its last step's rows), the heatmap the rest, or its least
-split = table_then_rest(number_table_px(lessons.cache_frames(decode.steps[-1], tokens)[0]), big, MEDIUM_GAP_PX)
+# the cache's every column in sight (the wider of K and V at the last step, all rows), the heatmap the rest, or
+# its least
+cache_px = max(map(number_table_px, lessons.cache_frames(decode.steps[-1], tokens)))
+split = table_then_rest(cache_px, big, MEDIUM_GAP_PX)
 page_px = content_px(big)
 least = figures.attention_heatmap_px(n, max(map(len, tokens)), projector=big, most_px=page_px / 2)
 figure = max(least + MEDIUM_GAP_PX / 2, split[1], page_px / 3)  # the heatmap's column: its least width at least

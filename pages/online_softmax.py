@@ -35,12 +35,12 @@ tile = online.tiles[k - 1]
 # the running values' every column beside the scores (the sum ℓ is the lesson's number): the table takes its
 # width, on a narrower projector too, and the heatmap the rest, its digits chosen for what is left at 1024 px
 table_px = max(number_table_px(lessons.tile_frame(t, queries)) for t in online.tiles)
-split = table_then_rest(table_px, big, MEDIUM_GAP_PX)[::-1]
-left, right = st.columns(split, gap="medium", wrap=not big)  # kept side by side on a narrower projector
-heatmap_px = split[0] - MEDIUM_GAP_PX / 2
+shares = table_then_rest(table_px, big, MEDIUM_GAP_PX)
+left, right = st.columns(shares[::-1], gap="medium", wrap=not big)  # kept side by side on a narrower projector
+table_col_px, heatmap_px = (share - MEDIUM_GAP_PX / 2 for share in shares)  # the columns at 1280 px
 if big:
-    st.html(least_width_css("online_softmax_running", split[1] - MEDIUM_GAP_PX / 2))
-    narrowest = figures.NARROWEST_SCREEN * content_px(True) - MEDIUM_GAP_PX - (split[1] - MEDIUM_GAP_PX / 2)
+    st.html(least_width_css("online_softmax_running", table_col_px))
+    narrowest = figures.NARROWEST_SCREEN * content_px(True) - MEDIUM_GAP_PX - table_col_px
     heatmap_px = narrowest / figures.NARROWEST_SCREEN
 with left:
     lessons.heatmap(
