@@ -16,7 +16,6 @@ from attention_views import figures, session
 from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.formats import message
 from attention_views.session import Attempt, ExerciseStore
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import folded
 
 PICK = "exercises_pick"
@@ -149,9 +148,6 @@ def grade_attempt(ex: ac.Exercise, a: Attempt, mats: dict, errors) -> bool:
     return False
 
 
-VIEW_PX = CONTENT_PX * 6 / 11  # the exercises page's right-hand column, where the figures go
-
-
 def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
     """Target (left) beside the student's ``weights (h, n, n)`` (right), a row per head, one 0..1 colour scale."""
     panels = [M for h in range(ex.n_heads) for M in (ex.target[h], weights[h])]  # 2h x (n, n)
@@ -165,7 +161,6 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
         show_text=len(ex.tokens) <= 6,
         projector=big,
         title=COMPARISON_TITLE,
-        width_px=VIEW_PX,
     )
     # subplot (row r, column 2) has y axis 2r (plotly counts subplots row by row): the same queries as on the left
     right = {f"yaxis{2 * h + 2}": {"showticklabels": False} for h in range(ex.n_heads)}
@@ -175,8 +170,7 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
 def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list[go.Figure]:
     """Per head, the student's weights minus the target, diverging around 0."""
     return [
-        figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big, width_px=VIEW_PX)
-        for h in range(ex.n_heads)
+        figures.delta_heatmap(ex.target[h], weights[h], ex.tokens, ex.tokens, projector=big) for h in range(ex.n_heads)
     ]
 
 

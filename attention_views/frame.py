@@ -16,11 +16,11 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.navigation.page import StreamlitPage
 
 import attention_core as ac
-from attention_views import session, share
+from attention_views import session, share, theme
 from attention_views.formats import message, plain
 from attention_views.reproduce_widget import reproduce_panel
 from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
-from attention_views.theme import IMAGE_FORMATS, PROJECTOR_SIDE_PX
+from attention_views.theme import IMAGE_FORMATS
 from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
@@ -43,10 +43,21 @@ PAGE_PREFIXES = (
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
+    # widgets.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
+    # before the chart beside them goes under its own least width
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
+    "{ flex: 1 1 18rem; min-width: max(18rem, 45%); }",
 )
-# a heatmap's digits are chosen for the page at 1280 px (on a projector, at 1024): on a narrower screen they
-# would run into each other, so there the cells show colour only (the hover still has every value)
-_DIGITS_HIDDEN = "@media (max-width: {px}px) {{ .js-plotly-plot .hm text {{ display: none; }} }}"
+
+
+def _digits_at_least(least: int) -> str:
+    """A rule hiding heatmap cell text that plotly drew smaller than ``least`` pixels: plotly sizes the digits to
+    their cells (figures/base.py), so small cells show colour only and the hover keeps the value."""
+    drawn = ", ".join(f'.js-plotly-plot .hm text[style*="font-size: {n}px"]' for n in range(1, least))
+    return f"{drawn} {{ display: none; }}"
+
+
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out
 # for (the home page's formulas beside the lectures were cut off at 1024 px)
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
@@ -55,7 +66,7 @@ PAGE_CSS = "\n".join(
         "<style>",
         *_BOTH_MODES,
         "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
-        _DIGITS_HIDDEN.format(px=1279),
+        _digits_at_least(theme.MIN_CELL_FONT),
         _STACKED.format(px=1279),
         "</style>",
     ]
@@ -67,9 +78,8 @@ PROJECTOR_CSS = "\n".join(
         ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
         ".katex { font-size: 1.25em !important; }",
-        f'[data-testid="stMainBlockContainer"] {{ padding-left: {PROJECTOR_SIDE_PX}px; '
-        f"padding-right: {PROJECTOR_SIDE_PX}px; }}",
-        _DIGITS_HIDDEN.format(px=1023),
+        '[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }',  # narrow side margins
+        _digits_at_least(theme.PROJECTOR_MIN_CELL_FONT),
         "</style>",
     ]
 )

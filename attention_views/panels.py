@@ -24,17 +24,7 @@ from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
-from attention_views.theme import CONTENT_PX, content_px
-from attention_views.widgets import (
-    SMALL_GAP_PX,
-    bound,
-    chart,
-    csv_download,
-    number_table,
-    number_table_px,
-    numbers_frame,
-    table_then_rest,
-)
+from attention_views.widgets import beside, bound, chart, csv_download, number_table, numbers_frame
 
 READOUT_COLUMNS = ("entropy (bits)", "max weight", "top key", "effective tokens", "row sum")
 READOUT_DISPLAY = {  # column -> (short header that fits beside a heatmap, format, tooltip)
@@ -178,21 +168,12 @@ def output_frame(head: SingleHead) -> pd.DataFrame:
     return numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
 
 
-BARS_LEAST_PX = 240  # the activation bars beside the output table: narrower, they go under it
-OUTPUT_LEAST_PX = 280  # the output's column: its download buttons whole at 1024 px, on a projector too
-
-
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     """The output table with its CSV (and the weights'), beside the activation strength of each output row:
-    the table as wide as all its columns, the bars the rest (under the table when too little is left)."""
+    the table as wide as its columns, the bars the rest (:func:`widgets.beside`)."""
     r = head.result
     output = output_frame(head)
-    split = table_then_rest(max(number_table_px(output), OUTPUT_LEAST_PX), big, SMALL_GAP_PX)
-    bars_px = split[1] - SMALL_GAP_PX / 2
-    beside = bars_px >= BARS_LEAST_PX
-    if not beside:
-        bars_px = content_px(big)
-    out_col, bar_col = st.columns(split, gap="small") if beside else (st.container(), st.container())
+    out_col, bar_col = beside(f"{prefix}_output")
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
         number_table(output, f"{prefix}_output")
@@ -200,9 +181,7 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
         weights = numbers_frame(r.weights, head.query_tokens, head.key_tokens)
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
     with bar_col:
-        bars = figures.activation_bars(
-            head.query_tokens, ac.activation_norms(r.output), projector=big, width_px=bars_px
-        )
+        bars = figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big)
         chart(bars, f"{prefix}_activation")
 
 
@@ -214,9 +193,7 @@ def qkv_panel(head: SingleHead, prefix: str, big: bool) -> None:
     across = 1 if big else 3
     for column, (name, M, rows) in zip(st.columns(across) * (3 // across), triples, strict=True):
         cols = [f"{name.lower()}{j}" for j in range(M.shape[1])]
-        fig = figures.matrix_heatmap(
-            M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big, width_px=CONTENT_PX / across
-        )
+        fig = figures.matrix_heatmap(M, rows, cols, title=name, show_text=M.shape[1] <= 5, projector=big)
         with column:
             chart(fig, f"{prefix}_{name}_fig")
 
@@ -401,12 +378,10 @@ def head_readouts(
             st.caption("One head: add heads to compare their weight maps.")
             return
         chart(
-            figures.head_similarity_heatmap(
-                ac.head_similarity(weights), list(names), projector=big, width_px=CONTENT_PX * 2 / 5
-            ),
+            figures.head_similarity_heatmap(ac.head_similarity(weights), list(names), projector=big),
             f"{prefix}_similarity",
         )
-        legend = " · ".join(f"h{h + 1} = {name}" for h, name in enumerate(names))
+        legend = " · ".join(f"h{h + 1} = {plain(name)}" for h, name in enumerate(names))
         st.caption(
             f"{legend}. Similarity = 1 − mean over queries of ½ Σ_keys |A_h − A_g|: for each query, the share of "
             "attention two heads put on the same keys. 1: identical maps; 0: disjoint keys."

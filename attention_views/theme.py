@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# No plotly template: applying "plotly_white" deep-copies a large template on every figure (about 10 ms
-# each, most of a rerun's server time); the few settings we want from it are set per figure instead.
-TEMPLATE = "none"
 GRID_COLOR = "#e5e8ee"
 AXIS_STYLE = {"gridcolor": GRID_COLOR, "zerolinecolor": "#c9ced8", "linecolor": "#c9ced8"}
 WEIGHTS_COLORSCALE = "Viridis"
@@ -26,19 +23,6 @@ SELECTED_OUTLINE = ("black", "white")  # outer, inner line: one of them shows on
 SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")  # Okabe-Ito
 MINUS_INF = "−inf"  # U+2212, as typeset
 
-CONTENT_PX = 790  # the main area's width at 1280x720 with the sidebar open: what a page can share out
-# on a projector the main area keeps narrow margins (Streamlit's are 85 px a side): the playground's tables
-# and heatmap need every pixel at 1280 px, and at 1024 px the content keeps 0.71 of its width (figures plan for
-# NARROWEST_SCREEN = 0.7 of it)
-STREAMLIT_SIDE_PX, PROJECTOR_SIDE_PX = 85, 32
-PROJECTOR_CONTENT_PX = CONTENT_PX + 2 * (STREAMLIT_SIDE_PX - PROJECTOR_SIDE_PX)
-
-
-def content_px(projector: bool) -> int:
-    """The main area's width at 1280 px, in projector mode or not."""
-    return PROJECTOR_CONTENT_PX if projector else CONTENT_PX
-
-
 CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
 
 FONT_SIZE = 14
@@ -49,6 +33,8 @@ PROJECTOR_FONT_SIZE = 18
 PROJECTOR_TITLE_FONT_SIZE = 24
 PROJECTOR_CELL_FONT_SIZE = 16
 PROJECTOR_CELL_GAP = 3
+MIN_CELL_FONT = 9  # cell digits drawn smaller are hidden (frame.py's CSS): colour only, the hover has the value
+PROJECTOR_MIN_CELL_FONT = 16  # on a projector digits are read from the back row
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
-from attention_views import figures, session, theme
+from attention_views import session, theme
 from attention_views.editors import (
     TOKEN,
     Delta,
@@ -77,37 +78,24 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
         bump_rev(lab)
 
 
-NUMBER_PX, TOKEN_PX = 58, 76  # a table editor's columns: "-0.3651" and a 4-letter header fit
-SMALL_GAP_PX, MEDIUM_GAP_PX = 16, 32  # st.columns(gap="small"), gap="medium"
-PROJECTOR_NUMBER_PX = 50  # on a projector numbers have two decimals, as in the heatmaps: "-1.37" and "d7" fit
-ROW_HANDLES_PX = 34  # the column of row handles an editor with addable rows draws first
-TAB_CHAR_PX, TAB_GAP_PX = 7.2, 18  # a tab label's characters and the gap after it
-
-
-def column_px(label: str, big: bool) -> int:
-    """How wide an editor's number column is drawn: its numbers, and its header (an icon and the name) whole."""
-    return max(PROJECTOR_NUMBER_PX if big else NUMBER_PX, 32 + 9 * len(label))
-
-
 def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False, help: str = "") -> None:
     """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
     apply_pending_edits(lab, prefix, name)
     frame = lab.tables[name]
-    # narrow columns (pixels): every column of a seed scenario's table fits beside the heatmap at 1280 px
-    big = projector()
+    big = projector()  # two decimals on a projector, as in the heatmaps; Streamlit sizes the columns to their text
     config = {
-        c: st.column_config.NumberColumn(c, help=help or None, width=column_px(c, big), format="%.2f" if big else None)
+        c: st.column_config.NumberColumn(c, help=help or None, format="%.2f" if big else None)
         for c in value_columns(frame)
     }
     if TOKEN in frame.columns:
-        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes", width=TOKEN_PX)
+        config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
     st.data_editor(
         display_table(frame),
         key=editor_key(lab, prefix, name),
         num_rows="dynamic" if dynamic_rows else "fixed",
         hide_index=TOKEN in frame.columns,
         column_config=config,
-        width="stretch",
+        width="content",
     )
     error = table_errors({name: frame}).get(name)
     if error:
@@ -154,12 +142,17 @@ def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: s
     bump_rev(holder)
 
 
-def chart(fig: object, key: str, **kwargs: object) -> object:
-    """The one way a page shows a figure: st.plotly_chart with the app's chart config.
+def chart(fig: go.Figure, key: str, **kwargs: object) -> object:
+    """The one way a page shows a figure: its title as page text above it (shown literally; the browser wraps
+    it), then st.plotly_chart with the app's chart config and the figure's own title taken out.
 
     The toolbar's camera saves a PNG at slide resolution or an SVG (the sidebar's choice), named after page
     and scenario; Streamlit's theme is off so the figure keeps its own projector-friendly colours.
     """
+    title = fig.layout.title.text
+    if title:
+        st.markdown(f"**{plain(title)}**")
+        fig.layout.title.text = None
     s = session.current()
     name = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
     kwargs.setdefault("theme", None)
@@ -205,36 +198,17 @@ def metric_columns(n: int, big: bool) -> list:
     return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
 
 
-READ_MIN_PX, READ_PAD_PX = 50, 22  # a read-only table's column: at least 50 px, else its text and padding
-READ_DIGIT_PX, READ_MARK_PX, READ_LETTER_PX = 7, 3, 6.3  # its font's digit, "-" or ".", and average letter
-TABLE_SPARE_PX = 16  # the estimate's error: up to 13 px under, on tables of few columns with long headers or "-inf"
+def beside(key: str, *, chart_first: bool = False) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Two places in a row, (tables, chart): the tables as wide as their columns, the chart they change the rest.
 
-
-def number_table_px(frame: pd.DataFrame, decimals: int = 3) -> float:
-    """How wide :func:`number_table` draws ``frame`` with every column in sight: Streamlit sizes each column to
-    its header and values (the widths fitted to Chromium's, within a few pixels a column)."""
-
-    def text_px(text: str, number: bool) -> float:
-        if not number:
-            return READ_LETTER_PX * len(text)
-        digits = sum(ch.isdigit() for ch in text)
-        return READ_DIGIT_PX * digits + READ_MARK_PX * (len(text) - digits)
-
-    def column_px(name: str) -> float:
-        values = frame[name]
-        number = values.dtype.kind == "f"
-        texts = values.map(f"{{:.{decimals}f}}".format) if number else values.astype(str)
-        widest = max(text_px(name, False), *(text_px(t, number) for t in texts))
-        return max(READ_MIN_PX, READ_PAD_PX + widest)
-
-    return 2 + sum(column_px(name) for name in frame)
-
-
-def table_then_rest(table_px: float, big: bool, gap_px: float) -> list[float]:
-    """st.columns shares giving the first of two columns ``table_px`` (and a few pixels to spare) at 1280 px:
-    Streamlit gives each column its share of the main area less half the gap."""
-    first = table_px + TABLE_SPARE_PX + gap_px / 2
-    return [first, theme.content_px(big) - first]
+    The browser lays them out (frame.py's CSS): the chart keeps a least width, and the tables scroll sideways
+    before the chart goes narrower; ``chart_first`` puts the chart on the left.
+    """
+    row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
+    if chart_first:
+        chart_place = row.container(key=f"besidechart_{key}")
+        return row.container(width="content", key=f"besidetables_{key}"), chart_place
+    return row.container(width="content", key=f"besidetables_{key}"), row.container(key=f"besidechart_{key}")
 
 
 def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping[str, str] | None = None) -> None:
@@ -247,7 +221,7 @@ def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping
         for c in frame
         if frame[c].dtype.kind == "f"
     }
-    st.dataframe(frame, hide_index=True, key=key, column_config=fixed)
+    st.dataframe(frame, hide_index=True, key=key, column_config=fixed, width="content")
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:
@@ -445,57 +419,6 @@ EDITOR_TABS = {
     "W_k": "W_K",
     "W_v": "W_V",
 }
-
-
-def panel_split(lab: Lab, big: bool) -> tuple[list[float], float]:
-    """Column widths [tables, figure] at 1280 px, and the least width of the figure's column.
-
-    Normal mode: shares by the tables' width; a table wider than its half scrolls sideways. Projector mode:
-    the tables take what they need to show every column and the heatmap the rest, but never less than
-    it needs for its values (or, for many keys, for cells read as colours); the page keeps that least
-    width on a narrower screen too, where the tables then scroll sideways.
-    """
-    widest = max(frame.shape[1] for frame in lab.tables.values())  # the label column included
-    queries, keys = lab_tokens(lab)
-    if not big:
-        return [min(max(4, widest), 6), 7 if len(keys) > 6 else 6], 0.0
-    numbers = max(sum(column_px(c, big) for c in value_columns(frame)) for frame in lab.tables.values())
-    tabs = sum(TAB_CHAR_PX * len(label) + TAB_GAP_PX for label in _editor_tab_labels(lab))  # every tab in sight
-    tables = max(ROW_HANDLES_PX + TOKEN_PX + numbers + 4, tabs)
-    room = theme.PROJECTOR_CONTENT_PX - SMALL_GAP_PX
-    label_chars = max(map(len, queries), default=1)
-    least = figures.attention_heatmap_px(len(keys), label_chars, projector=True, most_px=0.45 * room)
-    least = min(least, 0.7 * room)  # many keys: the tables keep their editor usable
-    figure = max(least, room - tables)
-    return [room - figure, figure], least
-
-
-def figure_width_px(split: list[float], least: float, big: bool) -> float:
-    """How wide a figure in ``panel_split``'s second column is planned: on a projector, so that on the
-    narrowest screen (where figures take NARROWEST_SCREEN of their width) it is its column's least width."""
-    if not big:
-        return theme.CONTENT_PX * split[1] / sum(split)
-    return max(theme.PROJECTOR_CONTENT_PX * split[1] / sum(split), least / figures.NARROWEST_SCREEN)
-
-
-def least_width_css(key: str, least: float) -> str:
-    """A style keeping the page column that holds element ``key`` at least ``least`` pixels wide."""
-    return f'<style>[data-testid="stColumn"]:has(.st-key-{key}) {{ min-width: {least:.0f}px; }}</style>'
-
-
-def tables_beside_figure(
-    lab: Lab, big: bool, figure_key: str, normal_split: list[float] | None = None
-) -> tuple[DeltaGenerator, DeltaGenerator, float]:
-    """Two page columns, for the lab's tables and for the figure (element ``figure_key``) they change, and how
-    wide that figure is planned: :func:`panel_split`'s shares (``normal_split`` instead outside projector mode),
-    and on a projector the figure's column kept at its least width."""
-    split, least = panel_split(lab, big)
-    if normal_split is not None and not big:
-        split = normal_split
-    tables, figure = st.columns(split, gap="small" if big else "medium", wrap=not big)
-    if big:
-        st.html(least_width_css(figure_key, least))
-    return tables, figure, figure_width_px(split, least, big)
 
 
 def tables_box(lab: Lab, prefix: str, big: bool) -> None:

@@ -4,7 +4,7 @@ import streamlit as st
 
 from attention_views import figures, panels, session
 from attention_views.sections import lessons
-from attention_views.widgets import chart, lecture_intro, number_table, projector, tables_beside_figure, tables_box
+from attention_views.widgets import beside, chart, lecture_intro, number_table, projector, tables_box
 
 lab = session.current().lab
 big = projector()
@@ -14,8 +14,8 @@ if "Q" not in lab.tables:
     st.info("Cross-attention needs separate query and key tables: pick the 'Cross-attention' scenario.")
     st.stop()
 
-# on a projector, as on the playground: every column of the tables beside a heatmap that keeps its width
-tables, result, heatmap_px = tables_beside_figure(lab, big, "cross_attention_weights", normal_split=[5, 6])
+# as on the playground: the tables beside the heatmap they change
+tables, result = beside("cross_attention")
 with tables:
     st.caption("**Q**: one row per *target* token (the sentence being written). **K** and **V**: one row per "
                "*source* token (the sentence being read). Edit any of them.")  # fmt: skip
@@ -32,7 +32,7 @@ with result:
         )
     figure = figures.attention_heatmap(
         r.weights, head.query_tokens, head.key_tokens, title=f"{n_q} target × {n_k} source tokens",
-        projector=big, width_px=heatmap_px,
+        projector=big,
     )  # fmt: skip
     chart(figure, "cross_attention_weights")
 # the output's every value dimension in sight: the page's width, under the tables and the heatmap

@@ -4,11 +4,9 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
 from attention_views.formats import plain
 from attention_views.sections import lessons
-from attention_views.theme import CONTENT_PX, content_px
-from attention_views.widgets import MEDIUM_GAP_PX, metric_columns, number_table, number_table_px, table_then_rest
+from attention_views.widgets import beside, metric_columns, number_table
 
 lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
 W = lessons.projections(lab)
@@ -32,14 +30,7 @@ n = len(tokens)
 t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
 step = decode.steps[t]
 K, V = lessons.cache_frames(step, tokens)
-# the cache's every column in sight (the wider of K and V at the last step, all rows), the heatmap the rest, or
-# its least
-cache_px = max(map(number_table_px, lessons.cache_frames(decode.steps[-1], tokens)))
-split = table_then_rest(cache_px, big, MEDIUM_GAP_PX)
-page_px = content_px(big)
-least = figures.attention_heatmap_px(n, max(map(len, tokens)), projector=big, most_px=page_px / 2)
-figure = max(least + MEDIUM_GAP_PX / 2, split[1], page_px / 3)  # the heatmap's column: its least width at least
-cache_col, step_col = st.columns([page_px - figure, figure], gap="medium")
+cache_col, step_col = beside("kv_cache")  # the cache beside the full attention its rows equal
 with cache_col:
     st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
     number_table(K, "kv_cache_K")
@@ -51,7 +42,6 @@ with step_col:
         tokens,
         "kv_cache_full",
         big,
-        (figure - MEDIUM_GAP_PX / 2) / CONTENT_PX,
         selected=(t, t),
         title="Full causal attention",
     )

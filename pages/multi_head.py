@@ -7,7 +7,6 @@ from attention_views.editors import TableError
 from attention_views.formats import message
 from attention_views.sections import multi_head
 from attention_views.state import run_or_last
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import attention_controls, bound, editors_panel, lecture_intro, projector
 
 lab = session.current().lab
@@ -48,6 +47,6 @@ with heads_col:
             icon="⏸️",
         )
     if view is not None:
-        multi_head.heads_grid(view, big, width_px=CONTENT_PX * 3 / 5)
+        multi_head.heads_grid(view, big)
 if view is not None:
     multi_head.heads_details(view, big)

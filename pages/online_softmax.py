@@ -4,19 +4,10 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views import figures
 from attention_views.formats import plain
 from attention_views.sections import lessons
 from attention_views.state import lab_mask
-from attention_views.theme import CONTENT_PX, content_px
-from attention_views.widgets import (
-    MEDIUM_GAP_PX,
-    least_width_css,
-    number_table,
-    number_table_px,
-    numbers_frame,
-    table_then_rest,
-)
+from attention_views.widgets import beside, number_table, numbers_frame
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row")
 if head is None:
@@ -32,19 +23,11 @@ n_tiles = len(online.tiles)
 k = tile_col.slider("Block read so far", 1, n_tiles, 1, key="online_softmax_tile") if n_tiles > 1 else 1
 tile = online.tiles[k - 1]
 
-# the running values' every column beside the scores (the sum ℓ is the lesson's number): the table takes its
-# width, on a narrower projector too, and the heatmap the rest, its digits chosen for what is left at 1024 px
-table_px = max(number_table_px(lessons.tile_frame(t, queries)) for t in online.tiles)
-shares = table_then_rest(table_px, big, MEDIUM_GAP_PX)
-left, right = st.columns(shares[::-1], gap="medium", wrap=not big)  # kept side by side on a narrower projector
-table_col_px, heatmap_px = (share - MEDIUM_GAP_PX / 2 for share in shares)  # the columns at 1280 px
-if big:
-    st.html(least_width_css("online_softmax_running", table_col_px))
-    narrowest = figures.NARROWEST_SCREEN * content_px(True) - MEDIUM_GAP_PX - table_col_px
-    heatmap_px = narrowest / figures.NARROWEST_SCREEN
+# the scores read so far, and beside them the running values (the sum ℓ is the lesson's number)
+right, left = beside("online_softmax", chart_first=True)
 with left:
     lessons.heatmap(
-        r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big, heatmap_px / CONTENT_PX,
+        r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big,
         value_name="score", zmin=None, zmax=None, zmid=0.0,
         title=f"Scores read: block {k} of {n_tiles}",
     )  # fmt: skip

@@ -11,13 +11,13 @@ from attention_views.widgets import (
     STAGE_BUTTONS,
     STAGE_LABELS,
     attention_controls,
+    beside,
     blind_rows_note,
     bound,
     chart,
     lecture_intro,
     mask_painter,
     projector,
-    tables_beside_figure,
     tables_box,
 )
 
@@ -32,8 +32,8 @@ if not big:  # on a projector the screen is for the tables and the heatmap
     )
 attention_controls(lab, "playground")
 
-# cause and effect on one screen: the tables beside the heatmap, in projector mode too (issue 14)
-left, right, heatmap_px = tables_beside_figure(lab, big, "playground_heatmap")
+# cause and effect on one screen: the tables beside the heatmap they change
+left, right = beside("playground")
 with left:
     tables_box(lab, "playground", big)
 if lab.mask == "custom":
@@ -66,7 +66,6 @@ with right:
                 head.key_tokens,
                 title=STAGE_LABELS[stage],
                 projector=big,
-                width_px=heatmap_px,
                 **kind,
             ),
             "playground_heatmap",

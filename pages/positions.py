@@ -44,11 +44,9 @@ at_zero = lessons.encoded_attention(lab, head, encoding, 0, slope, learned)
 shifted = lessons.encoded_attention(lab, head, encoding, shift, slope, learned)
 left, right = st.columns(2, gap="medium")
 with left:
-    lessons.heatmap(at_zero.weights, tokens, head.key_tokens, "positions_weights", big, 0.5, title="Positions from 0")
+    lessons.heatmap(at_zero.weights, tokens, head.key_tokens, "positions_weights", big, title="Positions from 0")
 with right:
-    lessons.heatmap(
-        shifted.weights, tokens, head.key_tokens, "positions_shifted", big, 0.5, title=f"Positions from {shift}"
-    )
+    lessons.heatmap(shifted.weights, tokens, head.key_tokens, "positions_shifted", big, title=f"Positions from {shift}")
 finite = np.isfinite(at_zero.masked)
 change = float(np.abs(at_zero.masked[finite] - shifted.masked[finite]).max()) if finite.any() else 0.0
 verdict = (

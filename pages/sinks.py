@@ -34,7 +34,7 @@ weights = lessons.sink_weights(masked, plus_one)
 left, right = st.columns([3, 2], gap="medium")
 with left:
     title = ("softmax + 1" if plus_one else "softmax") + (", StreamingLLM mask" if streaming else "")
-    lessons.heatmap(weights, queries, keys, "sinks_weights", big, 0.6, title=f"Weights with {title}")
+    lessons.heatmap(weights, queries, keys, "sinks_weights", big, title=f"Weights with {title}")
 with right:
     table = pd.DataFrame({"query": queries, f"weight on {keys[0]}": weights[:, 0], "row sum": weights.sum(axis=1)})
     number_table(table, "sinks_rows")

@@ -14,6 +14,9 @@ sends to the browser base64-encoded. Conventions shared by all:
 - Cell values are written in the cells while both sides are at most ``theme.CELL_TEXT_LIMIT``
   (``show_text=None``); beyond that drawing text makes the browser crawl, and ``z`` goes as float32.
 - ``projector=True`` selects ``theme.PROJECTOR``: larger fonts, thicker gaps, higher contrast.
+- Layout is the browser's: no builder takes a width. Figures stretch to their column; plotly sizes cell
+  text to the cells and grows the margins to fit tick labels (``automargin``), and picks tick angles; the
+  title (``layout.title.text``) is shown by ``widgets.chart`` as page text above the chart, where it wraps.
 
 Inputs are validated first; a ``ValueError`` says which argument is wrong and how to fix it.
 """
@@ -21,11 +24,10 @@ Inputs are validated first; a ``ValueError`` says which argument is wrong and ho
 from __future__ import annotations
 
 from attention_views.figures.bars import activation_bars, grouped_activation_bars, product_terms_bar
-from attention_views.figures.base import ASSUMED_WIDTH_PX, KEY_AXIS_TITLE, NARROWEST_SCREEN, QUERY_AXIS_TITLE
+from attention_views.figures.base import KEY_AXIS_TITLE, QUERY_AXIS_TITLE
 from attention_views.figures.grid import clickable_grid, head_score_grid
 from attention_views.figures.heatmaps import (
     attention_heatmap,
-    attention_heatmap_px,
     delta_heatmap,
     head_grid,
     head_similarity_heatmap,
@@ -42,7 +44,6 @@ __all__ = [
     "clickable_grid",
     "head_score_grid",
     "attention_heatmap",
-    "attention_heatmap_px",
     "delta_heatmap",
     "head_grid",
     "head_similarity_heatmap",
@@ -52,8 +53,6 @@ __all__ = [
     "variance_vs_dk",
     "vector_arrows",
     "rope_arrows",
-    "ASSUMED_WIDTH_PX",
     "KEY_AXIS_TITLE",
-    "NARROWEST_SCREEN",
     "QUERY_AXIS_TITLE",
 ]

@@ -8,18 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views import theme
-from attention_views.figures.base import (
-    ASSUMED_WIDTH_PX,
-    CHAR_PX,
-    _as_labels,
-    _as_vector,
-    _drawn_px,
-    _finish,
-    _hover_name,
-    _ticks,
-)
+from attention_views.figures.base import _as_labels, _as_vector, _finish, _hover_name, _ticks
 from attention_views.formats import short
-from attention_views.theme import Style
 
 # ---------------------------------------------------------------- bars
 
@@ -31,10 +21,8 @@ def activation_bars(
     title: str = "Activation strength",
     yaxis_title: str = "L2 norm of output row",
     projector: bool = False,
-    width_px: float | None = None,
 ) -> go.Figure:
-    """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row; its token
-    labels are thinned or turned for ``width_px`` (the column it is drawn in)."""
+    """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
@@ -46,8 +34,8 @@ def activation_bars(
         customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
         hovertemplate=f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     )
-    layout = _bar_axes(labels, s, yaxis_title, width_px or ASSUMED_WIDTH_PX)
-    return _finish([bar], layout, title or "Activation strength", s, height=440 if projector else 360)
+    layout = _bar_axes(labels, yaxis_title)
+    return _finish([bar], layout, title or "Activation strength", s, height=380 if projector else 300)
 
 
 def grouped_activation_bars(
@@ -78,27 +66,25 @@ def grouped_activation_bars(
             )
         )
     layout = {
-        **_bar_axes(labels, s, "Activation strength", ASSUMED_WIDTH_PX),
+        **_bar_axes(labels, "Activation strength"),
         "barmode": "group",
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
     }
-    return _finish(bars, layout, title or "Activation strength", s, height=480 if projector else 400, legend_rows=2)
+    return _finish(bars, layout, title or "Activation strength", s, height=420 if projector else 340, legend_rows=2)
 
 
-def _bar_axes(labels: list[str], s: Style, yaxis_title: str, width_px: float) -> dict:
+def _bar_axes(labels: list[str], yaxis_title: str) -> dict:
     return {
         "xaxis": {
             "title": {"text": "Token"},
             "range": [-0.5, len(labels) - 0.5],
-            **_ticks(labels, width_px, s.font),
+            **_ticks(labels),
         },
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
     }
 
 
-def product_terms_bar(
-    dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False, width_px: float | None = None
-) -> go.Figure:
+def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> go.Figure:
     r"""Bars of the terms of the dot product, one per dimension: $q \cdot k = \sum_i q_i k_i$, sum annotated."""
     s = theme.style(projector)
     q = _as_vector(q, None, "q")  # (d_k,)
@@ -121,32 +107,14 @@ def product_terms_bar(
         textfont={"size": s.cell_font},
         **words,
     )
-    total = short(float(terms.sum()))
     spelled = " + ".join(short(t) for t in terms)
-    room = _drawn_px(width_px or ASSUMED_WIDTH_PX) - 4 * s.font  # the chart less its y axis
-    if q.size > 8 or len(f"q·k = {spelled} = {total}") * CHAR_PX * s.font > room:  # one line that fits, or the sum
-        spelled = "Σ q_i k_i"
     layout = {
-        "annotations": [
-            {
-                "text": f"q·k = {spelled} = <b>{total}</b>",
-                "xref": "paper",
-                "yref": "paper",
-                "x": 1.0,
-                "y": 1.0,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": s.font},
-                "name": "sum",
-            }
-        ],
         "xaxis": {
             "title": {"text": "Dimension"},
             "range": [-0.5, q.size - 0.5],
-            **_ticks(labels, _drawn_px(width_px or ASSUMED_WIDTH_PX), s.font),
+            **_ticks(labels),
         },
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }
-    title = "The dot product term by term"
-    return _finish([bar], layout, title, s, height=440 if projector else 360, width_px=width_px)
+    title = f"The dot product term by term: q·k = {spelled} = {short(float(terms.sum()))}"  # page text: it wraps
+    return _finish([bar], layout, title, s, height=380 if projector else 300)

@@ -1,4 +1,4 @@
-"""The clickable grid of the step-by-step page: one square marker per cell that a click selects."""
+"""Clickable grids: a heatmap of the values under one invisible marker per cell that a click selects."""
 
 from __future__ import annotations
 
@@ -7,27 +7,24 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from attention_views import formats, theme
+from attention_views import theme
 from attention_views.figures.base import (
-    ASSUMED_WIDTH_PX,
-    CHAR_PX,
     KEY_AXIS_TITLE,
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
+    _cells,
     _check_cell,
     _colorbar,
-    _colorbar_across_px,
-    _drawn_px,
     _finish,
-    _fitting_font,
+    _grid_axes,
+    _height,
     _hover_name,
     _outline,
     _show_text,
-    _text_colors,
-    _ticks,
+    _value_trace,
 )
-from attention_views.theme import CONTENT_PX, Style
+from attention_views.theme import Style
 
 NAMES = ("query", "key", "weight")  # what a grid's rows, columns and values are, for the hover
 
@@ -42,132 +39,70 @@ def clickable_grid(
     selected: tuple[int, int] | None = None,
     projector: bool = False,
 ) -> go.Figure:
-    """The (n_q, n_k) weights as square scatter markers, one per cell, that a click selects.
+    """The (n_q, n_k) weights as a heatmap (values written in the cells while they fit) that a click selects.
 
-    ``st.plotly_chart(fig, on_select="rerun", selection_mode="points", width="content")`` returns the
-    clicked point; its ``customdata`` is ``[i, j]`` (query row, key column). The figure has a fixed
-    pixel size so the squares fill their cells: do not let Streamlit stretch it.
+    ``st.plotly_chart(fig, on_select="rerun", selection_mode="points")`` returns the clicked point of the
+    first trace, an invisible marker at each cell's centre: its ``customdata`` is ``[i, j]`` (query row, key
+    column). A click anywhere in a cell picks that cell (the nearest centre, ``hoverdistance`` -1).
     """
     s = theme.style(projector)
     W = _as_matrix(weights, "weights")  # (n_q, n_k)
     queries = _as_labels(query_tokens, W.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
     cell = _check_cell(selected, W.shape)
-    n_q, n_k = W.shape
-    px = float(np.clip(480 / max(n_q, n_k), 8, 72 if projector else 60))  # side of one cell: steps fit beside it
-    margin, tickangle = _grid_margin(queries, keys, s, px)
-    # a fixed-size figure wider than its column is shrunk by the browser, its squares and digits are not: they
-    # ran into each other at 1024 pixels. Fit the narrowest screen a lecture uses, the colour bar under the grid
-    room = _drawn_px(CONTENT_PX) - margin["l"] - margin["r"]
-    if n_k * px > room:
-        px = max(room / n_k, 8.0)
-        margin, tickangle = _grid_margin(queries, keys, s, px)
-    fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
-    # an axis title longer than the grid's side ran into the figure's title (2 queries): the short one then
-    x_title = KEY_AXIS_TITLE if len(KEY_AXIS_TITLE) * CHAR_PX * s.font <= n_k * px else "key"
-    y_title = QUERY_AXIS_TITLE if len(QUERY_AXIS_TITLE) * CHAR_PX * s.font <= n_q * px else "query"
+    x, y = _grid_axes(queries, keys)
     layout = {
-        "xaxis": {
-            "title": {"text": x_title},
-            "tickangle": tickangle,
-            **_ticks(keys, n_k * px, s.font),
-            **fixed,
-            "range": [-0.5, n_k - 0.5],
-        },
-        "yaxis": {
-            "title": {"text": y_title},
-            **_ticks(queries, n_q * px, s.font),
-            **fixed,
-            "range": [n_q - 0.5, -0.5],
-        },
-        "clickmode": "event+select",
+        "xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}, "fixedrange": True},
+        "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}, "fixedrange": True},
+        **_CLICKABLE,
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    markers = _grid_markers(W, queries, keys, s, px, font=_fitting_font(px - 2 * s.gap, s))
-    markers.marker.colorbar.update(  # under the grid, across it; its title under its numbers (above, on the bar)
-        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="bottom"
-    )
-    width, height = margin["l"] + margin["r"] + n_k * px, margin["t"] + margin["b"] + n_q * px
-    return _finish(
-        [markers],
-        layout,
-        "Click a cell to explain it",
+    traces = [_cell_markers(W, queries, keys), _colours(W, queries, keys, s, NAMES, text=_show_text(None, *W.shape))]
+    height = _height(W.shape[0], s.row_px, extra=90, low=240, high=700)
+    return _finish(traces, layout, "Click a cell to explain it", s, height=height)
+
+
+_CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1, "dragmode": False}
+
+
+def _colours(W: np.ndarray, rows: list[str], cols: list[str], s: Style, names: tuple, *, text: bool) -> go.Heatmap:
+    """The values as heatmap cells on a 0..1 scale (no hover of its own: the markers above it have one)."""
+    return _value_trace(
+        W,
+        _cells(rows, cols),
         s,
-        margin=margin,
-        width=width,
-        height=height,
+        text=text,
+        names=names,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=s.weights_colorscale,
+        colorbar=_colorbar(names[2], s),
+        hoverinfo="skip",
     )
 
 
-def _grid_markers(
-    W: np.ndarray,
-    queries: list[str],
-    keys: list[str],
-    s: Style,
-    px: float,
-    names: tuple[str, str, str] = NAMES,
-    *,
-    font: int | None = None,
-) -> go.Scatter:
-    """One square marker per cell at (x=j, y=i), coloured by value; customdata [i, j]; hover names row and column.
-
-    The value is written on each marker in ``font`` while the grid is at most CELL_TEXT_LIMIT a side; with
-    ``font`` None (no font fits the square, or too many values to read) there is no text.
-    """
-    i, j = np.indices(W.shape)  # (n_q, n_k) each
-    values = W.ravel()  # (n_q * n_k,)
-    text = font is not None and _show_text(None, *W.shape)
-    q = [_hover_name(label, a) for a, label in enumerate(queries)]
-    k = [_hover_name(label, b) for b, label in enumerate(keys)]
+def _cell_markers(W: np.ndarray, rows: list[str], cols: list[str], names: tuple[str, str, str] = NAMES) -> go.Scatter:
+    """One invisible marker at each cell's centre (x=j, y=i): customdata [i, j], a hover naming row, column
+    and value. Clicking selects one; the heatmap under them draws the cells."""
+    i, j = np.indices(W.shape)  # (n_rows, n_cols) each
+    r = [_hover_name(label, a) for a, label in enumerate(rows)]
+    c = [_hover_name(label, b) for b, label in enumerate(cols)]
     row_name, col_name, value_name = names
-    words = {}
-    if text:
-        words = {
-            "text": [formats.cell(v) for v in values.tolist()],
-            "textfont": {"size": font, "color": _text_colors(values, s.weights_colorscale)},
-        }
     return go.Scatter(
         x=j.ravel(),
         y=i.ravel(),
-        mode="markers+text" if text else "markers",
-        marker={
-            "symbol": "square",
-            "size": max(px - 2 * s.gap, 4),
-            "color": values,
-            "cmin": 0.0,
-            "cmax": 1.0,
-            "colorscale": s.weights_colorscale,
-            "colorbar": _colorbar(value_name, s),
-            "line": {"width": 0},
-        },
-        customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_q * n_k, 2); a list, as a click
+        mode="markers",
+        marker={"symbol": "square", "size": 8, "opacity": 0.0, "color": W.ravel()},
+        customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_rows * n_cols, 2); a list, as a click
         # returns a point's customdata to Python: a NumPy array would go as a typed array and come back as none
-        hovertext=[f"{row_name}: {qa}<br>{col_name}: {kb}" for qa in q for kb in k],
+        hovertext=[f"{row_name}: {a}<br>{col_name}: {b}" for a in r for b in c],
         hovertemplate=f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
-        selected={"marker": {"opacity": 1.0}},
-        unselected={"marker": {"opacity": 1.0}},
+        selected={"marker": {"opacity": 0.0}},
+        unselected={"marker": {"opacity": 0.0}},
         showlegend=False,
         name="cells",
-        **words,
     )
-
-
-def _grid_margin(queries: list[str], keys: list[str], s: Style, px: float) -> tuple[dict, int]:
-    """Fixed margins (no automargin, so cells keep their size) that fit the tick labels and axis titles.
-
-    Key labels wider than a cell are turned upright (tick angle -90) and the bottom margin grows.
-    """
-    char = 0.62 * s.font
-    key_px = max((len(k) for k in keys), default=1) * char
-    rotate = key_px > px
-    margin = {
-        "l": int(max((len(q) for q in queries), default=1) * char + 2.5 * s.font + 20),
-        "r": 20,
-        "t": 30 + 2 * s.title_font,
-        "b": int((key_px if rotate else s.font) + 2.5 * s.font + 20) + _colorbar_across_px(s),  # the colour bar
-    }
-    return margin, (-90 if rotate else 0)
 
 
 # ---------------------------------------------------------------- a real model's heads
@@ -179,34 +114,26 @@ def head_score_grid(
     score_name: str = "score",
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-    width_px: float | None = None,
 ) -> go.Figure:
-    """Every head of a model, one square per (layer, head), coloured by a 0..1 score; a click selects one.
+    """Every head of a model, one cell per (layer, head), coloured by a 0..1 score; a click selects one.
 
     ``scores (n_layers, n_heads)``; layer 0 at the top. The clicked point's ``customdata`` is
-    ``[layer, head]``. Fixed pixel size, as :func:`clickable_grid`, at most ``width_px`` wide on the
-    narrowest screen (the colour bar lies under the grid, so a narrow column holds it).
+    ``[layer, head]`` (as in :func:`clickable_grid`).
     """
     s = theme.style(projector)
     S = _as_matrix(scores, "scores")  # (L, h)
     cell = _check_cell(selected, S.shape)
     n_layers, n_heads = S.shape
     layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
-    px = float(np.clip(420 / n_layers, 10, 20 if projector else 16))  # 30 layers stay above a 720-px fold
-    margin = {"l": int(4.5 * s.font), "r": 10, "t": 30 + 2 * s.title_font, "b": 3 * s.font + 40 + 2 * s.font}
-    room = _drawn_px(width_px or ASSUMED_WIDTH_PX) - margin["l"] - margin["r"]
-    col_px = float(np.clip(room / n_heads, px, 1.8 * px))  # wider than a layer's row where it fits: easy to click
-    fixed = {"showgrid": False, "zeroline": False, "automargin": False, "fixedrange": True}
-    x = {"title": {"text": "head"}, **_ticks(heads, n_heads * col_px, s.font), "range": [-0.5, n_heads - 0.5]}
-    y = {"title": {"text": "layer"}, **_ticks(layers, n_layers * px, s.font), "range": [n_layers - 0.5, -0.5]}
-    layout = {"xaxis": {**x, **fixed}, "yaxis": {**y, **fixed}, "clickmode": "event+select"}
+    x, y = _grid_axes(layers, heads)
+    layout = {
+        "xaxis": {**x, "title": {"text": "head"}, "fixedrange": True},
+        "yaxis": {**y, "title": {"text": "layer"}, "fixedrange": True},
+        **_CLICKABLE,
+    }
     if cell is not None:
         layout["shapes"] = _outline(cell)
     names = ("layer", "head", score_name)
-    markers = _grid_markers(S, layers, heads, s, px, names)  # no text: 270 numbers would not fit; hovers have them
-    markers.marker.colorbar.update(  # under the grid, across it; its title under its numbers (above, on the bar)
-        orientation="h", yref="container", y=0.0, yanchor="bottom", thickness=12, title_side="bottom"
-    )
-    width, height = margin["l"] + margin["r"] + n_heads * col_px, margin["t"] + margin["b"] + n_layers * px
-    title = f"Heads by {score_name}"
-    return _finish([markers], layout, title, s, margin=margin, width=width, height=height)
+    traces = [_cell_markers(S, layers, heads, names), _colours(S, layers, heads, s, names, text=False)]
+    height = _height(n_layers, 14 if projector else 12, extra=80, low=300, high=560)  # 30 layers above the fold
+    return _finish(traces, layout, f"Heads by {score_name}", s, height=height)

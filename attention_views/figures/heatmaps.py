@@ -4,28 +4,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import plotly.graph_objects as go
 
 from attention_views import formats, theme
 from attention_views.figures.base import (
-    CELL_TEXT_CHARS,
-    CHAR_PX,
     KEY_AXIS_TITLE,
     QUERY_AXIS_TITLE,
-    TEXT_CHAR_PX,
     _as_labels,
     _as_matrix,
-    _beside_px,
-    _cell_font,
     _cells,
     _check_cell,
     _colorbar,
-    _colorbar_across_px,
-    _digits_px,
-    _drawn_px,
     _finish,
     _grid_axes,
     _grid_traces,
@@ -34,7 +25,6 @@ from attention_views.figures.base import (
     _hovertemplate,
     _outline,
     _show_text,
-    _signed,
     _subplots,
     _value_range,
     _value_trace,
@@ -44,19 +34,6 @@ from attention_views.formats import plot_text, short
 from attention_views.theme import MINUS_INF
 
 # ---------------------------------------------------------------- heatmaps
-
-NARROW_PX = 400  # a heatmap drawn narrower than this has no room for "Query token (attending)" beside its labels
-COLOUR_CELL_PX = 22  # the narrowest heatmap cell still read as a colour from the back row
-
-
-def attention_heatmap_px(n_keys: int, label_chars: int, *, projector: bool = False, most_px: float) -> float:
-    """How narrow an attention heatmap of ``n_keys`` keys, its rows labelled in up to ``label_chars``
-    characters, may be drawn (colour bar underneath): its cells keep their values in the style's own cell
-    font if that takes at most ``most_px``, else they are COLOUR_CELL_PX wide and show colour only."""
-    s = theme.style(projector)
-    beside = _beside_px(label_chars, s, bar_beside=False)
-    digits = beside + n_keys * (CELL_TEXT_CHARS * CHAR_PX * s.cell_font + 4 + s.gap + 1)  # _fitting_font's sum
-    return math.ceil(digits if digits <= most_px else beside + n_keys * COLOUR_CELL_PX)
 
 
 def attention_heatmap(
@@ -73,14 +50,11 @@ def attention_heatmap(
     show_text: bool | None = None,
     selected: tuple[int, int] | None = None,
     projector: bool = False,
-    width_px: float | None = None,
 ) -> go.Figure:
     """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
 
     ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
     bounds symmetric around it. ``-inf`` cells are masked (grey, "−inf"). ``selected=(i, j)`` outlines a cell.
-    ``width_px``: about how wide the page draws it; the cell text then gets a font that fits its cells,
-    or is left out when none does.
     """
     s = theme.style(projector)
     M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
@@ -89,40 +63,24 @@ def attention_heatmap(
     cell = _check_cell(selected, M.shape)
     lo, hi = _value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
-    # drawn narrow (beside other charts; in projector mode on the narrowest screen): short axis titles, bar below
-    narrow = width_px is not None and _digits_px(width_px, s) < NARROW_PX
-    labels = max(map(len, queries), default=0)
-    font = _cell_font(s, M.shape[1], width_px, labels, bar_beside=not narrow, signed=_signed(M))
-    s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,
         queries,
         keys,
         s,
-        text=font is not None and _show_text(show_text, *M.shape),
+        text=_show_text(show_text, *M.shape),
         names=("query", "key", value_name),
         zmin=lo,
         zmax=hi,
         colorscale=scale,
-        colorbar=_colorbar(value_name, s, across=narrow),
+        colorbar=_colorbar(value_name, s),
     )
-    height = _height(M.shape[0], s.row_px, extra=150, low=300, high=1000)
-    x, y = _grid_axes(queries, keys, s, height_px=height - 150, width_px=width_px, bar_beside=not narrow)
-    key_title = "key" if narrow else KEY_AXIS_TITLE
-    # the long query title only where the rows are about as tall as it is long: it may reach a font size past
-    # them at each end (on a projector two or three queries' rows are not: it ran into a two-line chart title)
-    tall = len(QUERY_AXIS_TITLE) * TEXT_CHAR_PX * s.font <= height - 150 + 2 * s.font
-    query_title = QUERY_AXIS_TITLE if tall and not narrow else "query"
-    layout = {"xaxis": {**x, "title": {"text": key_title}}, "yaxis": {**y, "title": {"text": query_title}}}
+    x, y = _grid_axes(queries, keys)
+    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
     if cell is not None:
         layout["shapes"] = _outline(cell)
     title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
-    if not narrow:
-        return _finish(traces, layout, title, s, height=height, width_px=width_px)
-    # the colour bar across the bottom, under the key labels: upright ones take their length
-    upright = max(map(len, keys), default=1) * CHAR_PX * x["tickfont"]["size"] if "tickangle" in x else 0
-    bottom = _colorbar_across_px(s) + int(upright)
-    return _finish(traces, layout, title, s, height=height + bottom, width_px=width_px, bottom_px=bottom)
+    return _finish(traces, layout, title, s, height=_height(M.shape[0], s.row_px, extra=90, low=240, high=940))
 
 
 def matrix_heatmap(
@@ -134,36 +92,32 @@ def matrix_heatmap(
     colorscale: str | list | None = None,
     show_text: bool | None = None,
     projector: bool = False,
-    width_px: float | None = None,
 ) -> go.Figure:
     """Compact heatmap of a (rows, cols) matrix such as Q, K, V, X, W or an output; rows top-down.
 
     Default colours: the diverging scale with 0 in the middle (range symmetric around 0). With a
-    ``colorscale`` given, the range runs from the smallest to the largest value instead. ``width_px``:
-    about how wide the page draws it (as in :func:`attention_heatmap`): digits and column labels fit it.
+    ``colorscale`` given, the range runs from the smallest to the largest value instead.
     """
     s = theme.style(projector)
     M = _as_matrix(matrix, "matrix", allow_neg_inf=True)  # (rows, cols)
     rows = _as_labels(row_labels, M.shape[0], "row_labels", "rows")
     cols = _as_labels(col_labels, M.shape[1], "col_labels", "columns")
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
-    font = _cell_font(s, M.shape[1], width_px, max(map(len, rows), default=0), signed=_signed(M))
-    s = replace(s, cell_font=font or s.cell_font)
     traces = _grid_traces(
         M,
         rows,
         cols,
         s,
-        text=font is not None and _show_text(show_text, *M.shape),
+        text=_show_text(show_text, *M.shape),
         names=("row", "column", "value"),
         zmin=lo,
         zmax=hi,
         colorscale=colorscale or theme.DIVERGING_COLORSCALE,
         colorbar=_colorbar("", s),
     )
-    height = _height(M.shape[0], s.small_row_px, extra=110, low=180, high=700)
-    x, y = _grid_axes(rows, cols, s, height_px=height - 110, width_px=width_px)
-    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height, width_px=width_px)
+    height = _height(M.shape[0], s.small_row_px, extra=60, low=180, high=640)
+    x, y = _grid_axes(rows, cols)
+    return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
 
 
 def mask_heatmap(
@@ -193,8 +147,8 @@ def mask_heatmap(
         colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
         showscale=False,
     )
-    height = _height(M.shape[0], s.small_row_px, extra=150, low=260, high=800)
-    x, y = _grid_axes(queries, keys, s, height_px=height - 150)
+    height = _height(M.shape[0], s.small_row_px, extra=90, low=200, high=740)
+    x, y = _grid_axes(queries, keys)
     layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
     return _finish([trace], layout, title or "Additive mask", s, height=height)
 
@@ -206,7 +160,6 @@ def delta_heatmap(
     key_tokens: Sequence[str],
     *,
     projector: bool = False,
-    width_px: float | None = None,
 ) -> go.Figure:
     """after − before for two (n_q, n_k) matrices, diverging around 0 with a symmetric range.
 
@@ -228,7 +181,6 @@ def delta_heatmap(
         zmid=0.0,
         colorscale=theme.DIVERGING_COLORSCALE,
         projector=projector,
-        width_px=width_px,
     )
 
 
@@ -243,14 +195,12 @@ def head_grid(
     projector: bool = False,
     shared_range: bool = True,
     title: str = "",
-    width_px: float | None = None,
 ) -> go.Figure:
     """Small multiples: one (n_q, n_k) weight heatmap per head, all on one shared 0..1 colour axis.
 
     ``shared_range=False``: each head's colours span its own lowest to highest weight (its title says
     the range), so heads whose weights all sit near 1/n_k still show where each one looks. ``title``: the
-    chart's own (by default it says which of the two). ``width_px``: about how wide the page draws the
-    whole grid (the content width if None): digits, column labels and the title fit it.
+    chart's own (by default it says which of the two).
     """
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
@@ -261,19 +211,11 @@ def head_grid(
         raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
-    panel_px = (width_px or theme.CONTENT_PX) / n_cols
-    # drawn narrow (in projector mode on the narrowest screen): the one colour bar lies under the panels
-    across = shared_range and _digits_px(width_px or theme.CONTENT_PX, s) < NARROW_PX
-    labels = max(map(len, queries), default=0)
-    font = _cell_font(s, mats[0].shape[1], panel_px, labels, bar_beside=not across)
-    s = replace(s, cell_font=font or s.cell_font)  # the digits fit a panel's cells, or are left out
-    text = font is not None and _show_text(show_text, *mats[0].shape)
+    text = _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)
-    panel = _height(len(queries), s.small_row_px, extra=80, low=240, high=640)
-    # a panel's share of what is drawn beside the panels: the row labels and their title, the colour bar
-    beside_px = _beside_px(labels, s, bar_beside=shared_range and not across) / n_cols
-    x, y = _grid_axes(queries, keys, s, height_px=panel - 80, width_px=panel_px, beside_px=beside_px)
-    titles = [_panel_title(str(name), s, panel_px, beside_px) for name in typed]  # plotly never wraps them
+    panel = _height(len(queries), s.small_row_px, extra=60, low=200, high=600)
+    x, y = _grid_axes(queries, keys)
+    titles = [_panel_title(str(name), PANEL_TITLE_CHARS // n_cols) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
     title_lines = max(t.count("<br>") + 1 for t in titles)
@@ -298,41 +240,32 @@ def head_grid(
             "colorscale": s.weights_colorscale,
             "cmin": 0.0,
             "cmax": 1.0,
-            "colorbar": _colorbar("weight", s, across=across),
+            "colorbar": _colorbar("weight", s),
         }
     if not title:
         title = "Attention weights per head (rows: queries, columns: keys)"
         if not shared_range:
             title = "Attention weights per head, each on its own range"
-    titles_px = int(1.3 * s.font) * title_lines  # the first row's panel titles, above it
-    bar_px = _colorbar_across_px(s) if across else 0
-    return _finish(
-        traces,
-        layout,
-        title,
-        s,
-        height=panel * n_rows + 70 + bar_px,
-        bottom_px=10 + bar_px,
-        width_px=width_px,
-        panel_titles_px=titles_px,
-    )
+    return _finish(traces, layout, title, s, height=panel * n_rows + 40, panel_title_lines=title_lines)
 
 
-def _panel_title(name: str, s: theme.Style, width_px: float, less_px: float) -> str:
-    """A head's name as its panel's title, escaped: one line when it fits; a name such as "Head 2: preference"
-    that does not is split after its colon (each line cut to fit), so that what the head is for still shows."""
-    whole = _one_line(name, s, width_px, less_px)
+PANEL_TITLE_CHARS = 48  # a head's name in a panel title: at most this many characters across a row of panels
+
+
+def _panel_title(name: str, chars: int) -> str:
+    """A head's name as its panel's title, escaped: one line of at most ``chars`` characters when it fits; a
+    name such as "Head 2: preference" that does not is split after its colon (each line cut to ``chars``, with
+    "…"), so that what the head is for still shows. The hover has the whole name."""
     head, colon, rest = name.partition(": ")
-    if whole == name or not (colon and rest.strip()):
-        return plot_text(whole)
-    return "<br>".join(plot_text(_one_line(part, s, width_px, less_px)) for part in (head + colon.strip(), rest))
+    if len(name) <= chars or not (colon and rest.strip()):
+        return plot_text(_cut(name, chars))
+    return "<br>".join(plot_text(_cut(part, chars)) for part in (head + colon.strip(), rest))
 
 
-def _one_line(text: str, s: theme.Style, width_px: float, less_px: float = 0.0) -> str:
-    """``text`` cut, with "…", to what one line of a panel ``width_px`` wide, less ``less_px`` drawn beside it,
-    holds (in projector mode on the narrowest screen a lecture uses, as :func:`_grid_axes` does)."""
-    room = max(int((_drawn_px(width_px) - less_px) / (CHAR_PX * s.font)), 8)
-    return text if len(text) <= room else text[: room - 1].rstrip() + "…"
+def _cut(text: str, chars: int) -> str:
+    """``text`` cut to ``chars`` characters (at least 8), the last one "…" when it was longer."""
+    chars = max(chars, 8)
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
 
 
 def _own_range(M: np.ndarray) -> dict:
@@ -360,13 +293,10 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
 # ---------------------------------------------------------------- head similarity
 
 
-def head_similarity_heatmap(
-    similarity: np.ndarray, names: Sequence[str], *, projector: bool = False, width_px: float | None = None
-) -> go.Figure:
+def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, projector: bool = False) -> go.Figure:
     """The (h, h) head-similarity matrix on a 0..1 scale; axes h1, h2, ..., full head names in the hover.
 
     1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
-    ``width_px``: about how wide the page draws it (as in :func:`attention_heatmap`): the digits fit it.
     """
     s = theme.style(projector)
     S = _as_matrix(similarity, "similarity")  # (h, h)
@@ -374,19 +304,17 @@ def head_similarity_heatmap(
         raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
     full = _as_labels(names, S.shape[0], "names", "heads")
     short = [f"h{h + 1}" for h in range(S.shape[0])]
-    font = _cell_font(s, S.shape[1], width_px, max(map(len, short)))
-    s = replace(s, cell_font=font or s.cell_font)
     trace = _value_trace(
         S,
         _cells(full, full),
         s,
-        text=font is not None and _show_text(None, *S.shape),
+        text=_show_text(None, *S.shape),
         names=("head", "head", "similarity"),
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
         colorbar=_colorbar("similarity", s),
     )
-    height = _height(S.shape[0], s.row_px, extra=150, low=280, high=700)
-    x, y = _grid_axes(short, short, s, height_px=height - 150, width_px=width_px)
-    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height, width_px=width_px)
+    height = _height(S.shape[0], s.row_px, extra=90, low=220, high=640)
+    x, y = _grid_axes(short, short)
+    return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)

@@ -145,6 +145,5 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
     for note in layout["annotations"]:
         note["font"] = {"size": s.font}
     layout["legend"] = {"orientation": "h", "y": -0.1}
-    title = f"RoPE turns the query of {plot_text(token)} as its position grows"
-    margin = {"l": 10, "r": 10, "t": 70 + s.title_font, "b": 10}
-    return _finish(traces, layout, title, s, height=380 if projector else 320, margin=margin)
+    title = f"RoPE turns the query of {token} as its position grows"  # page text (widgets.chart escapes it)
+    return _finish(traces, layout, title, s, height=340 if projector else 280, panel_title_lines=1)

@@ -18,7 +18,6 @@ from attention_views.editors import TableError, table_to_matrix
 from attention_views.formats import message
 from attention_views.session import Lab
 from attention_views.state import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import chart, lecture_intro, numbers_frame, projector
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
@@ -163,6 +162,6 @@ def go_to_real_model_sink(s: session.Session) -> None:
 # ---------------------------------------------------------------- shared
 
 
-def heatmap(M: np.ndarray, rows: list[str], cols: list[str], key: str, big: bool, share: float, **kw: object) -> None:
-    """An attention heatmap through the app's builder, sized for a column of ``share`` of the page."""
-    chart(figures.attention_heatmap(M, rows, cols, projector=big, width_px=CONTENT_PX * share, **kw), key=key)
+def heatmap(M: np.ndarray, rows: list[str], cols: list[str], key: str, big: bool, **kw: object) -> None:
+    """An attention heatmap through the app's builder, shown as chart ``key``."""
+    chart(figures.attention_heatmap(M, rows, cols, projector=big, **kw), key=key)

@@ -92,8 +92,8 @@ def w_o_editor(lab: Lab) -> None:
         st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
 
 
-def heads_grid(view: multi.MultiHeadView, big: bool, width_px: float) -> None:
-    """The heads' weights, one heatmap each, about ``width_px`` wide, and what to look for in them."""
+def heads_grid(view: multi.MultiHeadView, big: bool) -> None:
+    """The heads' weights, one heatmap each, and what to look for in them."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
     cols, text = multi.grid_shape(len(view.heads), len(queries), len(keys))
     grid_slot = st.container()  # the heads first, the switch of their colour ranges under them
@@ -117,7 +117,6 @@ def heads_grid(view: multi.MultiHeadView, big: bool, width_px: float) -> None:
                 projector=big,
                 shared_range=not own,
                 title="Each head's weights (rows: queries), " + ("each on its own range" if own else "one scale 0–1"),
-                width_px=width_px,
             ),
             key="multi_head_grid",
         )

@@ -18,7 +18,6 @@ from attention_views.editors import matrix_table
 from attention_views.formats import message
 from attention_views.frame import replace_lab
 from attention_views.session import HEAD_SCORES, MODEL_PRESETS, Lab, ModelView, new_lab
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
@@ -180,12 +179,10 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
             score_name=view.score,
             selected=(view.layer, view.head),
             projector=big,
-            width_px=CONTENT_PX * 3 / 8,  # the page's left-hand column
         ),
         key="real_model_overview",
         on_select=lambda: _pick_head(view),
         selection_mode="points",
-        width="content",
     )
     ss = st.session_state
     ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
@@ -209,7 +206,6 @@ def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], bi
             run.tokens,
             title=f"Layer {layer}, head {head}: attention weights",
             projector=big,
-            width_px=CONTENT_PX * 5 / 8,  # the page's right-hand column: the digits fit their cells or stay out
         ),
         key="real_model_heatmap",
     )

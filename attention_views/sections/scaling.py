@@ -8,7 +8,6 @@ import streamlit as st
 import attention_core as ac
 from attention_core.score_spread import score_spread
 from attention_views import figures
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import chart, metric_columns
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
@@ -101,15 +100,11 @@ def worked_case_section(big: bool) -> None:
     raw_col, scaled_col = st.columns(2)
     with raw_col:
         chart(
-            figures.matrix_heatmap(
-                w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big, width_px=CONTENT_PX / 2
-            ),
+            figures.matrix_heatmap(w.scores, tokens, tokens, title="Raw scores Q Kᵀ", projector=big),
             key="scaling_worked_raw",
         )
     with scaled_col:
         chart(
-            figures.matrix_heatmap(
-                w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big, width_px=CONTENT_PX / 2
-            ),
+            figures.matrix_heatmap(w.scaled, tokens, tokens, title=f"Scaled scores Q Kᵀ / √{w.d_k}", projector=big),
             key="scaling_worked_scaled",
         )

@@ -13,7 +13,6 @@ from attention_views import figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
-from attention_views.theme import CONTENT_PX
 from attention_views.widgets import MASK_LABELS, chart, clicked_cell
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
@@ -90,7 +89,6 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         key=GRID,
         on_select=functools.partial(_pick_from_grid, lab),
         selection_mode="points",
-        width="content",
     )
 
     st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
@@ -114,7 +112,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         "step_by_step_products",
     )
     with right:
-        terms = figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big, width_px=CONTENT_PX * 3 / 5)
+        terms = figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big)
         chart(terms, key="step_by_step_terms")
 
     st.subheader("2 · Scale, temperature and mask")

@@ -33,10 +33,33 @@ def assert_clean(at: AppTest) -> None:
 
 
 def plotly_figures(at: AppTest) -> list[dict]:
-    """The plotly figures on the page, as the JSON dicts Streamlit sends to the browser."""
+    """The plotly figures on the page, as the JSON dicts Streamlit sends to the browser, each with the title the
+    page shows above it (``widgets.chart`` writes it as page text, ``**title**``) back in ``layout.title.text``."""
     import json
+    import re
 
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    from attention_views.formats import WORD_JOINER
+
+    figures, before = [], None
+    for node in _in_order(at.main):
+        if node.type == "plotly_chart":
+            fig = json.loads(node.proto.spec)
+            titled = before is not None and before.startswith("**") and before.endswith("**")
+            title = re.sub(r"\\(.)", r"\1", before[2:-2]).replace(WORD_JOINER, "") if titled else ""
+            fig["layout"].setdefault("title", {})["text"] = title
+            figures.append(fig)
+        before = node.value if node.type == "markdown" else None
+    return figures
+
+
+def _in_order(node):
+    """The elements under an AppTest block, in page order."""
+    children = getattr(node, "children", None)
+    if children is None:
+        yield node
+        return
+    for k in sorted(children):
+        yield from _in_order(children[k])
 
 
 def heatmap_z(figure: dict) -> np.ndarray:

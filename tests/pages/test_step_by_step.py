@@ -105,7 +105,7 @@ def test_emma_friend_opens_on_friend_to_emma_with_the_notebooks_numbers():
     np.testing.assert_allclose(frame(at, "products")["q × k"], [1.2, 0.72, 0.5, 0.0])
     assert "w_{8,0} = 0.5831" in headline(at)  # seed 003 In [57]: 0.58
     bars = next(f for f in plotly_figures(at) if f["data"][0].get("type") == "bar")
-    assert "2.42" in bars["layout"]["annotations"][0]["text"]
+    assert "2.42" in bars["layout"]["title"]["text"]
     assert any("(C, T)" in m.value for m in at.markdown)  # the notebook's layout note
 
 

@@ -11,7 +11,6 @@ import pytest
 
 import attention_core as ac
 from attention_views import figures, theme
-from attention_views.theme import CONTENT_PX
 
 # seed 003 (003_772d8909e260d638.txt): query of "friend" and key of "Emma"
 FRIEND_Q = (1.0, 0.9, 0.5, 1)
@@ -60,8 +59,8 @@ def test_heatmap_rows_are_queries_columns_keys_with_values():
     assert trace.type == "heatmap"
     np.testing.assert_allclose(np.array(trace.z, dtype=float), W)
     assert list(trace.x) == [0, 1, 2, 3] and list(trace.y) == [0, 1, 2]
-    assert fig.layout.xaxis.title.text == "Key token (attended to)"
-    assert fig.layout.yaxis.title.text == "Query token (attending)"
+    assert fig.layout.xaxis.title.text == "key (attended to)"
+    assert fig.layout.yaxis.title.text == "query (attending)"
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1], "first query must be at the top"
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
 
@@ -141,17 +140,6 @@ def test_cell_text_only_up_to_the_limit(n_q, n_k, has_text):
     assert (fig.data[0].texttemplate == "%{text}") == has_text
 
 
-@pytest.mark.parametrize("projector", [False, True])
-def test_a_few_wide_cells_keep_their_digits_at_the_playgrounds_width(projector):
-    """Four keys in half the page (random-causal, the colour bar under the cells): room for "0.53" even on a
-    1024-pixel projector, so the digits are written."""
-    fig = figures.attention_heatmap(
-        _weights(4, 4), ["t0", "t1", "t2", "t3"], ["t0", "t1", "t2", "t3"], projector=projector, width_px=395
-    )
-    assert fig.data[0].text is not None and fig.data[0].texttemplate == "%{text}"
-    assert fig.data[0].textfont.size >= (12 if projector else 9)
-
-
 def test_show_text_overrides_the_automatic_choice():
     big = figures.attention_heatmap(_weights(21, 21), [""] * 21, [""] * 21, show_text=True)
     small = figures.attention_heatmap(_weights(2, 2), ["a", "b"], ["c", "d"], show_text=False)
@@ -173,9 +161,9 @@ def test_selected_cell_is_outlined():
         figures.attention_heatmap(_weights(3, 3), list("abc"), list("def"), selected=(3, 0))
 
 
-def test_height_grows_with_the_number_of_queries_from_300px():
+def test_height_grows_with_the_number_of_queries_from_240px():
     heights = [figures.attention_heatmap(_weights(n, 4), ["t"] * n, list("abcd")).layout.height for n in (2, 10, 20)]
-    assert heights[0] >= 300
+    assert heights[0] >= 240
     assert heights[0] < heights[1] < heights[2]
     assert heights[1] <= 720, "10 queries must fit a 1280x720 projector"
 
@@ -289,77 +277,32 @@ def test_head_grid_text_follows_the_limit():
 # ---------------------------------------------------------------- clickable grid
 
 
-def test_clickable_grid_is_one_square_marker_per_cell_with_customdata_i_j():
+def test_clickable_grid_is_one_invisible_marker_per_cell_with_customdata_i_j_over_a_heatmap():
+    """A click anywhere in a cell selects its marker (the nearest centre); the heatmap under them draws it."""
     W = _weights(2, 3)
     fig = figures.clickable_grid(W, ["is", "is"], ["a", "b", "c"])
-    (trace,) = fig.data
-    assert trace.type == "scatter" and trace.marker.symbol == "square"
-    assert [list(c) for c in trace.customdata] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
-    assert list(trace.x) == [0, 1, 2, 0, 1, 2] and list(trace.y) == [0, 0, 0, 1, 1, 1]
-    np.testing.assert_allclose(trace.marker.color, W.ravel())
-    assert (trace.marker.cmin, trace.marker.cmax) == (0.0, 1.0)
-    assert trace.marker.colorscale == go.Scatter(marker={"colorscale": theme.WEIGHTS_COLORSCALE}).marker.colorscale
+    markers, cells = fig.data
+    assert markers.type == "scatter" and cells.type == "heatmap" and cells.hoverinfo == "skip"
+    assert [list(c) for c in markers.customdata] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
+    assert list(markers.x) == [0, 1, 2, 0, 1, 2] and list(markers.y) == [0, 0, 0, 1, 1, 1]
+    np.testing.assert_allclose(markers.marker.color, W.ravel())
+    np.testing.assert_allclose(np.array(cells.z, dtype=float), W)
+    assert (cells.zmin, cells.zmax) == (0.0, 1.0)
+    assert cells.colorscale == go.Heatmap(colorscale=theme.WEIGHTS_COLORSCALE).colorscale
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     assert list(fig.layout.yaxis.ticktext) == ["is", "is"]
-    assert trace.hovertext[4] == "query: is<br>key: b"
-    assert trace.hovertemplate == "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>"
-    assert trace.unselected.marker.opacity == 1.0, "clicking must not fade the other cells"
-
-
-def test_clickable_grid_axis_titles_are_short_when_the_grid_is_shorter_than_them():
-    """Two queries on a projector: "Query token (attending)" stood taller than the grid and ran into the figure's
-    title (mammal-query on the step-by-step page); the short title then, the full one when it fits."""
-    short = figures.clickable_grid(_weights(2, 5), ["mammal", "reptile"], list("abcde"), projector=True)
-    tall = figures.clickable_grid(_weights(8, 8), list("abcdefgh"), list("ijklmnop"), projector=True)
-    assert (short.layout.yaxis.title.text, short.layout.xaxis.title.text) == ("query", "Key token (attended to)")
-    assert (tall.layout.yaxis.title.text, tall.layout.xaxis.title.text) == (
-        "Query token (attending)",
-        "Key token (attended to)",
-    )
-
-
-def test_product_terms_sum_is_spelled_out_only_when_it_fits_one_line():
-    """Eight terms on a projector ran the annotation past the chart's edge (four in normal mode on a 1024-px
-    screen): the sum is written as Σ q_i k_i when the terms do not fit one line of the chart on the narrowest
-    screen."""
-    q, k = np.linspace(-0.5, 0.5, 8), np.linspace(0.3, 0.9, 8)
-    dims = [f"d{i}" for i in range(8)]
-    wide = figures.product_terms_bar(dims, q, k, projector=True, width_px=CONTENT_PX * 3 / 5)
-    four = figures.product_terms_bar(dims[:4], q[:4], k[:4], width_px=CONTENT_PX * 3 / 5)
-    few = figures.product_terms_bar(dims[:3], q[:3], k[:3], width_px=CONTENT_PX)
-    assert "Σ q_i k_i" in wide.layout.annotations[0].text and "Σ q_i k_i" in four.layout.annotations[0].text
-    assert " + " in few.layout.annotations[0].text and "Σ" not in few.layout.annotations[0].text
-
-
-def test_clickable_grid_squares_fill_their_cells():
-    fig = figures.clickable_grid(_weights(4, 4), list("abcd"), list("efgh"))
-    m = fig.layout.margin
-    cell_w = (fig.layout.width - m.l - m.r) / 4
-    cell_h = (fig.layout.height - m.t - m.b) / 4
-    assert cell_w == pytest.approx(cell_h)
-    assert 0.85 * cell_w <= fig.data[0].marker.size <= cell_w
-    assert fig.layout.xaxis.automargin is False and fig.layout.xaxis.fixedrange is True
-
-
-@pytest.mark.parametrize("projector", [False, True])
-@pytest.mark.parametrize("n", [3, 9, 10, 16])
-def test_clickable_grid_fits_the_narrowest_screen_and_its_digits_fit_their_squares(n, projector):
-    """A fixed-size grid wider than its column is shrunk by the browser, its squares and digits are not."""
-    tokens = ["friend", "hates", "games", "Emma", "is", "a", "great", "but", "she", "x", "y", "z", "u", "v", "w", "t"]
-    fig = figures.clickable_grid(_weights(n, n), tokens[:n], tokens[:n], projector=projector)
-    assert fig.layout.width <= figures.base.NARROWEST_SCREEN * CONTENT_PX
-    if fig.data[0].text:  # written only while the digits fit: four characters of the font, and a little room
-        font = fig.data[0].textfont.size
-        assert font * figures.base.CELL_TEXT_CHARS * figures.base.CHAR_PX + 4 <= fig.data[0].marker.size
-        assert font >= (12 if projector else 9)
-    assert bool(fig.data[0].text) == (n <= 10), "up to ten tokens (the seeds') the squares hold their digits"
+    assert markers.hovertext[4] == "query: is<br>key: b"
+    assert markers.hovertemplate == "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>"
+    assert markers.marker.opacity == markers.selected.marker.opacity == markers.unselected.marker.opacity == 0.0
+    assert fig.layout.hoverdistance == -1 and fig.layout.clickmode == "event+select"
 
 
 def test_clickable_grid_outlines_the_selected_cell_and_writes_readable_text():
     fig = figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(0, 1))
     assert {(s.x0, s.y0) for s in fig.layout.shapes} == {(0.5, -0.5)}
-    assert list(fig.data[0].text) == ["0.05", "0.95"]
-    assert list(fig.data[0].textfont.color) == ["white", "black"], "white on dark purple, black on yellow"
+    cells = fig.data[1]  # the heatmap under the markers: plotly picks black or white text for each colour
+    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [["0.05", "0.95"]]
+    assert cells.textfont.size is None and cells.textfont.color is None
     with pytest.raises(ValueError, match="outside"):
         figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(1, 0))
 
@@ -399,9 +342,7 @@ def test_product_terms_of_friend_and_emma_sum_to_2_42():
     (trace,) = fig.data
     np.testing.assert_allclose(trace.y, [1.2, 0.72, 0.5, 0.0])
     assert list(fig.layout.xaxis.ticktext) == list(DIMS)
-    (note,) = fig.layout.annotations
-    assert note.text.endswith("= <b>2.42</b>")
-    assert "1.2 + 0.72 + 0.5 + 0.0" in note.text
+    assert fig.layout.title.text.endswith("q·k = 1.2 + 0.72 + 0.5 + 0.0 = 2.42")  # page text: it wraps
     assert "q·k = 1.0 × 1.2 = 1.2" in trace.hovertext[0]
     assert trace.hovertext[1].startswith("Anim: q[1] × k[1]")
     with pytest.raises(ValueError, match="k must be a 1-D list with 4 entries"):
@@ -411,7 +352,7 @@ def test_product_terms_of_friend_and_emma_sum_to_2_42():
 def test_negative_product_terms_get_their_own_colour():
     fig = figures.product_terms_bar(["a", "b"], [1.0, -1.0], [2.0, 3.0])
     assert fig.data[0].marker.color[0] != fig.data[0].marker.color[1]
-    assert fig.layout.annotations[0].text.endswith("<b>-1.0</b>")
+    assert fig.layout.title.text.endswith("= -1.0")
 
 
 # ---------------------------------------------------------------- scaling
@@ -513,10 +454,12 @@ def test_projector_mode_enlarges_every_font(name):
 
 
 @pytest.mark.parametrize("name", ["attention_heatmap", "matrix_heatmap", "mask_heatmap", "head_grid"])
-def test_projector_mode_thickens_cell_gaps(name):
+def test_projector_mode_thickens_cell_gaps_and_leaves_the_cell_text_size_to_plotly(name):
+    """plotly sizes cell text to the cells when no size is given (at most the figure's font, 18 px on a
+    projector); the page's CSS hides digits drawn below the mode's least size (test_theme)."""
     normal, projector = BUILDERS[name](False), BUILDERS[name](True)
     assert projector.data[0].xgap > normal.data[0].xgap and projector.data[0].ygap > normal.data[0].ygap
-    assert projector.data[0].textfont.size >= 16
+    assert projector.data[0].textfont.size is None and normal.data[0].textfont.size is None
 
 
 def test_builders_never_import_streamlit():
@@ -543,17 +486,17 @@ def test_head_grid_can_give_each_head_its_own_colour_range():
     assert (shared["layout"]["coloraxis"]["cmin"], shared["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
 
 
-def test_head_grid_panel_titles_fit_their_panel_and_queries_are_labelled_once_per_row():
+def test_head_grid_panel_titles_are_cut_to_their_share_of_characters_and_queries_are_labelled_once_per_row():
     heads = [np.full((3, 3), 1 / 3)] * 4
-    name = "Head 2: preference/comparison of fruit"
-    fig = figures.head_grid(heads, ["a", name, "c", "<b>d</b>"], list("xyz"), list("xyz"), width_px=300).to_dict()
+    name = "Head 2: preference/comparison of fruit and of vegetables"
+    fig = figures.head_grid(heads, ["a", name, "c", "<b>d</b>"], list("xyz"), list("xyz")).to_dict()
     titles = [a["text"] for a in fig["layout"]["annotations"]][:4]
     first, second = titles[1].split("<br>")  # "Head 2:" over what the head is for, cut to fit
     assert first == "Head 2:"
     assert second.endswith("…") and name.startswith(f"Head 2: {second[:-1]}") and len(second) > 5
     assert titles[3] == "&lt;b&gt;d&lt;/b&gt;"  # still shown literally
-    markup = "<b>H</b>: <i>a long description of it</i>"  # split, and each line still literal
-    split = figures.head_grid(heads, ["a", markup, "c", "d"], list("xyz"), list("xyz"), width_px=300).to_dict()
+    markup = "<b>H</b>: <i>a long description of it, longer than a panel holds</i>"  # split, each line literal
+    split = figures.head_grid(heads, ["a", markup, "c", "d"], list("xyz"), list("xyz")).to_dict()
     first, second = split["layout"]["annotations"][1]["text"].split("<br>")
     assert first == "&lt;b&gt;H&lt;/b&gt;:" and second.startswith("&lt;i&gt;a") and second.endswith("…")
     shown = [fig["layout"][f"yaxis{k}"].get("showticklabels", True) for k in ("", "2", "3", "4")]
@@ -569,84 +512,6 @@ def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
         i, p = int((trace.xaxis or "x")[1:] or 1) - 1, int(trace.name.split()[-1])
         assert list(trace.x) == [0, rotated[p, i]] and list(trace.y) == [0, rotated[p, i + 4]]
     assert [a.text for a in fig.layout.annotations] == ["dims 0 and 4", "dims 1 and 5", "dims 2 and 6", "dims 3 and 7"]
-    assert "<b>" not in fig.layout.title.text, "a token label is shown as typed, not as markup"
+    assert "<b>cat</b>" in fig.layout.title.text, "the token as typed: widgets.chart shows titles as page text"
     with pytest.raises(ValueError, match="even number"):
         figures.rope_arrows(rotated[:, :7], "cat")
-
-
-def test_a_long_title_is_cut_into_lines_that_fit_the_figure_and_the_margin_grows_with_them():
-    title = "Why scale by 1/√d_k: the variance of q·k grows with d_k"
-    wide = figures.attention_heatmap(np.eye(3), list("abc"), list("abc"), title=title, width_px=1200)
-    narrow = figures.attention_heatmap(np.eye(3), list("abc"), list("abc"), title=title, width_px=300)
-    assert wide.layout.title.text == title
-    lines = narrow.layout.title.text.split("<br>")
-    assert len(lines) >= 3 and " ".join(lines) == title
-    assert max(map(len, lines)) * 0.62 * theme.NORMAL.title_font <= 0.7 * 300 + 1e-9, (
-        "each line fits the narrowest screen"
-    )
-    assert narrow.layout.margin.t > wide.layout.margin.t and narrow.layout.height > wide.layout.height
-
-
-@pytest.mark.parametrize("scenario_id", ["mammal-query", "emma-friend", "apple-orange"])
-def test_projector_playground_heatmap_names_every_key(scenario_id):
-    """On a projector the playground's heatmap (7/12 of the content, on a 1024-pixel screen) keeps a label for
-    every key: upright in a smaller font rather than every other one (they were 3 of 5, 5 of 9, 4 of 10)."""
-    sc = ac.load_scenario(scenario_id)
-    keys = list(sc.key_tokens)
-    W = np.full((len(sc.query_tokens), len(keys)), 1 / len(keys))
-    fig = figures.attention_heatmap(W, sc.query_tokens, keys, projector=True, width_px=CONTENT_PX * 7 / 12)
-    x = fig.layout.xaxis
-    assert list(x.ticktext) == keys
-    if x.tickangle == -90:  # upright: one line of the font per label, never below the projector's smallest
-        assert x.tickfont.size >= 12 and len(keys) * 1.2 * x.tickfont.size <= 0.7 * CONTENT_PX * 7 / 12
-    assert fig.data[0].colorbar.orientation == "h", "drawn narrow on a projector: the colour bar lies underneath"
-
-
-def test_exercise_panels_name_every_key_on_a_projector():
-    """The exercises' target and yours panels (2 across the 6/11 column) took the row labels off each panel's
-    width and kept 3 of 5 keys; the labels are drawn once per row of panels, so each panel has room for all."""
-    from attention_views.exercise_views import VIEW_PX
-
-    tokens = ["the", "cat", "sat", "on", "mats"]
-    fig = figures.head_grid([np.eye(5)] * 2, ["Target", "Yours"], tokens, tokens, projector=True, width_px=VIEW_PX)
-    assert list(fig.layout.xaxis.ticktext) == tokens and fig.layout.xaxis.tickfont.size >= 12
-
-
-def test_column_labels_are_thinned_to_the_width_the_page_draws_the_heatmap():
-    tokens = [f"tok{i}" for i in range(12)]
-    W = np.full((12, 12), 1 / 12)
-    wide = figures.attention_heatmap(W, tokens, tokens, projector=True)
-    narrow = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=300)
-    assert list(wide.layout.xaxis.ticktext) == tokens
-    assert 1 < len(narrow.layout.xaxis.ticktext) < 12, "every other label, or fewer, in a narrow column"
-    assert narrow.layout.yaxis.title.text == "query" and narrow.data[0].colorbar.orientation == "h"
-
-
-@pytest.mark.parametrize("n_keys", [2, 3, 4, 5])
-def test_a_heatmap_drawn_as_narrow_as_attention_heatmap_px_keeps_its_digits_in_the_full_font(n_keys):
-    """The playground's projector layout gives the tables every pixel the heatmap can spare: attention_heatmap_px
-    is the least width at which its cells still hold their values in the projector's own cell font."""
-    tokens = [f"t{i}" for i in range(n_keys)]
-    W = np.full((n_keys, n_keys), 1 / n_keys)
-    least = figures.attention_heatmap_px(n_keys, 2, projector=True, most_px=10_000)
-    planned = least / figures.NARROWEST_SCREEN  # so drawn on the narrowest screen at exactly that width
-    fig = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=planned)
-    assert fig.data[0].texttemplate and fig.data[0].textfont.size == theme.PROJECTOR_CELL_FONT_SIZE
-    smaller = figures.attention_heatmap(W, tokens, tokens, projector=True, width_px=planned - 40)
-    assert smaller.data[0].textfont.size < theme.PROJECTOR_CELL_FONT_SIZE or not smaller.data[0].texttemplate
-
-
-def test_many_keys_get_colour_cells_when_their_digits_would_take_too_much_room():
-    digits = figures.attention_heatmap_px(10, 7, projector=True, most_px=10_000)
-    colour = figures.attention_heatmap_px(10, 7, projector=True, most_px=digits - 1)
-    assert colour < digits
-    assert colour - figures.attention_heatmap_px(0, 7, projector=True, most_px=0) == 10 * 22  # COLOUR_CELL_PX each
-
-
-def test_the_long_query_title_only_beside_rows_about_as_tall_as_it_is_long():
-    """Two queries' rows on a projector are 150 px: "Query token (attending)" ran into the chart's title above."""
-    keys = ["kitten", "lizard", "salmon", "whale", "wolf"]
-    few = figures.attention_heatmap(_weights(2, 5), ["mammal", "reptile"], keys, projector=True, width_px=600)
-    many = figures.attention_heatmap(_weights(6, 5), TOKENS, keys, projector=True, width_px=600)
-    assert few.layout.yaxis.title.text == "query"
-    assert many.layout.yaxis.title.text == figures.QUERY_AXIS_TITLE

@@ -37,5 +37,5 @@ def test_page_styles_are_balanced_rule_by_rule():
             depth += {"{": 1, "}": -1}.get(ch, 0)
             assert depth >= 0, css
         assert depth == 0, css
-    assert f"padding-left: {theme.PROJECTOR_SIDE_PX}px" in PROJECTOR_CSS
-    assert "padding-left" not in PAGE_CSS  # normal mode keeps Streamlit's margins, which CONTENT_PX measures
+    assert "padding-left: 2rem" in PROJECTOR_CSS
+    assert "padding-left" not in PAGE_CSS  # normal mode keeps Streamlit's margins
