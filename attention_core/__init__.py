@@ -18,6 +18,7 @@ Reproduce a lecture in three lines::
 """
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
+from attention_core.backward import attention_backward, projection_backward
 from attention_core.compare import WeightChanges, weight_changes
 from attention_core.decoder import (
     DecoderConfig,
@@ -127,6 +128,7 @@ __all__ = [
     "alibi_slopes",
     "blind_rows",
     "angle_degrees",
+    "attention_backward",
     "as_permutation",
     "causal_mask",
     "cosine_similarity",
@@ -158,6 +160,7 @@ __all__ = [
     "permute_weights",
     "prefix_lm_mask",
     "previous_token_score",
+    "projection_backward",
     "repeat_kv",
     "rms_norm",
     "rope",
