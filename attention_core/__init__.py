@@ -41,6 +41,7 @@ from attention_core.head_scores import (
     previous_token_score,
     self_score,
 )
+from attention_core.head_training import HeadTask, HeadTraining, TrainingSnapshot, train_head
 from attention_core.kv_cache import DecodeResult, DecodeStep, kv_cache_bytes, kv_cache_decode
 from attention_core.learning import (
     LearningRun,
@@ -121,6 +122,8 @@ __all__ = [
     "Grade",
     "GroupedQueryResult",
     "Head",
+    "HeadTask",
+    "HeadTraining",
     "LearningRun",
     "LearningState",
     "MultiHeadResult",
@@ -131,6 +134,7 @@ __all__ = [
     "Scenario",
     "ScoreRow",
     "ScoreVariance",
+    "TrainingSnapshot",
     "OnlineSoftmaxTile",
     "WeightChanges",
     "activation_norms",
@@ -199,6 +203,7 @@ __all__ = [
     "start_learning",
     "streaming_mask",
     "swiglu",
+    "train_head",
     "unit_rows",
     "weight_changes",
 ]
