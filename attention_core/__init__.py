@@ -18,6 +18,7 @@ Reproduce a lecture in three lines::
 """
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
+from attention_core.backward import attention_backward, projection_backward
 from attention_core.compare import WeightChanges, weight_changes
 from attention_core.decoder import (
     DecoderConfig,
@@ -40,7 +41,17 @@ from attention_core.head_scores import (
     previous_token_score,
     self_score,
 )
+from attention_core.head_training import HeadTask, HeadTraining, TrainingSnapshot, train_head
 from attention_core.kv_cache import DecodeResult, DecodeStep, kv_cache_bytes, kv_cache_decode
+from attention_core.learning import (
+    LearningRun,
+    LearningState,
+    learn_step,
+    learn_until_solved,
+    pattern_loss,
+    random_start,
+    start_learning,
+)
 from attention_core.masks import (
     additive_mask,
     blind_rows,
@@ -111,6 +122,10 @@ __all__ = [
     "Grade",
     "GroupedQueryResult",
     "Head",
+    "HeadTask",
+    "HeadTraining",
+    "LearningRun",
+    "LearningState",
     "MultiHeadResult",
     "OnlineSoftmaxResult",
     "PermutationCheck",
@@ -119,6 +134,7 @@ __all__ = [
     "Scenario",
     "ScoreRow",
     "ScoreVariance",
+    "TrainingSnapshot",
     "OnlineSoftmaxTile",
     "WeightChanges",
     "activation_norms",
@@ -127,6 +143,7 @@ __all__ = [
     "alibi_slopes",
     "blind_rows",
     "angle_degrees",
+    "attention_backward",
     "as_permutation",
     "causal_mask",
     "cosine_similarity",
@@ -145,6 +162,8 @@ __all__ = [
     "kv_cache_decode",
     "induction_score",
     "induction_targets",
+    "learn_step",
+    "learn_until_solved",
     "list_exercises",
     "list_scenarios",
     "load_exercise",
@@ -153,11 +172,14 @@ __all__ = [
     "online_softmax_attention",
     "padding_mask",
     "pairwise_cosine",
+    "pattern_loss",
     "permutation_check",
     "permute_tokens",
     "permute_weights",
     "prefix_lm_mask",
     "previous_token_score",
+    "projection_backward",
+    "random_start",
     "repeat_kv",
     "rms_norm",
     "rope",
@@ -178,8 +200,10 @@ __all__ = [
     "softmax_plus_one",
     "softmax_saturation",
     "split_heads",
+    "start_learning",
     "streaming_mask",
     "swiglu",
+    "train_head",
     "unit_rows",
     "weight_changes",
 ]
