@@ -6,7 +6,7 @@ from attention_core.vector_pair import compare_vectors, zero_rows
 from attention_views import figures, formats, session
 from attention_views.editors import TableError, table_to_matrix
 from attention_views.sections import similarity
-from attention_views.widgets import chart, metric_columns, number_table, numbers_frame, projector
+from attention_views.widgets import beside, chart, metric_columns, number_table, numbers_frame, projector
 
 NAMES = ["X", "Y"]
 
@@ -16,8 +16,10 @@ big = projector()
 
 st.title("Similarity: dot product, cosine and angle")
 st.latex(r"\cos\theta = \frac{X\cdot Y}{\lVert X\rVert\,\lVert Y\rVert},\qquad \theta = \arccos(\cos\theta)")
-st.markdown("**Two vectors**, one per row: edit any entry.")
-similarity.vectors_editor(vec)
+edit_col, arrows_col = beside("similarity")  # the vectors beside their arrows
+with edit_col:
+    st.markdown("**Two vectors**, one per row: edit any entry.")
+    similarity.vectors_editor(vec)
 valid = False
 try:
     M = table_to_matrix(vec.tables["vectors"], "vectors")[1]  # (2, d)
@@ -26,7 +28,7 @@ except TableError:
 else:
     zero = zero_rows(M)
     if zero:
-        st.error(
+        edit_col.error(
             f"{NAMES[zero[0]]} is all zeros: it has no direction, so there is no cosine or angle. "
             "Change one of its entries.",
             icon="⚠️",
@@ -34,11 +36,17 @@ else:
     else:
         vec.last, valid = M, True
 if not valid:
-    st.warning("Showing the last valid vectors until the entry is fixed.", icon="⏸️")
+    edit_col.warning("Showing the last valid vectors until the entry is fixed.", icon="⏸️")
 
 M = vec.last  # (2, d)
 pair = compare_vectors(M)
 units = pair.units  # (2, d)
+with arrows_col:
+    three_col, unit_col = st.columns(2)
+    three = three_col.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
+    unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
+    drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
+    chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 for col, label, value in zip(
     metric_columns(5, big),
     ("dot(X, Y)", "‖X‖", "‖Y‖", "cosine", "angle"),
@@ -56,12 +64,5 @@ st.markdown("**After normalisation**: each vector divided by its length.")
 unit_cols = [f"d{j}" for j in range(M.shape[1])]
 number_table(numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), "similarity_units")
 st.caption(f"dot(X_unit, Y_unit) = {units[0] @ units[1]:.4f}: for unit vectors the dot product is the cosine.")
-
-st.subheader("The vectors as arrows")
-three_col, unit_col = st.columns(2)
-three = three_col.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
-unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
-drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
-chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 
 similarity.pairwise_cosine(lab, big)

@@ -14,12 +14,10 @@ from attention_views.widgets import bump_rev, chart, matrix_editor
 
 
 def vectors_editor(vec: Vectors) -> None:
-    """The two vectors (one table, a row each) and how many entries they have."""
-    edit_col, size_col = st.columns([4, 1], gap="medium")
-    with edit_col:
-        matrix_editor(vec, "similarity", "vectors")
+    """The two vectors (one table, a row each) and, under them, how many entries they have."""
+    matrix_editor(vec, "similarity", "vectors")
     n = len(value_columns(vec.tables["vectors"]))
-    wanted = size_col.number_input("Entries per vector", 2, 16, n, key=f"similarity_dims_{vec.rev}")
+    wanted = st.number_input("Entries per vector", 2, 16, n, key=f"similarity_dims_{vec.rev}")
     if wanted != n:
         resize_head_width(vec, ("vectors",), wanted, "d")
         bump_rev(vec)
