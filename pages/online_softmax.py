@@ -16,7 +16,7 @@ r, queries, keys = head.result, head.query_tokens, head.key_tokens
 n_q, n_k = r.weights.shape
 
 block_col, tile_col = st.columns(2)
-block = block_col.slider("Keys per block", 1, n_k, min(3, n_k), key="online_softmax_block")
+block = block_col.slider("Keys per block", 1, n_k, min(3, n_k), key="online_softmax_block") if n_k > 1 else 1
 mask = lab_mask(lab, n_q, n_k)
 online = ac.online_softmax_attention(r.Q, r.K, r.V, block, mask=mask, scale=r.scale / r.temperature)
 n_tiles = len(online.tiles)

@@ -24,7 +24,7 @@ plus_one = softmax_col.toggle(
 streaming = stream_col.toggle("StreamingLLM mask", key="sinks_streaming", help="The sink tokens plus a sliding window")
 sink_col, window_col = stream_col.columns(2)
 n_sink = sink_col.number_input("Sink tokens kept", 0, n_k, 1, key="sinks_n_sink", disabled=not streaming)
-window = window_col.number_input("Window", 1, n_k, 2, key="sinks_window", disabled=not streaming)
+window = window_col.number_input("Window", 1, n_k, min(2, n_k), key="sinks_window", disabled=not streaming)
 
 masked = r.masked
 if streaming:
