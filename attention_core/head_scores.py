@@ -6,14 +6,23 @@ Each score is an average over query rows ``t`` of the weight the row puts on one
 - first token: ``weights[t, 0]`` (the "attention sink");
 - self: ``weights[t, t]``;
 - induction: the key just after an earlier copy of token ``t``, ``sum_{j < t, id_j = id_t} weights[t, j+1]``,
-  over the rows whose token appeared before (an induction head completes ``A B ... A -> B``).
+  over the rows whose token appeared before (an induction head completes ``A B ... A -> B``);
+- duplicate token: the earlier copies of token ``t`` themselves, ``sum_{j < t, id_j = id_t} weights[t, j]``,
+  over the same rows (a duplicate-token head notices "this token was seen before").
+
+:func:`head_scores` computes all five; :func:`strongest_head_type` names each head by its highest score.
 
 ``weights`` is ``(..., n, n)`` (e.g. ``(layers, heads, n, n)``); every score is ``(...)`` in [0, 1].
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
+
+HEAD_TYPES = ("previous", "first", "self", "induction", "duplicate")  # the keys of head_scores
+NO_TYPE = "none"  # strongest_head_type's name for a head with no score at its floor
 
 
 def previous_token_score(weights: np.ndarray) -> np.ndarray:
@@ -47,9 +56,54 @@ def induction_score(weights: np.ndarray, token_ids: np.ndarray) -> np.ndarray:
 
     ``weights (..., n, n)``, ``token_ids (n,)`` -> ``(...)``; all zeros when no token repeats.
     """
-    target = induction_targets(token_ids)  # (n, n)
-    rows = target.any(axis=1)  # (n,) rows whose token appeared before
+    return _mean_on_targets(weights, induction_targets(token_ids))
+
+
+def duplicate_targets(token_ids: np.ndarray) -> np.ndarray:
+    """Boolean ``(n, n)``: True at ``(t, j)`` when ``j < t`` and token ``j`` equals token ``t`` (an earlier copy)."""
+    ids = np.asarray(token_ids).reshape(-1)
+    n = ids.shape[0]
+    return (ids[:, None] == ids[None, :]) & np.tri(n, n, -1, dtype=bool)  # (n, n)
+
+
+def duplicate_token_score(weights: np.ndarray, token_ids: np.ndarray) -> np.ndarray:
+    """Mean over rows with an earlier copy of their token of the weight on those copies.
+
+    ``weights (..., n, n)``, ``token_ids (n,)`` -> ``(...)``; all zeros when no token repeats.
+    """
+    return _mean_on_targets(weights, duplicate_targets(token_ids))
+
+
+def head_scores(weights: np.ndarray, token_ids: np.ndarray) -> dict[str, np.ndarray]:
+    """All five scores of :data:`HEAD_TYPES`, each ``(...)`` for ``weights (..., n, n)``."""
+    return {
+        "previous": previous_token_score(weights),
+        "first": first_token_score(weights),
+        "self": self_score(weights),
+        "induction": induction_score(weights, token_ids),
+        "duplicate": duplicate_token_score(weights, token_ids),
+    }
+
+
+def strongest_head_type(scores: Mapping[str, np.ndarray], floor: float = 0.0) -> np.ndarray:
+    """Each head's type: the key of its highest score (the first key on a tie), ``(...)`` of str.
+
+    A head whose highest score is below ``floor`` is :data:`NO_TYPE`. The scores are not calibrated
+    against each other (most heads put much weight on the first token), so read a type as "what
+    this head does most", not "what it is for".
+    """
+    names = list(scores)
+    stacked = np.stack([np.asarray(scores[k], dtype=np.float64) for k in names])  # (types, ...)
+    best = np.argmax(stacked, axis=0)  # (...) the first maximum on a tie
+    labels = np.array(names, dtype=object)[best]  # (...)
+    labels[np.max(stacked, axis=0) < floor] = NO_TYPE
+    return labels
+
+
+def _mean_on_targets(weights: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Mean over the rows with a target of each row's weight on its targets: ``(..., n, n), (n, n) -> (...)``."""
+    rows = target.any(axis=1)  # (n,) the rows that have a target
     if not rows.any():
         return np.zeros(weights.shape[:-2])
-    on_target = (weights * target).sum(axis=-1)  # (..., n) weight on the induction targets
+    on_target = (weights * target).sum(axis=-1)  # (..., n) weight on the targets
     return on_target[..., rows].mean(axis=-1)  # (...)

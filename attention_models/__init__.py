@@ -9,22 +9,34 @@
     run.attention                             # (n_layers, n_heads, T, T) softmax weights
     run.next_token_probs                      # (vocab,) probabilities of the next token
     model.run(run.token_ids, head_scale=S, reuse=run)   # S (n_layers, n_heads); 0 switches a head off
+    model.run(ids, head_weights={(9, 6): W})  # W (T, T) used instead of head 6's softmax in layer 9
+
+    mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
+    run.logit_diff(mary, john)                # logit[" Mary"] - logit[" John"] at the last position
+    run.direct_logit_attribution(mary, john)  # {"embed": float, "heads": (L, h), "mlps": (L,)}, summing to it
+    run.logit_lens()                          # (n_layers + 1, vocab) probabilities read from each residual
+    model.patch_heads(am.IOI.clean, am.IOI.corrupt, mary, john)      # (L, h) share restored by each head
+    model.patch_residual(am.IOI.clean, am.IOI.corrupt, mary, john)   # (L + 1, T) ... by each residual row
 
 This package reads model files (gguf, tokenizers); the maths lives in attention_core.
 """
 
 from attention_models.errors import AttentionModelError, ModelNotInstalledError, SequenceTooLongError
+from attention_models.interp import Patch
 from attention_models.model import MAX_TOKENS, MODELS, Model, ModelRun, load
-from attention_models.presets import DEFAULT_SENTENCE, repeated_random_tokens
+from attention_models.presets import DEFAULT_SENTENCE, IOI, PatchingPreset, repeated_random_tokens
 
 __all__ = [
     "DEFAULT_SENTENCE",
+    "IOI",
     "MAX_TOKENS",
     "MODELS",
     "AttentionModelError",
     "Model",
     "ModelNotInstalledError",
     "ModelRun",
+    "Patch",
+    "PatchingPreset",
     "SequenceTooLongError",
     "load",
     "repeated_random_tokens",

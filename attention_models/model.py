@@ -3,19 +3,37 @@
 The forward pass is a short composition of core functions (picoGPT style)::
 
     x = embedding[ids]                                   # (T, d_model)
-    for layer in layers: x = decoder_layer(x, layer, config, head_scale[l]).output
+    for l in layers:
+        heads = s_l * grouped_query_attention(rope(Q), rope(K), V, causal)   # (h, T, d_head)
+        x = x + concat(heads) @ W_o                      # the attention half of decoder_layer
+        x = x + swiglu(rms_norm(x, ffn_norm))            # the MLP half
     probs = softmax(rms_norm(x[-1], output_norm) @ output.T)   # (vocab,)
+
+It is :func:`attention_core.decoder.decoder_layer` split in two (:meth:`Model.attention_heads`,
+:meth:`Model.layer_output`) so that each head's output is kept and can be edited, on a batch of
+sequences at once ``(B, T, d_model)`` for activation patching (attention_models.interp).
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from attention_core.decoder import DecoderConfig, decoder_layer, head_qkv, rms_norm
+from attention_core.decoder import (
+    DecoderConfig,
+    DecoderLayerWeights,
+    grouped_query_attention,
+    head_qkv,
+    rms_norm,
+    swiglu,
+)
+from attention_core.masks import causal_mask
+from attention_core.positions import rope_angles, rotate_half
+from attention_models import interp
 from attention_models.errors import AttentionModelError, SequenceTooLongError
 from attention_models.gguf_file import GGUFModel, ModelSpec, model_path, read_gguf
 from attention_models.tokenizer import build_tokenizer, readable_token
@@ -33,14 +51,19 @@ BLAS_THREADS = 1  # see Model.blas_threads
 _THREADPOOLS = ThreadpoolController()
 
 
+HeadWeights = Mapping[tuple[int, int], np.ndarray]  # (layer, head) -> (T, T) weights used instead of the softmax
+
+
 @dataclass(frozen=True, eq=False)
 class ModelRun:
     """One forward pass. ``T`` tokens, ``L`` layers, ``h`` heads per layer.
 
-    ``attention (L, h, T, T)`` softmax weights (float32); ``next_token_probs (vocab,)``;
-    ``residuals (L+1, T, d_model)``: the input of every layer, then the last layer's output, so an
-    edited run can start again from any layer; ``head_scale (L, h)`` the scales it ran with;
-    ``first_layer``: the first layer this run computed (0 unless it reused an earlier run).
+    ``attention (L, h, T, T)`` softmax weights (float32; a head given in ``head_weights`` shows
+    those); ``next_token_probs (vocab,)``; ``residuals (L+1, T, d_model)``: the input of every
+    layer, then the last layer's output, so an edited run can start again from any layer;
+    ``head_outputs (L, h, T, d_head)`` each head's output times its scale, as it enters ``W_o``;
+    ``head_scale (L, h)`` and ``head_weights`` the edits it ran with; ``first_layer``: the first
+    layer this run computed (0 unless it reused an earlier run); ``model`` the model that ran it.
     """
 
     token_ids: list[int]
@@ -49,7 +72,26 @@ class ModelRun:
     attention: np.ndarray
     residuals: np.ndarray
     next_token_probs: np.ndarray
+    head_outputs: np.ndarray
+    head_weights: HeadWeights
+    model: Model = field(repr=False)
     first_layer: int = 0
+
+    def logit_diff(self, a: int, b: int) -> float:
+        """``logit[a] - logit[b]`` at the last position: how much more the model expects token ``a`` than ``b``."""
+        return interp.logit_diff(self, a, b)
+
+    def direct_logit_attribution(self, a: int, b: int) -> dict[str, object]:
+        """The logit difference split over the embedding, every head and every MLP (see :mod:`interp`).
+
+        ``{"embed": float, "heads": (L, h), "mlps": (L,)}``; the parts sum to :meth:`logit_diff`.
+        """
+        return interp.direct_logit_attribution(self, a, b)
+
+    def logit_lens(self, position: int = -1) -> np.ndarray:
+        """``(L+1, vocab)`` next-token probabilities read from each residual at ``position``; the last row
+        is the model's own prediction (``next_token_probs`` at the last position)."""
+        return interp.logit_lens(self, position)
 
 
 class Model:
@@ -84,40 +126,92 @@ class Model:
         return self.tokenizer.decode(self._check_ids(token_ids), skip_special_tokens=False)
 
     def run(
-        self, text: str | list[int], head_scale: np.ndarray | None = None, reuse: ModelRun | None = None
+        self,
+        text: str | list[int],
+        head_scale: np.ndarray | None = None,
+        head_weights: HeadWeights | None = None,
+        reuse: ModelRun | None = None,
     ) -> ModelRun:
         """Run the model on ``text`` (or token ids); ``head_scale (L, h)`` scales each head's output.
 
+        ``head_weights`` maps ``(layer, head)`` to a ``(T, T)`` array of attention weights that head
+        uses instead of its softmax (its output is then ``weights @ V``; nothing renormalises them).
         With ``reuse``, an earlier run of the same tokens, only the layers from the first one whose
-        scales differ are recomputed (the earlier layers' residuals and attention are taken over).
+        edits differ are recomputed (the earlier layers' residuals and attention are taken over).
         """
         ids = self._check_ids(self.tokenize(text) if isinstance(text, str) else list(text))
         scale = self._check_scale(head_scale)
-        start = _first_changed_layer(reuse, ids, scale) if reuse is not None else 0
+        weights = self._check_head_weights(head_weights, len(ids))
+        start = _first_changed_layer(reuse, ids, scale, weights) if reuse is not None else 0
         if reuse is not None and start == self.n_layers:
             return reuse
         x = reuse.residuals[start] if reuse is not None else self.weights.embedding[ids]  # (T, d_model)
-        with _THREADPOOLS.limit(limits=self.blas_threads, user_api="blas"):
-            residuals, attention = self._layers(x, scale, start)
-            probs = _softmax(self._logits(residuals[-1][-1:]))[0]  # (vocab,)
+        with self.threads():
+            residuals, attention, outputs = self._layers(x, scale, weights, start)
+            probs = _softmax(self.logits(residuals[-1][-1:]))[0]  # (vocab,)
         if start:
             residuals = [*reuse.residuals[:start], *residuals]
             attention = [*reuse.attention[:start], *attention]
+            outputs = [*reuse.head_outputs[:start], *outputs]
         tokens = [readable_token(self.weights.tokens[i]) for i in ids]
-        arrays = [scale, np.stack(attention), np.stack(residuals), probs]
+        arrays = [scale, np.stack(attention), np.stack(residuals), probs, np.stack(outputs)]
         for a in arrays:
             a.flags.writeable = False  # runs are cached and reused by later runs: read-only
-        return ModelRun(ids, tokens, *arrays, start)
+        return ModelRun(ids, tokens, *arrays, weights, self, start)
 
-    def _layers(self, x: np.ndarray, scale: np.ndarray, start: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Layers ``start..L-1`` on ``x (T, d_model)``: their inputs and the last output, and their attention."""
-        residuals, attention = [x], []
-        for layer, s in zip(self.weights.layers[start:], scale[start:], strict=True):
-            result = decoder_layer(x, layer, self.config, s)
-            x = result.output  # (T, d_model)
+    def threads(self):
+        """A context in which BLAS uses ``blas_threads`` threads (see :attr:`blas_threads`)."""
+        return _THREADPOOLS.limit(limits=self.blas_threads, user_api="blas")
+
+    def _layers(
+        self, x: np.ndarray, scale: np.ndarray, head_weights: HeadWeights, start: int
+    ) -> tuple[list[np.ndarray], ...]:
+        """Layers ``start..L-1`` on ``x (T, d_model)``: their inputs and the last output, attention, head outputs."""
+        residuals, attention, outputs = [x], [], []
+        for layer in range(start, self.n_layers):
+            edited = {i: w for (at, i), w in head_weights.items() if at == layer}
+            heads, weights = self.attention_heads(x[None], layer, scale[layer], edited)  # (1, h, T, d_head)
+            x = self.layer_output(x[None], heads, layer)[0]  # (T, d_model)
             residuals.append(x)
-            attention.append(result.weights.astype(np.float32))  # (h, T, T)
-        return residuals, attention
+            attention.append(weights[0].astype(np.float32))  # (h, T, T)
+            outputs.append(heads[0])  # (h, T, d_head)
+        return residuals, attention, outputs
+
+    def attention_heads(
+        self, x: np.ndarray, layer: int, scale: np.ndarray, head_weights: Mapping[int, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Every head of ``layer`` on a batch ``x (B, T, d_model)``: outputs ``(B, h, T, d_head)`` times
+        ``scale (h,)`` (in ``x``'s dtype) and weights ``(B, h, T, T)``; ``head_weights {head: (T, T)}``
+        replace those heads' softmax weights."""
+        B, T, _ = x.shape
+        h, h_kv = self.n_heads, self.config.n_kv_heads
+        Q, K, V = _batch_qkv(x, self.weights.layers[layer], self.config)  # (B h, T, d), (B h_kv, T, d) x2
+        att = grouped_query_attention(Q, K, V, mask=causal_mask(T))  # batch b's head i is head b h + i
+        weights = att.weights.reshape(B, h, T, T)
+        heads = att.output.reshape(B, h, T, -1)  # (B, h, T, d_head)
+        for i, w in (head_weights or {}).items():
+            weights[:, i] = w
+            heads[:, i] = w @ V.reshape(B, h_kv, T, -1)[:, i // (h // h_kv)]  # (T, T) @ (B, T, d_head)
+        heads = heads.astype(x.dtype, copy=False) * np.asarray(scale, dtype=x.dtype)[:, None, None]  # s_i head i
+        return heads, weights
+
+    def layer_output(self, x: np.ndarray, heads: np.ndarray, layer: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The rest of ``layer``: ``h = x + concat(heads) @ W_o``, ``h + swiglu(rms_norm(h))``, (B, T, d_model).
+
+        ``rows (B, T)`` bool computes only those rows (everything after attention is row by row);
+        the others keep ``x``'s values.
+        """
+        w = self.weights.layers[layer]
+        B, T, d = x.shape
+        rows = np.ones((B, T), dtype=bool) if rows is None else rows
+        concat = heads.transpose(0, 2, 1, 3)[rows].reshape(-1, heads.shape[1] * heads.shape[3])  # (R, h d_head)
+        mid = x[rows] + concat @ w.W_o  # (R, d_model) + (R, h d_head) @ (h d_head, d_model)
+        out = mid + swiglu(rms_norm(mid, w.ffn_norm, self.config.eps), w.W_gate, w.W_up, w.W_down)  # (R, d_model)
+        if out.shape[0] == B * T:
+            return out.reshape(B, T, d)
+        result = x.copy()
+        result[rows] = out
+        return result
 
     def head_qkv(self, run: ModelRun, layer: int, head: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Query head ``head`` of ``layer`` in ``run``: its ``Q, K`` (after RoPE) and ``V``, each ``(T, d_head)``.
@@ -140,12 +234,12 @@ class Model:
         stop = T if stop is None else stop
         if not 1 <= start < stop <= T:
             raise AttentionModelError(f"the loss needs 1 <= start < stop <= {T} (the first token has no prediction)")
-        logits = self._logits(run.residuals[-1][start - 1 : stop - 1])  # (stop-start, vocab), row t-1 predicts t
+        logits = self.logits(run.residuals[-1][start - 1 : stop - 1])  # (stop-start, vocab), row t-1 predicts t
         logp = logits - _logsumexp(logits)  # (stop-start, vocab)
         return float(-logp[np.arange(stop - start), run.token_ids[start:stop]].mean())
 
-    def _logits(self, x: np.ndarray) -> np.ndarray:
-        """Output head on some residual rows: ``rms_norm(x) @ output.T``, (m, d_model) -> (m, vocab) float64."""
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """The output head on some residual rows: ``rms_norm(x) @ output.T``, (m, d_model) -> (m, vocab) float64."""
         h = rms_norm(x, self.weights.output_norm, self.config.eps)  # (m, d_model)
         return (h @ self.weights.output.T).astype(np.float64)  # (m, d_model) @ (d_model, vocab)
 
@@ -165,6 +259,34 @@ class Model:
             raise AttentionModelError(f"{bad[0]!r} is not a token id; ids are whole numbers 0..{self.vocab_size - 1}")
         return [int(i) for i in ids]
 
+    def patch_heads(
+        self,
+        clean: str | list[int],
+        corrupt: str | list[int],
+        a: int,
+        b: int,
+        progress: Callable[[float], None] | None = None,
+    ) -> np.ndarray:
+        """``(L, h)`` share of the logit difference each head restores when patched from ``clean`` into ``corrupt``.
+
+        See :func:`attention_models.interp.patch_heads`; ``progress(fraction)`` is called as it goes.
+        """
+        return interp.patch_heads(self, clean, corrupt, a, b, progress)
+
+    def patch_residual(
+        self,
+        clean: str | list[int],
+        corrupt: str | list[int],
+        a: int,
+        b: int,
+        progress: Callable[[float], None] | None = None,
+    ) -> np.ndarray:
+        """``(L+1, T)`` share restored by each residual row (layer input, then the last output) patched in.
+
+        See :func:`attention_models.interp.patch_residual`.
+        """
+        return interp.patch_residual(self, clean, corrupt, a, b, progress)
+
     def _check_scale(self, head_scale: np.ndarray | None) -> np.ndarray:
         shape = (self.n_layers, self.n_heads)
         if head_scale is None:
@@ -174,13 +296,66 @@ class Model:
             raise AttentionModelError(f"head_scale must be a {shape[0]} x {shape[1]} table of finite numbers")
         return scale.copy()
 
+    def _check_head_weights(self, head_weights: HeadWeights | None, T: int) -> dict[tuple[int, int], np.ndarray]:
+        checked = {}
+        for key, w in (head_weights or {}).items():
+            layer, head = key if isinstance(key, tuple) and len(key) == 2 else (None, None)
+            if not (isinstance(layer, (int, np.integer)) and isinstance(head, (int, np.integer))) or not (
+                0 <= layer < self.n_layers and 0 <= head < self.n_heads
+            ):
+                raise AttentionModelError(
+                    f"head_weights key {key!r} is not a head: keys are (layer, head) with layers "
+                    f"0..{self.n_layers - 1}, heads 0..{self.n_heads - 1}"
+                )
+            w = np.array(w, dtype=np.float64)
+            if w.shape != (T, T) or not np.isfinite(w).all():
+                raise AttentionModelError(
+                    f"the weights of head {head} in layer {layer} must be a {T} x {T} table of finite numbers "
+                    f"(one row per query token, one column per key token); got shape {w.shape}"
+                )
+            w.flags.writeable = False
+            checked[int(layer), int(head)] = w
+        return checked
 
-def _first_changed_layer(reuse: ModelRun, ids: list[int], scale: np.ndarray) -> int:
-    """The first layer whose head scales differ from ``reuse``'s (0 if the tokens differ; L if nothing does)."""
+
+def _batch_qkv(x: np.ndarray, layer: DecoderLayerWeights, config: DecoderConfig) -> tuple[np.ndarray, ...]:
+    """:func:`attention_core.decoder.head_qkv` on a batch ``x (B, T, d_model)``: sequence ``b``'s heads are
+    rows ``b h .. b h + h - 1`` of ``Q (B h, T, d_head)``, ``K, V (B h_kv, T, d_head)``; RoPE at 0..T-1 in each."""
+    B, T, d = x.shape
+    a = rms_norm(x.reshape(B * T, d), layer.attn_norm, config.eps)  # (B T, d_model)
+
+    def heads(W: np.ndarray, n: int) -> np.ndarray:  # (B T, d_model) @ (d_model, n d_head) -> (B n, T, d_head)
+        return (a @ W).reshape(B, T, n, -1).transpose(0, 2, 1, 3).reshape(B * n, T, -1)
+
+    Q, K, V = heads(layer.W_q, config.n_heads), heads(layer.W_k, config.n_kv_heads), heads(layer.W_v, config.n_kv_heads)
+    return rope_heads(Q, config.rope_base), rope_heads(K, config.rope_base), V
+
+
+def rope_heads(X: np.ndarray, base: float = 10000.0) -> np.ndarray:
+    """:func:`attention_core.positions.rope` on every head ``X (m, T, d_head)`` at positions 0..T-1, -> (m, T, d_head).
+
+    The same formula, ``X * cos + rotate_half(X) * sin`` in float64, with the angles computed once
+    for all ``m`` heads instead of once per row; the result is in ``X``'s dtype.
+    """
+    T, d = X.shape[1:]
+    angles = rope_angles(np.arange(T, dtype=np.float64), d, base)  # (T, d/2)
+    cos = np.concatenate([np.cos(angles)] * 2, axis=1)  # (T, d): pair (i, i + d/2) shares an angle
+    sin = np.concatenate([np.sin(angles)] * 2, axis=1)  # (T, d)
+    X64 = X.astype(np.float64)
+    return (X64 * cos + rotate_half(X64) * sin).astype(X.dtype)  # (m, T, d), cos/sin broadcast over heads
+
+
+def _first_changed_layer(reuse: ModelRun, ids: list[int], scale: np.ndarray, head_weights: HeadWeights) -> int:
+    """The first layer whose head scales or weights differ from ``reuse``'s (0 if the tokens differ; L if none)."""
     if reuse.token_ids != ids:
         return 0
-    changed = np.flatnonzero((reuse.head_scale != scale).any(axis=1))
-    return int(changed[0]) if changed.size else len(scale)
+    changed = (reuse.head_scale != scale).any(axis=1)  # (L,)
+    for key in set(reuse.head_weights) | set(head_weights):
+        old, new = reuse.head_weights.get(key), head_weights.get(key)
+        if old is None or new is None or not np.array_equal(old, new):
+            changed[key[0]] = True
+    first = np.flatnonzero(changed)
+    return int(first[0]) if first.size else len(scale)
 
 
 def _logsumexp(z: np.ndarray) -> np.ndarray:

@@ -12,6 +12,13 @@ It loads the same GGUF file the app uses (``attn_implementation="eager"`` so the
 are returned), and stores small arrays: token ids of a few sentences, the attention of some
 layers, the top-20 next-token probabilities, and head ablations made with a forward pre-hook on
 ``self_attn.o_proj`` that scales one head's 64 input columns (the same place ``head_scale`` acts).
+
+For the indirect-object pair (attention_models.presets.IOI) it also stores the logit difference
+`` Mary`` - `` John`` of both prompts, its direct logit attribution (each head's slice of the o_proj
+input times its 64 columns of o_proj, each MLP's output, the embedding; read through the final
+RMSNorm frozen at the run's rms), the corrupted run with one head's o_proj input columns taken
+from the clean run, the corrupted run with one residual row entering a layer taken from the clean
+run (a forward pre-hook on that decoder layer), and one row of the logit lens.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 from attention_core.head_scores import induction_score  # noqa: E402
 from attention_models.gguf_file import model_path  # noqa: E402
 from attention_models.model import MODELS  # noqa: E402
-from attention_models.presets import DEFAULT_SENTENCE, repeated_random_tokens  # noqa: E402
+from attention_models.presets import DEFAULT_SENTENCE, IOI, repeated_random_tokens  # noqa: E402
 
 SENTENCES = [
     DEFAULT_SENTENCE,
@@ -45,6 +52,8 @@ LAYERS = [0, 3, 10, 20, 29]  # attention stored for these layers of the default 
 TOP = 20
 REPEAT = dict(length=30, copies=2, seed=0)  # the repeated-random-token preset
 N_INDUCTION_OFF = 10
+PATCHED_RESIDUAL = (12, 9)  # (layer, position): the input of layer 12 at the second name
+LENS_INDEX = 24  # the logit lens row stored: the residual entering layer 24
 
 
 def forward(model, ids: list[int], head_scale: np.ndarray | None = None):
@@ -70,9 +79,102 @@ def loss(logits: torch.Tensor, ids: list[int], start: int, stop: int) -> float:
 
 
 def top_probs(logits: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-    probs = torch.softmax(logits[0, -1].double(), dim=-1).numpy()
+    row = logits if logits.ndim == 1 else logits[0, -1]  # (vocab,) the last position
+    probs = torch.softmax(row.double(), dim=-1).numpy()
     top = np.argsort(probs)[::-1][:TOP]
     return top.astype(np.int64), probs[top]
+
+
+def parts(model, ids: list[int], patch=None):
+    """HF forward on ``ids`` recording each layer's o_proj input and MLP output (T, ...) and the final residual
+    before the norm; ``patch(layer_index, module) -> hook or None`` may add one more pre-hook."""
+    store: dict[str, list] = {"o_in": [], "mlp": [], "final": []}
+    hooks = []
+    for i, layer in enumerate(model.model.layers):
+        hooks.append(layer.self_attn.o_proj.register_forward_pre_hook(lambda m, a: store["o_in"].append(a[0][0])))
+        hooks.append(layer.mlp.register_forward_hook(lambda m, a, out: store["mlp"].append(out[0])))
+        if patch is not None:
+            hooks.extend(h for h in patch(i, layer) if h is not None)
+    hooks.append(model.model.norm.register_forward_pre_hook(lambda m, a: store["final"].append(a[0][0])))
+    try:
+        with torch.no_grad():
+            out = model(torch.tensor([ids]), output_hidden_states=True)
+    finally:
+        for h in hooks:
+            h.remove()
+    return out, store
+
+
+def readout(model, final: torch.Tensor, a: int, b: int) -> torch.Tensor:
+    """``g / rms(final) * (W_U[a] - W_U[b])`` in float64 for one final residual row ``final (d,)``."""
+    x = final.double()
+    inv_rms = 1.0 / torch.sqrt(x.pow(2).mean() + model.config.rms_norm_eps)
+    W_U = model.lm_head.weight.double()
+    return inv_rms * model.model.norm.weight.double() * (W_U[a] - W_U[b])
+
+
+@torch.no_grad()
+def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
+    """Logit differences, direct logit attribution, one patched head, one patched residual row, one lens row."""
+    cfg = model.config
+    h, d_head = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
+    clean, corrupt = (tok(s, add_special_tokens=True)["input_ids"] for s in (IOI.clean, IOI.corrupt))
+    (a,), (b,) = (tok(s, add_special_tokens=False)["input_ids"] for s in (IOI.answer, IOI.other))
+    out, store = parts(model, clean)
+    r = readout(model, store["final"][0][-1], a, b)  # (d,)
+    heads = []
+    for layer, o_in in zip(model.model.layers, store["o_in"], strict=True):
+        W_o = layer.self_attn.o_proj.weight.double()  # (d, h d_head)
+        x = o_in[-1].double()  # (h d_head,) the last position
+        heads.append([W_o[:, i * d_head : (i + 1) * d_head] @ x[i * d_head : (i + 1) * d_head] @ r for i in range(h)])
+    data["ioi_answer_ids"] = np.array([a, b])
+    data["ioi_logit_diff"] = np.array(float(out.logits[0, -1, a] - out.logits[0, -1, b]))
+    data["ioi_dla_embed"] = np.array(float(out.hidden_states[0][0, -1].double() @ r))
+    data["ioi_dla_heads"] = np.array([[float(v) for v in row] for row in heads])  # (L, h)
+    data["ioi_dla_mlps"] = np.array([float(m[-1].double() @ r) for m in store["mlp"]])  # (L,)
+
+    corrupted, _ = parts(model, corrupt)
+    data["ioi_corrupt_logit_diff"] = np.array(float(corrupted.logits[0, -1, a] - corrupted.logits[0, -1, b]))
+    layer, head = np.unravel_index(int(np.argmax(data["ioi_dla_heads"])), data["ioi_dla_heads"].shape)
+    cols = slice(int(head) * d_head, (int(head) + 1) * d_head)
+    clean_cols = store["o_in"][layer][:, cols]  # (T, d_head) the clean run's head output
+
+    def head_patch(i, module):
+        if i != layer:
+            return []
+
+        def hook(m, args):
+            x = args[0].clone()
+            x[0, :, cols] = clean_cols
+            return (x,)
+
+        return [module.self_attn.o_proj.register_forward_pre_hook(hook)]
+
+    patched, _ = parts(model, corrupt, head_patch)
+    data["ioi_patched_head"] = np.array([int(layer), int(head)])
+    data["ioi_patched_head_logit_diff"] = np.array(float(patched.logits[0, -1, a] - patched.logits[0, -1, b]))
+
+    at, position = PATCHED_RESIDUAL
+    clean_row = out.hidden_states[at][0, position]  # the clean residual entering layer ``at``
+
+    def residual_patch(i, module):
+        if i != at:
+            return []
+
+        def hook(m, args):
+            x = args[0].clone()
+            x[0, position] = clean_row
+            return (x, *args[1:])
+
+        return [module.register_forward_pre_hook(hook)]
+
+    patched, _ = parts(model, corrupt, residual_patch)
+    data["ioi_patched_residual"] = np.array(PATCHED_RESIDUAL)
+    data["ioi_patched_residual_logit_diff"] = np.array(float(patched.logits[0, -1, a] - patched.logits[0, -1, b]))
+
+    lens_logits = model.lm_head(model.model.norm(out.hidden_states[LENS_INDEX][0, -1]))  # (vocab,)
+    data["lens_index"] = np.array(LENS_INDEX)
+    data["lens_top_ids"], data["lens_top_probs"] = top_probs(lens_logits)
 
 
 def main() -> None:
@@ -113,6 +215,7 @@ def main() -> None:
 
     out = forward(model, default, scale * 0.5 + 0.25)  # a fractional edit of every head: 0.25 or 0.75
     data["default_scaled_top_ids"], data["default_scaled_top_probs"] = top_probs(out.logits)
+    ioi_references(model, tok, data)
 
     meta = {
         "versions": {
@@ -124,6 +227,7 @@ def main() -> None:
         "token_ids": [ids_of[s] for s in SENTENCES],
         "repeat": REPEAT,
         "default_scaled_edit": "head_scale = 0.5 * ablated_scale + 0.25",
+        "ioi": {"clean": IOI.clean, "corrupt": IOI.corrupt, "answer": IOI.answer, "other": IOI.other},
     }
     data["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +241,16 @@ def main() -> None:
         float(data["repeated_loss_second_copy"]),
         "-> with the ten strongest induction heads off:",
         float(data["ablated_loss_second_copy"]),
+    )
+    print(
+        "IOI logit difference:",
+        float(data["ioi_logit_diff"]),
+        "clean,",
+        float(data["ioi_corrupt_logit_diff"]),
+        "corrupted; head",
+        data["ioi_patched_head"].tolist(),
+        "patched in:",
+        float(data["ioi_patched_head_logit_diff"]),
     )
 
 

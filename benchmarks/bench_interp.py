@@ -1,0 +1,74 @@
+"""Benchmark: SmolLM2-135M interpretability — attribution, logit lens, head and residual patching on the IOI pair.
+
+Run from the repository root (the model installed: requirements-models.txt)::
+
+    python benchmarks/bench_interp.py
+
+It prints, for the indirect-object preset (attention_models.IOI, 14 tokens): the run itself; the
+direct logit attribution and the logit lens beyond the run (goal: each at most 0.5 s); all 270
+heads patched, cold (the first call in this process, both prompts' runs included; goal: at most
+15 s on the 2-core machine); every residual row patched. The load average is printed first: the
+machine may be shared, and timings then vary. It is a benchmark, not a test.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
+
+from timing import median_ms  # noqa: E402  (benchmarks/timing.py, beside this script)
+
+import attention_models as am  # noqa: E402
+
+ATTRIBUTION_GOAL_MS = 500
+LENS_GOAL_MS = 500
+PATCH_HEADS_GOAL_S = 15
+
+
+def seconds(fn) -> tuple[float, object]:
+    """Wall time of one call of ``fn`` in seconds, and its result."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def cpu_and_wall(fn) -> tuple[float, float, object]:
+    """CPU time of this process and wall time of one call of ``fn`` in seconds (CPU < wall: the machine is shared)."""
+    cpu = time.process_time()
+    wall, result = seconds(fn)
+    return time.process_time() - cpu, wall, result
+
+
+def main() -> None:
+    print(f"load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} ({os.cpu_count()} cores)")
+    load_s, model = seconds(am.load)
+    print(f"load: {load_s:.2f} s")
+    (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
+    T = len(model.tokenize(am.IOI.clean))
+
+    cpu_s, patch_s, shares = cpu_and_wall(lambda: model.patch_heads(am.IOI.clean, am.IOI.corrupt, mary, john))
+    print(f"patch_heads, all {shares.size} heads, {T} tokens, cold (both runs included): {patch_s:.2f} s wall, "
+          f"{cpu_s:.2f} s CPU (goal <= {PATCH_HEADS_GOAL_S} s)")  # fmt: skip
+    run = model.run(am.IOI.clean)
+    print(f"run, {T} tokens: {median_ms(lambda: model.run(am.IOI.clean)):.0f} ms median")
+    print(f"logit difference{am.IOI.answer!r} - {am.IOI.other!r}: {run.logit_diff(mary, john):.4f} clean, "
+          f"{model.run(am.IOI.corrupt).logit_diff(mary, john):.4f} corrupted")  # fmt: skip
+    first_s, _ = seconds(lambda: run.direct_logit_attribution(mary, john))
+    attribution = median_ms(lambda: run.direct_logit_attribution(mary, john))
+    print(f"direct logit attribution beyond the run: {attribution:.0f} ms median, first call {1000 * first_s:.0f} ms "
+          f"(goal <= {ATTRIBUTION_GOAL_MS})")  # fmt: skip
+    first_s, _ = seconds(run.logit_lens)
+    lens = median_ms(run.logit_lens)
+    print(f"logit lens beyond the run: {lens:.0f} ms median, first call {1000 * first_s:.0f} ms "
+          f"(goal <= {LENS_GOAL_MS})")  # fmt: skip
+    cpu_s, residual_s, rows = cpu_and_wall(lambda: model.patch_residual(am.IOI.clean, am.IOI.corrupt, mary, john))
+    print(f"patch_residual, {rows.shape[0]} x {rows.shape[1]} rows: {residual_s:.2f} s wall, {cpu_s:.2f} s CPU")
+    print(f"load average after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()

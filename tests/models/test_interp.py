@@ -1,0 +1,180 @@
+"""Interpretability on the real model: logit difference, direct logit attribution, logit lens, head_weights, patching.
+
+Invariants, checked on SmolLM2 itself (the numbers against Hugging Face are in test_smollm2_reference.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attention_models as am
+from attention_core.decoder import decoder_layer
+from attention_core.positions import rope
+from attention_models.interp import Patch, logit_diffs, patched_logit_diffs
+from attention_models.model import rope_heads
+
+
+@pytest.fixture(scope="module")
+def answers(model) -> tuple[int, int]:
+    (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
+    return mary, john
+
+
+@pytest.fixture(scope="module")
+def corrupt_run(model):
+    return model.run(am.IOI.corrupt)
+
+
+def test_the_ioi_prompts_have_the_same_length_and_single_token_answers(model, default_run, corrupt_run):
+    assert am.IOI.clean == am.DEFAULT_SENTENCE
+    assert len(default_run.token_ids) == len(corrupt_run.token_ids) == 14
+    assert len(model.tokenize(am.IOI.answer)) == len(model.tokenize(am.IOI.other)) == 1
+
+
+def test_smollm2_prefers_mary_on_the_clean_prompt_and_john_on_the_corrupted_one(default_run, corrupt_run, answers):
+    assert default_run.logit_diff(*answers) == pytest.approx(6.12, abs=0.05)
+    assert corrupt_run.logit_diff(*answers) == pytest.approx(-6.47, abs=0.05)
+
+
+def test_logit_diff_is_the_difference_of_log_probabilities(default_run, answers):
+    logp = np.log(default_run.next_token_probs)
+    assert default_run.logit_diff(*answers) == pytest.approx(logp[answers[0]] - logp[answers[1]], abs=1e-4)
+
+
+def test_direct_logit_attribution_sums_to_the_logit_difference(default_run, corrupt_run, answers):
+    for run in (default_run, corrupt_run):
+        parts = run.direct_logit_attribution(*answers)
+        assert parts["heads"].shape == (30, 9) and parts["mlps"].shape == (30,) and isinstance(parts["embed"], float)
+        total = parts["embed"] + parts["heads"].sum() + parts["mlps"].sum()
+        assert total == pytest.approx(run.logit_diff(*answers), abs=1e-4)
+
+
+def test_direct_logit_attribution_of_a_switched_off_head_is_zero(model, default_run, answers):
+    scale = np.ones((30, 9))
+    scale[23, 3] = 0.0
+    edited = model.run(default_run.token_ids, head_scale=scale, reuse=default_run)
+    assert default_run.direct_logit_attribution(*answers)["heads"][23, 3] > 1.0  # the strongest head here
+    assert edited.direct_logit_attribution(*answers)["heads"][23, 3] == 0.0
+
+
+def test_logit_lens_last_row_is_the_models_prediction_and_rows_are_distributions(model, default_run):
+    lens = default_run.logit_lens()
+    assert lens.shape == (31, model.vocab_size)
+    np.testing.assert_allclose(lens.sum(axis=1), 1.0)
+    np.testing.assert_allclose(lens[-1], default_run.next_token_probs, atol=1e-7)
+
+
+def test_logit_lens_at_an_earlier_position_ends_in_that_positions_prediction(model, default_run):
+    shorter = model.run(default_run.token_ids[:5])
+    np.testing.assert_allclose(default_run.logit_lens(4)[-1], shorter.next_token_probs, atol=1e-5)  # float32 sums
+    with pytest.raises(am.AttentionModelError, match="no position 14"):
+        default_run.logit_lens(14)
+
+
+def test_head_weights_equal_to_the_heads_own_weights_change_nothing(model, default_run):
+    own = {(3, 2): default_run.attention[3, 2], (20, 7): default_run.attention[20, 7]}
+    again = model.run(default_run.token_ids, head_weights=own)
+    np.testing.assert_allclose(again.next_token_probs, default_run.next_token_probs, atol=1e-6)
+    np.testing.assert_allclose(again.attention, default_run.attention, atol=1e-5)
+
+
+def test_head_weights_replace_the_softmax_and_reuse_starts_at_their_layer(model, default_run):
+    T = len(default_run.token_ids)
+    first = np.zeros((T, T))
+    first[:, 0] = 1.0  # every query looks only at the first token
+    edited = model.run(default_run.token_ids, head_weights={(20, 7): first}, reuse=default_run)
+    assert edited.first_layer == 20
+    np.testing.assert_array_equal(edited.attention[20, 7], first)
+    _, _, V = model.head_qkv(default_run, 20, 7)
+    np.testing.assert_allclose(edited.head_outputs[20, 7], np.tile(V[0], (T, 1)), atol=1e-5)  # every row is v_0
+    fresh = model.run(default_run.token_ids, head_weights={(20, 7): first})
+    np.testing.assert_allclose(edited.next_token_probs, fresh.next_token_probs, atol=1e-7)
+    assert model.run(default_run.token_ids, head_weights={(20, 7): first}, reuse=edited) is edited
+    assert model.run(default_run.token_ids, reuse=edited).first_layer == 20  # the edit undone from layer 20
+
+
+@pytest.mark.parametrize(
+    ("head_weights", "message"),
+    [({(30, 0): np.eye(14)}, "not a head"), ({3: np.eye(14)}, "not a head"), ({(3, 2): np.eye(5)}, "14 x 14")],
+)
+def test_bad_head_weights_are_named(model, default_run, head_weights, message):
+    with pytest.raises(am.AttentionModelError, match=message):
+        model.run(default_run.token_ids, head_weights=head_weights)
+
+
+def test_the_batched_layer_is_the_cores_decoder_layer(model, default_run):
+    x = default_run.residuals[7]  # (T, d_model)
+    scale = np.linspace(0.0, 1.5, 9)
+    core = decoder_layer(x, model.weights.layers[7], model.config, scale)
+    heads, weights = model.attention_heads(np.stack([x, x]), 7, scale)  # a batch of two copies
+    out = model.layer_output(np.stack([x, x]), heads, 7)
+    np.testing.assert_allclose(out, np.stack([core.output] * 2), atol=1e-5)
+    np.testing.assert_allclose(weights, np.stack([core.weights] * 2), atol=1e-6)  # float32 sums, another order
+
+
+def test_rope_heads_is_the_cores_rope_on_every_head():
+    X = np.random.default_rng(0).normal(size=(4, 6, 8)).astype(np.float32)
+    np.testing.assert_array_equal(rope_heads(X, 100.0), np.stack([rope(x, base=100.0).astype(np.float32) for x in X]))
+
+
+def test_patching_a_run_with_its_own_values_changes_nothing(default_run, answers):
+    patches = [Patch(3, head=1), Patch(29, head=8), Patch(0, position=5), Patch(30, position=13)]
+    diffs = patched_logit_diffs(default_run, default_run, patches, *answers)
+    np.testing.assert_array_equal(diffs, default_run.logit_diff(*answers))
+
+
+def test_a_batched_residual_patch_equals_the_single_run_from_the_patched_layer(
+    model, default_run, corrupt_run, answers
+):
+    patches = [Patch(12, position=9), Patch(12, position=3), Patch(25, position=13), Patch(29, position=1)]
+    diffs = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
+    for p, diff in zip(patches, diffs, strict=True):
+        x = corrupt_run.residuals[p.layer].copy()
+        x[p.position] = default_run.residuals[p.layer, p.position]
+        with model.threads():
+            residuals, _, _ = model._layers(x, corrupt_run.head_scale, {}, p.layer)  # every row, one sequence
+        assert diff == pytest.approx(logit_diffs(model, residuals[-1][-1:], *answers)[0], abs=1e-4)
+    assert len(set(np.round(diffs, 3))) == 4
+
+
+def test_residual_patching_is_zero_where_the_prompts_agree_and_one_on_the_last_output(
+    model, default_run, corrupt_run, answers
+):
+    T = len(default_run.token_ids)
+    clean_ld, corrupt_ld = default_run.logit_diff(*answers), corrupt_run.logit_diff(*answers)
+    shares = model.patch_residual(am.IOI.clean, am.IOI.corrupt, *answers)
+    assert shares.shape == (31, T)
+    np.testing.assert_allclose(shares[30], np.eye(T)[T - 1], atol=1e-6)  # only the last row is read out
+    names = [t for t in range(T) if default_run.token_ids[t] != corrupt_run.token_ids[t]]
+    assert names == [1, 3, 9]  # " Mary" and " John" swapped
+    assert np.all(shares[0, [t for t in range(T) if t not in names]] == 0.0)  # an equal embedding changes nothing
+    assert shares[0, names].sum() > 0.5 and np.all(np.abs(shares[0, names]) <= 1.5)
+    assert shares[29, T - 1] > 0.8 and abs(clean_ld - corrupt_ld) > 10
+
+
+def test_patch_heads_shares_progress_and_batching(model, answers, monkeypatch):
+    seen: list[float] = []
+    shares = model.patch_heads(am.IOI.clean, am.IOI.corrupt, *answers, progress=seen.append)
+    assert shares.shape == (30, 9)
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+    assert np.unravel_index(np.argmax(shares), shares.shape) == (23, 3)  # the head DLA names too
+    assert 0.5 < shares[23, 3] < 0.7
+    monkeypatch.setattr(am.interp, "BATCH_ROWS", 14 * 7)  # batches of 7 sequences
+    small = model.patch_heads(am.IOI.clean, am.IOI.corrupt, *answers)
+    np.testing.assert_allclose(small, shares, atol=1e-4)
+
+
+def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_run, corrupt_run, answers):
+    clean_ld, corrupt_ld = default_run.logit_diff(*answers), corrupt_run.logit_diff(*answers)
+    (one,) = patched_logit_diffs(default_run, corrupt_run, [Patch(29, head=1)], *answers)
+    both = patched_logit_diffs(default_run, corrupt_run, [Patch(0, head=0), Patch(29, head=1)], *answers)
+    assert both[1] == pytest.approx(one, abs=1e-5)
+    assert (one - corrupt_ld) / (clean_ld - corrupt_ld) == pytest.approx(0.268, abs=0.01)
+
+
+def test_patching_prompts_of_different_lengths_or_equal_answers_is_refused(model, answers):
+    with pytest.raises(am.AttentionModelError, match="same number of tokens"):
+        model.patch_heads(am.IOI.clean, am.IOI.clean + " the", *answers)
+    with pytest.raises(am.AttentionModelError, match="same logit difference"):
+        model.patch_heads(am.IOI.clean, am.IOI.clean, *answers)
