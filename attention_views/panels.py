@@ -161,7 +161,6 @@ def _clear(lab: Lab) -> None:
     lab.snapshot = None
 
 
-@st.fragment  # its buttons and toggle rerun this section only; the rest of the page is unchanged
 def output_frame(head: SingleHead) -> pd.DataFrame:
     """The head's output, one row per query, its columns v0, v1, ... (the value dimensions)."""
     r = head.result
@@ -198,6 +197,7 @@ def qkv_panel(head: SingleHead, prefix: str, big: bool) -> None:
             chart(fig, f"{prefix}_{name}_fig")
 
 
+@st.fragment  # its buttons rerun this section only; the rest of the page is unchanged
 def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None:
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
     st.subheader("Snapshot and compare")

@@ -140,3 +140,42 @@ def _weights_after_a_visit_to_step_by_step(page) -> list[list[float]]:
     page.get_by_role("link", name="Playground").first.click()
     wait_idle(page)
     return wait_until(page, lambda: weights(page), "the playground heatmap again")
+
+
+def _reruns_sent(page) -> list[str]:
+    """The fragment id of every rerun the browser asks the server for from now on ("" = the whole page)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    sent: list[str] = []
+
+    def on_socket(ws) -> None:
+        def on_frame(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = BackMsg.FromString(payload)
+                if msg.WhichOneof("type") == "rerun_script":
+                    sent.append(msg.rerun_script.fragment_id)
+
+        ws.on("framesent", on_frame)
+
+    page.on("websocket", on_socket)
+    return sent
+
+
+def test_the_snapshot_and_permutation_controls_rerun_their_section_only(page):
+    """panels.snapshot_section and panels.permutation_section are fragments: their buttons and toggle ask the
+    server to rerun that section alone, while a control of the page (the temperature) reruns the whole page."""
+    sent = _reruns_sent(page)
+    open_playground(page)
+    for key in ("playground_snapshot", "playground_permute"):
+        before = len(sent)
+        page.locator(f".st-key-{key} button, .st-key-{key} label").first.click()
+        wait_until(page, lambda n=before: len(sent) > n, f"the rerun asked for by {key}")
+        wait_idle(page)
+        assert all(sent[before:]), f"{key} reran the whole page: {sent[before:]}"
+    before = len(sent)
+    page.locator(".st-key-playground_temperature input[type=range]").focus()  # the slider's keyboard input
+    page.keyboard.press("ArrowRight")
+    wait_until(page, lambda: len(sent) > before, "the rerun asked for by the temperature")
+    wait_idle(page)
+    assert sent[before:] and not any(sent[before:]), "the temperature should rerun the whole page"
+    assert_clean(page)
