@@ -35,7 +35,6 @@ class OnlineSoftmaxTile:
     ``block_max (n_q,)``: each row's largest score in this block (-inf if all blocked).
     ``rescale (n_q,)``: ``exp(old running_max - new running_max)``, what the sum and accumulator so far
     were multiplied by (1 where a row has still seen no allowed key: nothing to rescale).
-    ``exp_scores (n_q, w)``: ``exp(scores - running_max)``, the block's unnormalised weights.
     ``running_max, running_sum (n_q,)`` and ``accumulator (n_q, d_v)`` after this block.
     ``entries_held``: numbers held at once while doing this block: the block's scores
     ``n_q * w``, running max and sum ``2 n_q``, accumulator ``n_q * d_v``.
@@ -47,7 +46,6 @@ class OnlineSoftmaxTile:
     scores: np.ndarray
     block_max: np.ndarray
     rescale: np.ndarray
-    exp_scores: np.ndarray
     running_max: np.ndarray
     running_sum: np.ndarray
     accumulator: np.ndarray
@@ -126,7 +124,7 @@ def _step(
     acc_new = rescale[:, None] * acc + p @ V_b  # (n_q, d_v) + (n_q, w) @ (w, d_v)
     n_q, w = scores.shape
     held = n_q * w + 2 * n_q + acc.size
-    return OnlineSoftmaxTile(index, start, stop, scores, block_max, rescale, p, m_new, sum_new, acc_new, held)
+    return OnlineSoftmaxTile(index, start, stop, scores, block_max, rescale, m_new, sum_new, acc_new, held)
 
 
 def _block_scores(Q: np.ndarray, K: np.ndarray, add: np.ndarray | None, s: float, start: int, stop: int) -> np.ndarray:

@@ -6,7 +6,6 @@ suite checks every one). Ids are stable: links to the app use them.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -367,8 +366,3 @@ def run_scenario(
     return multi_head_attention(
         scenario.X, heads=scenario.heads, W_o=scenario.W_o, mask=bool_mask, scale=scale, temperature=temperature
     )
-
-
-def default_scale_value(scenario: Scenario, d_k: int) -> float:
-    """The number the scenario's default scale works out to for width ``d_k``."""
-    return 1.0 / math.sqrt(d_k) if scenario.default_scale is None else scenario.default_scale
