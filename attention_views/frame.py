@@ -40,14 +40,21 @@ PAGE_PREFIXES = (
     "cross_attention_",
     "real_model_",
 )
+# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out
+# for (the home page's formulas beside the lectures were cut off at 1024 px)
+_STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
+    _STACKED.format(px=1279),
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
     # widgets.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
-    # before the chart beside them goes under its own least width
+    # before the chart beside them goes under its own least width, 55 % of the row; a whole table never shrinks,
+    # and the chart goes under it when less than its least width is left
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidewhole_"]) { flex: 0 0 auto; max-width: 100%; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
-    "{ flex: 1 1 18rem; min-width: max(18rem, 45%); }",
+    "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidebars_"]) { flex: 1 1 18rem; min-width: 18rem; }',
 )
 
 
@@ -58,16 +65,12 @@ def _digits_at_least(least: int) -> str:
     return f"{drawn} {{ display: none; }}"
 
 
-# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out
-# for (the home page's formulas beside the lectures were cut off at 1024 px)
-_STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 PAGE_CSS = "\n".join(
     [
         "<style>",
         *_BOTH_MODES,
         "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
         _digits_at_least(theme.MIN_CELL_FONT),
-        _STACKED.format(px=1279),
         "</style>",
     ]
 )

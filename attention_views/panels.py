@@ -172,7 +172,7 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     the table as wide as its columns, the bars the rest (:func:`widgets.beside`)."""
     r = head.result
     output = output_frame(head)
-    out_col, bar_col = beside(f"{prefix}_output")
+    out_col, bar_col = beside(f"{prefix}_output", whole=True)
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
         number_table(output, f"{prefix}_output")

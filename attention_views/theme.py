@@ -45,17 +45,19 @@ class Style:
     title_font: int
     cell_font: int
     gap: int
+    tick_font: int  # a grid's column labels (upright)
     weights_colorscale: str
     row_px: int  # height of one heatmap row in an attention heatmap
     small_row_px: int  # height of one row in a compact matrix heatmap or a small multiple
 
 
-NORMAL = Style(FONT_SIZE, TITLE_FONT_SIZE, CELL_FONT_SIZE, CELL_GAP, WEIGHTS_COLORSCALE, 36, 26)
+NORMAL = Style(FONT_SIZE, TITLE_FONT_SIZE, CELL_FONT_SIZE, CELL_GAP, FONT_SIZE, WEIGHTS_COLORSCALE, 36, 26)
 PROJECTOR = Style(
     PROJECTOR_FONT_SIZE,
     PROJECTOR_TITLE_FONT_SIZE,
     PROJECTOR_CELL_FONT_SIZE,
     PROJECTOR_CELL_GAP,
+    PROJECTOR_CELL_FONT_SIZE,
     PROJECTOR_WEIGHTS_COLORSCALE,
     46,
     34,

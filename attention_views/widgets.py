@@ -198,17 +198,20 @@ def metric_columns(n: int, big: bool) -> list:
     return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
 
 
-def beside(key: str, *, chart_first: bool = False) -> tuple[DeltaGenerator, DeltaGenerator]:
+def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple[DeltaGenerator, DeltaGenerator]:
     """Two places in a row, (tables, chart): the tables as wide as their columns, the chart they change the rest.
 
     The browser lays them out (frame.py's CSS): the chart keeps a least width, and the tables scroll sideways
-    before the chart goes narrower; ``chart_first`` puts the chart on the left.
+    before the chart goes narrower; ``chart_first`` puts the chart on the left. ``whole``: a result table that
+    never scrolls; the chart (a small one) goes under it when too little room is left beside it.
     """
-    row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
+    row = st.container(horizontal=True, gap="medium", wrap=whole, key=f"beside_{key}")
+    tables_key = f"besidewhole_{key}" if whole else f"besidetables_{key}"
+    chart_key = f"besidebars_{key}" if whole else f"besidechart_{key}"
     if chart_first:
-        chart_place = row.container(key=f"besidechart_{key}")
-        return row.container(width="content", key=f"besidetables_{key}"), chart_place
-    return row.container(width="content", key=f"besidetables_{key}"), row.container(key=f"besidechart_{key}")
+        chart_place = row.container(key=chart_key)
+        return row.container(width="content", key=tables_key), chart_place
+    return row.container(width="content", key=tables_key), row.container(key=chart_key)
 
 
 def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping[str, str] | None = None) -> None:

@@ -19,8 +19,9 @@ st.caption(
 )
 attention_controls(lab, "multi_head")
 
-# cause and effect on one screen: how the heads are chosen on the left, the heads themselves on the right
-controls_col, heads_col = st.columns([2, 3], gap="medium")
+# cause and effect on one screen: how the heads are chosen on the left, the heads themselves on the right (one
+# under the other on a screen narrower than 1280 px, where two panels a row would leave no room for their cells)
+controls_col, heads_col = st.container(key="stack_multi_head").columns([2, 3], gap="medium")
 with controls_col:
     multi_head.head_choice(lab)
     mix_heads = bound(

@@ -29,7 +29,7 @@ except am.AttentionModelError as err:
     st.stop()
 scores = rm.head_scores(tuple(ids), rm.scales_key(view.scales))
 
-overview, detail = st.columns([3, 5], gap="medium")
+overview, detail = st.container(key="stack_real_model").columns([3, 5], gap="medium")  # stacked below 1280 px
 with overview:
     rm.overview_ui(view, scores, big)
 with detail:

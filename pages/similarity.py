@@ -42,9 +42,9 @@ M = vec.last  # (2, d)
 pair = compare_vectors(M)
 units = pair.units  # (2, d)
 with arrows_col:
-    three_col, unit_col = st.columns(2)
-    three = three_col.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
-    unit = unit_col.toggle("Draw the normalised vectors", key="similarity_unit")
+    toggles = st.container(horizontal=True)  # side by side where they fit, else one under the other
+    three = toggles.toggle("3-D (first three entries)", key="similarity_3d", disabled=M.shape[1] < 3)
+    unit = toggles.toggle("Draw the normalised vectors", key="similarity_unit")
     drawn = (units if unit else M)[:, : 3 if three and M.shape[1] >= 3 else 2]  # (2, 2 or 3)
     chart(figures.vector_arrows(dict(zip(NAMES, drawn, strict=True)), projector=big), key="similarity_arrows")
 for col, label, value in zip(

@@ -18,8 +18,8 @@ from attention_views import formats, theme
 from attention_views.formats import plot_text
 from attention_views.theme import MINUS_INF, Style
 
-QUERY_AXIS_TITLE = "query (attending)"
-KEY_AXIS_TITLE = "key (attended to)"
+QUERY_AXIS_TITLE = "query"
+KEY_AXIS_TITLE = "key"
 MAX_TICK_LABELS = 20  # an axis labels every token up to this many, then every n-th (the hover names them all)
 
 
@@ -192,11 +192,15 @@ def _ticks(labels: list[str]) -> dict:
     return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
 
 
-def _grid_axes(rows: list[str], cols: list[str]) -> tuple[dict, dict]:
-    """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines."""
+def _grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = True) -> tuple[dict, dict]:
+    """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
+
+    ``upright``: the column labels stand upright in the style's tick font, one line of text a column, whatever
+    the width the browser gives the grid (plotly keeps an automatic angle from the first width it drew at)."""
     common = {"showgrid": False, "zeroline": False, "automargin": True}
+    turned = {"tickangle": -90, "tickfont": {"size": s.tick_font}} if upright else {}
     return (
-        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols), **common},
+        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols), **turned, **common},
         {"range": [len(rows) - 0.5, -0.5], **_ticks(rows), **common},
     )
 
@@ -216,13 +220,10 @@ def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: fl
     return float(lo), float(hi)
 
 
-def _colorbar(title: str, s: Style) -> dict:
-    """The colour bar: upright beside the plot, its title beside it (above, it met the top tick label)."""
-    return {
-        "title": {"text": title, "side": "right"},
-        "thickness": 20 if s is theme.PROJECTOR else 14,
-        "outlinewidth": 0,
-    }
+def _colorbar(s: Style) -> dict:
+    """The colour bar: upright beside the plot, untitled (the chart's title and the hover name the value),
+    so the cells keep the width."""
+    return {"thickness": 20 if s is theme.PROJECTOR else 14, "outlinewidth": 0}
 
 
 def _outline(cell: tuple[int, int]) -> list[dict]:

@@ -50,7 +50,7 @@ def clickable_grid(
     queries = _as_labels(query_tokens, W.shape[0], "query_tokens", "rows (queries)")
     keys = _as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
     cell = _check_cell(selected, W.shape)
-    x, y = _grid_axes(queries, keys)
+    x, y = _grid_axes(queries, keys, s)
     layout = {
         "xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}, "fixedrange": True},
         "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}, "fixedrange": True},
@@ -77,7 +77,7 @@ def _colours(W: np.ndarray, rows: list[str], cols: list[str], s: Style, names: t
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
-        colorbar=_colorbar(names[2], s),
+        colorbar=_colorbar(s),
         hoverinfo="skip",
     )
 
@@ -125,7 +125,7 @@ def head_score_grid(
     cell = _check_cell(selected, S.shape)
     n_layers, n_heads = S.shape
     layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
-    x, y = _grid_axes(layers, heads)
+    x, y = _grid_axes(layers, heads, s, upright=False)
     layout = {
         "xaxis": {**x, "title": {"text": "head"}, "fixedrange": True},
         "yaxis": {**y, "title": {"text": "layer"}, "fixedrange": True},

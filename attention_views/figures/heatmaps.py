@@ -73,9 +73,9 @@ def attention_heatmap(
         zmin=lo,
         zmax=hi,
         colorscale=scale,
-        colorbar=_colorbar(value_name, s),
+        colorbar=_colorbar(s),
     )
-    x, y = _grid_axes(queries, keys)
+    x, y = _grid_axes(queries, keys, s)
     layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
     if cell is not None:
         layout["shapes"] = _outline(cell)
@@ -113,10 +113,10 @@ def matrix_heatmap(
         zmin=lo,
         zmax=hi,
         colorscale=colorscale or theme.DIVERGING_COLORSCALE,
-        colorbar=_colorbar("", s),
+        colorbar=_colorbar(s),
     )
     height = _height(M.shape[0], s.small_row_px, extra=60, low=180, high=640)
-    x, y = _grid_axes(rows, cols)
+    x, y = _grid_axes(rows, cols, s)
     return _finish(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
 
 
@@ -148,7 +148,7 @@ def mask_heatmap(
         showscale=False,
     )
     height = _height(M.shape[0], s.small_row_px, extra=90, low=200, high=740)
-    x, y = _grid_axes(queries, keys)
+    x, y = _grid_axes(queries, keys, s)
     layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
     return _finish([trace], layout, title or "Additive mask", s, height=height)
 
@@ -214,7 +214,7 @@ def head_grid(
     text = _show_text(show_text, *mats[0].shape)
     cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=60, low=200, high=600)
-    x, y = _grid_axes(queries, keys)
+    x, y = _grid_axes(queries, keys, s)
     titles = [_panel_title(str(name), PANEL_TITLE_CHARS // n_cols) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
@@ -240,7 +240,7 @@ def head_grid(
             "colorscale": s.weights_colorscale,
             "cmin": 0.0,
             "cmax": 1.0,
-            "colorbar": _colorbar("weight", s),
+            "colorbar": _colorbar(s),
         }
     if not title:
         title = "Attention weights per head (rows: queries, columns: keys)"
@@ -313,8 +313,8 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
-        colorbar=_colorbar("similarity", s),
+        colorbar=_colorbar(s),
     )
     height = _height(S.shape[0], s.row_px, extra=90, low=220, high=640)
-    x, y = _grid_axes(short, short)
+    x, y = _grid_axes(short, short, s, upright=False)
     return _finish([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)

@@ -209,6 +209,27 @@ def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
         page.wait_for_timeout(300)
 
 
+_LAYOUT_JS = """() => Array.from(
+  document.querySelectorAll('.js-plotly-plot .main-svg text, [data-testid="stDataFrame"], .katex-display'),
+  e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map(Math.round).join(); }
+).join(';')"""
+
+
+def wait_laid_out(page: Page, quiet_ms: int = 300, timeout_s: float = 15) -> None:
+    """Wait until nothing on the page moves: every chart's texts (plotly grows its margins to fit tick labels
+    after the figure arrives, and again after a resize), every table and formula keep their boxes for
+    ``quiet_ms``."""
+    last, since, deadline = None, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now, boxes = time.monotonic(), page.evaluate(_LAYOUT_JS)
+        if boxes != last:
+            last, since = boxes, now
+        elif (now - since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(50)
+    raise AssertionError(f"the page was still moving after {timeout_s}s")
+
+
 def open_page(page: Page, path: str) -> None:
     """Open ``path`` (relative to the app's base URL) and wait for its first script run to finish."""
     page.goto(path, wait_until="domcontentloaded")

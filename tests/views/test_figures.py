@@ -59,8 +59,8 @@ def test_heatmap_rows_are_queries_columns_keys_with_values():
     assert trace.type == "heatmap"
     np.testing.assert_allclose(np.array(trace.z, dtype=float), W)
     assert list(trace.x) == [0, 1, 2, 3] and list(trace.y) == [0, 1, 2]
-    assert fig.layout.xaxis.title.text == "key (attended to)"
-    assert fig.layout.yaxis.title.text == "query (attending)"
+    assert fig.layout.xaxis.title.text == "key"
+    assert fig.layout.yaxis.title.text == "query"
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1], "first query must be at the top"
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
 
