@@ -101,8 +101,12 @@ def narrow(columns: tuple[str, ...]) -> dict:
 def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None.
 
-    Read-only while learning plays (each tick replaces the table); editable again once paused.
+    While learning plays the table is shown read-only under a fixed key (each tick replaces it, and a table
+    updated in place costs the browser far less than a new editor); paused, the editor is back on the learned table.
     """
+    if a.learn is not None and a.learn.playing:
+        st.dataframe(display_table(a.tables[name]), key=f"exercises_playing_{name}", width="stretch")
+        return table_to_matrix(a.tables[name], name)[1]
     key = f"exercises_editor_{ex.id}_{name}_{a.rev}"
     a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
@@ -111,7 +115,6 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
         num_rows="fixed",
         width="stretch",
         column_config=narrow(ex.dim_labels),
-        disabled=a.learn is not None and a.learn.playing,
     )
     try:
         return table_to_matrix(a.tables[name], name)[1]
@@ -240,6 +243,10 @@ def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
     chart(comparison(ex, g.weights, big), "exercises_weights")
     if a.learn is not None:
         chart(lv.loss_figure(a, big), "exercises_loss")
-    with st.expander("Where you differ (yours − target)", icon=":material/difference:"):
-        for h, fig in enumerate(differences(ex, g.weights, big)):
-            chart(fig, f"exercises_delta_{h}")
+    differ = st.expander(
+        "Where you differ (yours − target)", icon=":material/difference:", key="exercises_differ", on_change="rerun"
+    )
+    if differ.open:  # drawn only while someone looks at it
+        with differ:
+            for h, fig in enumerate(differences(ex, g.weights, big)):
+                chart(fig, f"exercises_delta_{h}")

@@ -113,11 +113,12 @@ def until_solved(ex_id: str, a: Attempt, learning: Learning) -> None:
         advance(ex, a, learning, UNTIL_SOLVED_STEPS)
 
 
-def play_or_pause(ex_id: str, a: Attempt) -> None:
-    """Start the timer (from the tables as they are) or stop it."""
+def play_or_pause(ex_id: str, a: Attempt, play: bool) -> None:
+    """Start the timer (from the tables as they are) or stop it: ``play`` is what the button said, so a click
+    that reaches the server after a tick changed the run still does what its label promised."""
     run = current_run(ac.load_exercise(ex_id), a)
     if run is not None:
-        run.playing, run.stopped = not run.playing, ""
+        run.playing, run.stopped = play, ""
 
 
 def seeded_start(ex_id: str, a: Attempt, learning: Learning) -> None:
@@ -157,7 +158,7 @@ def controls(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
             "Pause" if playing else "Play",
             key="exercises_play",
             on_click=play_or_pause,
-            args=(ex.id, a),
+            args=(ex.id, a, not playing),
             icon=":material/pause:" if playing else ":material/play_arrow:",
             type="primary",
         )

@@ -41,9 +41,9 @@ def tick(s: Session) -> None:
     s.lesson_playing = learning.job_step < JOB_STEPS
 
 
-def play_or_pause(s: Session) -> None:
-    """Start the replay (from step 0 when it stands at the end) or stop it."""
-    s.lesson_playing = not s.lesson_playing
+def play_or_pause(s: Session, play: bool) -> None:
+    """Start the replay (from step 0 when it stands at the end) or stop it, as the button's label said."""
+    s.lesson_playing = play
     if s.lesson_playing and s.lab.learning.job_step >= JOB_STEPS:
         s.lab.learning.job_step = 0
         st.session_state["learning_step"] = 0
@@ -99,7 +99,7 @@ def controls(s: Session, learning: Learning) -> None:
         "Pause" if s.lesson_playing else "Play",
         key="learning_play",
         on_click=play_or_pause,
-        args=(s,),
+        args=(s, not s.lesson_playing),
         icon=":material/pause:" if s.lesson_playing else ":material/play_arrow:",
         type="primary",
     )
