@@ -214,8 +214,8 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
         lv.advance(ex, a, learning, learning.speed)
     edit_col, view_col = st.columns([5, 6], gap="medium")
     with edit_col:
-        lv.controls(ex, a, learning)
         mats = editor_tabs(ex, a)
+        lv.controls(ex, a, learning)
         help_notes(ex, a)
     stale = grade_attempt(ex, a, mats, edit_col)
     with view_col:
@@ -228,7 +228,8 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
 def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
     """Score and verdict, the comparison with the target, the loss curve and the differences."""
     g = a.last
-    score_col, verdict_col = st.columns([2, 3], vertical_alignment="bottom")
+    row = st.container(horizontal=True, vertical_alignment="bottom")  # the score as wide as its digits
+    score_col, verdict_col = row.container(width="content"), row.container()
     if g is not None:
         verdict(ex, g, score_col, verdict_col)
     if stale:

@@ -73,7 +73,8 @@ def replay(s: Session, big: bool, ticking: bool) -> None:
 
 def controls(s: Session, learning: Learning) -> None:
     """The job, the training seed and play in a row, what the job is, then the step slider."""
-    job_col, seed_col, play_col = st.columns([3, 2, 2], vertical_alignment="bottom")
+    row = st.container(horizontal=True, vertical_alignment="bottom")  # each as wide as its content, wrapping
+    job_col, seed_col, play_col = (row.container(width="content") for _ in range(3))
     with job_col:
         bound(
             st.segmented_control,
