@@ -28,6 +28,7 @@ PAGES = {
             "pages/cross_attention.py", title="Cross-attention", icon=":material/translate:", url_path="cross_attention"
         ),
         st.Page("pages/real_model.py", title="Real model", icon=":material/memory:", url_path="real_model"),
+        st.Page("pages/learning.py", title="A head learns", icon=":material/model_training:", url_path="learning"),
     ],
 }
 

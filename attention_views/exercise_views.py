@@ -13,10 +13,11 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views import figures, session
+from attention_views import learn_views as lv
 from attention_views.editors import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.formats import message
 from attention_views.session import Attempt, ExerciseStore
-from attention_views.widgets import folded
+from attention_views.widgets import chart, folded
 
 PICK = "exercises_pick"
 TAB_LABELS = {
@@ -55,15 +56,23 @@ def tables(ex: ac.Exercise, which: str) -> dict:
 
 def attempt(ex: ac.Exercise) -> Attempt:
     """This session's attempt at ``ex``, made from its starting state on first use."""
-    attempts = session.current().exercises.attempts
+    s = session.current()
+    attempts, learning = s.exercises.attempts, s.lab.learning
     if ex.id not in attempts:
         attempts[ex.id] = Attempt(tables(ex, "start"))
+        if learning.exercise == ex.id:  # a link's seeded run: replay it to its step
+            a = attempts[ex.id]
+            a.learn = lv.replay(ex, learning)
+            a.tables = {
+                n: matrix_table(W, ex.row_labels(), ex.dim_labels, tokens=False)
+                for n, W in a.learn.state.tables.items()
+            }
     return attempts[ex.id]
 
 
 def load(a: Attempt, ex_id: str, which: str) -> None:
     """Replace the attempt's tables by the start or the solution; the editors restart from them."""
-    a.tables, a.rev = tables(ac.load_exercise(ex_id), which), a.rev + 1
+    a.tables, a.rev, a.learn = tables(ac.load_exercise(ex_id), which), a.rev + 1, None
 
 
 def reveal(a: Attempt, flag: str) -> None:
@@ -90,7 +99,14 @@ def narrow(columns: tuple[str, ...]) -> dict:
 
 
 def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
-    """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None."""
+    """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None.
+
+    While learning plays the table is shown read-only under a fixed key (each tick replaces it, and a table
+    updated in place costs the browser far less than a new editor); paused, the editor is back on the learned table.
+    """
+    if a.learn is not None and a.learn.playing:
+        st.dataframe(display_table(a.tables[name]), key=f"exercises_playing_{name}", width="stretch")
+        return table_to_matrix(a.tables[name], name)[1]
     key = f"exercises_editor_{ex.id}_{name}_{a.rev}"
     a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
@@ -185,3 +201,53 @@ def verdict(ex: ac.Exercise, g: ac.Grade, score_col, verdict_col) -> None:
         verdict_col.success(f"Passed: {g.score:.4f} ≤ {ex.threshold}", icon=":material/check_circle:")
     else:
         verdict_col.info(f"Not yet: {g.score:.4f} > {ex.threshold}", icon=":material/flag:")
+
+
+def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
+    """ "Learn it" and the editors (left), score, comparison and loss (right): a fragment, the timer reruns only this.
+
+    ``ticking``: the page set the timer (the run was playing then); each timed run takes the set steps. When the run
+    starts or stops playing, the whole page reruns so that the timer is set or cleared.
+    """
+    learning = session.current().lab.learning
+    if ticking and a.learn is not None and a.learn.playing:
+        lv.advance(ex, a, learning, learning.speed)
+    edit_col, view_col = st.columns([5, 6], gap="medium")
+    with edit_col:
+        mats = editor_tabs(ex, a)
+        lv.controls(ex, a, learning)
+        help_notes(ex, a)
+    stale = grade_attempt(ex, a, mats, edit_col)
+    with view_col:
+        results(ex, a, stale, big)
+    lv.learned_beside_solution(ex, a)
+    if (a.learn is not None and a.learn.playing) != ticking:
+        st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
+
+
+def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
+    """Score and verdict, the comparison with the target, the loss curve and the differences."""
+    g = a.last
+    row = st.container(horizontal=True, vertical_alignment="bottom")  # the score as wide as its digits
+    score_col, verdict_col = row.container(width="content"), row.container()
+    if g is not None:
+        verdict(ex, g, score_col, verdict_col)
+    if stale:
+        st.warning(
+            "Showing your last valid weights until the tables are fixed."
+            if g
+            else "Fix the tables to see your weights.",
+            icon=":material/pause_circle:",
+        )
+    if g is None:
+        return
+    chart(comparison(ex, g.weights, big), "exercises_weights")
+    if a.learn is not None:
+        chart(lv.loss_figure(a, big), "exercises_loss")
+    differ = st.expander(
+        "Where you differ (yours − target)", icon=":material/difference:", key="exercises_differ", on_change="rerun"
+    )
+    if differ.open:  # drawn only while someone looks at it
+        with differ:
+            for h, fig in enumerate(differences(ex, g.weights, big)):
+                chart(fig, f"exercises_delta_{h}")

@@ -33,6 +33,7 @@ PAGE_PREFIXES = (
     "scaling_",
     "similarity_",
     "exercises_",
+    "learning_",
     "positions_",
     "kv_cache_",
     "online_softmax_",
@@ -142,13 +143,13 @@ def _lab_from_link(scenario_id: str) -> Lab:
 def load_scenario(scenario_id: str) -> None:
     """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh.
 
-    Projector mode, the real model's view and the similarity page's vectors stay as they are: they belong to
-    the lecture hall and to their own pages, not to the scenario.
+    Projector mode, the real model's view, the similarity page's vectors and the learning settings stay as they
+    are: they belong to the lecture hall and to their own pages, not to the scenario.
     """
     new = new_lab(scenario_id)
     if KEY in st.session_state:
         old = st.session_state[KEY].lab
-        new.projector, new.model, new.vectors = old.projector, old.model, old.vectors
+        new.projector, new.model, new.vectors, new.learning = old.projector, old.model, old.vectors, old.learning
     replace_lab(new)
     st.query_params["scenario"] = scenario_id
 

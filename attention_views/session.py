@@ -8,8 +8,10 @@ Its parts:
 - :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens (in the lab,
   so links carry them).
 - :class:`Vectors`: the similarity page's own two vectors (in the lab, so a link carries them).
+- :class:`Learning`: the learning settings a link carries (in the lab): the exercises page's "Learn it"
+  (rate, steps per tick, seed, and the step a seeded run reached) and the lesson page's job, seed and step.
 - :class:`ExerciseStore` / :class:`Attempt`: the exercises page's attempts, apart from the lab so an
-  exercise never clobbers the lecture.
+  exercise never clobbers the lecture; an attempt's :class:`LearnRun` is its "Learn it" run.
 - the link memo, the pristine copy of the scenario and the error messages of uploads.
 
 Widget values live under their own keys (``playground_temperature``); :func:`bound` widgets copy
@@ -27,6 +29,7 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
+from attention_core.head_training import JOB_PREVIOUS
 from attention_models.presets import DEFAULT_SENTENCE
 from attention_views.editors import matrix_table
 from attention_views.streamlit_compat import run_through_app
@@ -56,6 +59,11 @@ MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's 
 HEAD_SCORES = ("induction", "previous", "first", "self")  # what the overview colours each head by
 MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
 MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 tokens anyway
+LEARNING_RATES = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # "Learn it": 1 solves every exercise, 10 overshoots
+MAX_SPEED = 50  # learn steps per tick of the timer
+MAX_SEED = 999  # the seeded random starts (and the lesson's training runs) offered
+MAX_LEARN_STEPS = 5_000  # a link replays at most this many steps of a seeded run (about 0.6 s)
+JOB_STEPS, JOB_EVERY = 300, 10  # the lesson's training run: Adam steps, and a snapshot every JOB_EVERY
 SIMILARITY_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 
 
@@ -91,6 +99,21 @@ class ModelView:
 
 
 @dataclass
+class Learning:
+    """What a link carries of learning: the exercises page's "Learn it" settings, the step a run from the seeded
+    random start reached (so the link replays it), and the lesson page's job, training seed and step."""
+
+    lr: float = 1.0  # one of LEARNING_RATES
+    speed: int = 5  # learn steps per tick while playing
+    seed: int = 0  # random_start's seed
+    exercise: str = ""  # the exercise whose seeded run reached ``step`` ("": none, the link has settings only)
+    step: int = 0  # steps from random_start(seed) at rate lr
+    job: str = JOB_PREVIOUS  # the lesson page's job, one of attention_core.head_training.JOBS
+    job_seed: int = 0
+    job_step: int = 0  # a multiple of JOB_EVERY, at most JOB_STEPS
+
+
+@dataclass
 class Lab:
     """The lecture's current scenario: its tables and every control shared by the pages.
 
@@ -123,6 +146,7 @@ class Lab:
     projector: bool = False  # projector mode: larger text everywhere (the sidebar's toggle; it travels in links)
     model: ModelView = field(default_factory=ModelView)  # the real-model page (kept when the scenario changes)
     vectors: Vectors = field(default_factory=lambda: new_vectors())  # the similarity page's (kept, as model)
+    learning: Learning = field(default_factory=Learning)  # the learning settings (kept, as model)
     origin: str = ""  # where the tables came from when not from the scenario (a real model's head)
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
@@ -139,14 +163,29 @@ class Vectors:
 
 
 @dataclass
+class LearnRun:
+    """An attempt's "Learn it" run: the state after the last step and the loss after every step (the start first).
+
+    ``seeded``: the run began at random_start(seed) and no hand edit came since, so (seed, rate, step) replay it.
+    """
+
+    state: ac.LearningState
+    losses: list[float]
+    seeded: bool = False
+    playing: bool = False  # the timer takes Learning.speed steps a tick
+    stopped: str = ""  # "" while it may go on; learning.STOP_SOLVED or STOP_STALLED once it stopped by itself
+
+
+@dataclass
 class Attempt:
-    """A student's attempt at one exercise; ``rev`` grows on Load solution / Start over."""
+    """A student's attempt at one exercise; ``rev`` grows on Load solution / Start over and on every learn step."""
 
     tables: dict[str, pd.DataFrame]
     rev: int = 0
     hint: bool = False
     worked: bool = False
     last: ac.Grade | None = None  # the last valid grade
+    learn: LearnRun | None = None  # the "Learn it" run, once started
 
 
 @dataclass
@@ -177,11 +216,12 @@ class Session:
     upload_error: str = ""  # why the last uploaded view was refused
     goto: str = ""  # a page a callback asked to open (frame.run switches to it before any page runs)
     csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused
+    lesson_playing: bool = False  # the learning lesson's replay runs on a timer
 
 
 def new_session(lab: Lab) -> Session:
-    """A fresh session around ``lab``."""
-    return Session(lab=lab)
+    """A fresh session around ``lab``, on the exercise its link learned (if any)."""
+    return Session(lab=lab, exercises=ExerciseStore(lab.learning.exercise or ac.list_exercises()[0]))
 
 
 def current() -> Session:

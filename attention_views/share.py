@@ -19,6 +19,7 @@ import pandas as pd
 
 import attention_core as ac
 import attention_models as am
+from attention_core.head_training import JOBS
 from attention_views.editors import (
     TOKEN,
     TableError,
@@ -33,9 +34,15 @@ from attention_views.editors import (
 from attention_views.session import (
     HEAD_MODES,
     HEAD_SCORES,
+    JOB_EVERY,
+    JOB_STEPS,
+    LEARNING_RATES,
     MASK_KINDS,
     MAX_DIMS,
     MAX_HEADS,
+    MAX_LEARN_STEPS,
+    MAX_SEED,
+    MAX_SPEED,
     MAX_TEXT_CHARS,
     MAX_TOKENS,
     MODEL_HEADS,
@@ -44,6 +51,7 @@ from attention_views.session import (
     SCALE_MODES,
     STAGES,
     Lab,
+    Learning,
     ModelView,
     Snapshot,
     Vectors,
@@ -77,6 +85,16 @@ SCALARS = {  # Lab field -> short payload key
     "own_ranges": "or",
     "selected": "c",
     "projector": "pm",
+}
+LEARNING = {  # Learning field -> short key in the payload's "ln"
+    "lr": "lr",
+    "speed": "sp",
+    "seed": "sd",
+    "exercise": "x",
+    "step": "k",
+    "job": "j",
+    "job_seed": "js",
+    "job_step": "jk",
 }
 
 
@@ -119,8 +137,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
     (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
     [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file), ``sv`` the
-    similarity page's vectors (a table), ``rm`` the real-model view. ``pristine``: ``new_lab(lab.scenario)``
-    when the caller already has one (it is only read).
+    similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the learning settings (LEARNING).
+    ``pristine``: ``new_lab(lab.scenario)`` when the caller already has one (it is only read).
     """
     if pristine is None or pristine.scenario != lab.scenario:
         pristine = new_lab(lab.scenario)
@@ -144,6 +162,9 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         out["rm"] = model_payload(lab.model)
     if full or not lab.vectors.tables["vectors"].equals(pristine.vectors.tables["vectors"]):
         out["sv"] = table_payload(lab.vectors.tables["vectors"])
+    learned = {short: getattr(lab.learning, name) for name, short in LEARNING.items()}
+    if full or lab.learning != Learning():
+        out["ln"] = learned
     if full or not lab.heads.equals(pristine.heads):
         out["h"] = [[_text(v) for v in row] for row in lab.heads.itertuples(index=False)]
     if lab.snapshot is not None:  # a link rounds the weights: 6 decimals are far below the 2 a delta shows
@@ -227,7 +248,22 @@ def payload_to_lab(payload: object) -> Lab:
         lab.model = _model_view(payload["rm"])
     if "sv" in payload:
         lab.vectors = _vectors(payload["sv"])
+    if "ln" in payload:
+        lab.learning = _learning(payload["ln"])
     return lab
+
+
+def _learning(value: object) -> Learning:
+    """The learning settings from the payload, each field through check_field; a step needs its exercise."""
+    if not isinstance(value, dict):
+        raise ShareError("the state's learning settings (ln) must be an object")
+    learning = Learning()
+    for name, short in LEARNING.items():
+        if short in value:
+            setattr(learning, name, check_field(name, value[short]))
+    if learning.step and not learning.exercise:
+        raise ShareError("the state's learning step has no exercise to replay it on")
+    return learning
 
 
 def _vectors(table: object) -> Vectors:
@@ -267,9 +303,19 @@ def check_field(name: str, value: object) -> object:
         "own_ranges": isinstance(value, bool),
         "projector": isinstance(value, bool),
         "selected": isinstance(value, list) and len(value) == 2 and all(is_whole(v, 0, MAX_TOKENS - 1) for v in value),
+        "lr": value in LEARNING_RATES and not isinstance(value, bool),
+        "speed": is_whole(value, 1, MAX_SPEED),
+        "seed": is_whole(value, 0, MAX_SEED),
+        "exercise": value == "" or value in ac.list_exercises(),
+        "step": is_whole(value, 0, MAX_LEARN_STEPS),
+        "job": value in JOBS,
+        "job_seed": is_whole(value, 0, MAX_SEED),
+        "job_step": is_whole(value, 0, JOB_STEPS) and value % JOB_EVERY == 0,
     }
     if not checks[name]:
         raise ShareError(f"the state's {name} ({str(value)[:40]}) is not allowed")
+    if name == "lr":
+        return float(value)  # 1 in JSON is the rate 1.0 of the slider
     return tuple(value) if name == "selected" else value
 
 

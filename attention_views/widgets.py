@@ -40,13 +40,14 @@ from attention_views.state import (
 )
 
 
-def bound(widget: Callable, label: str, key: str, field: str, **kwargs: object) -> object:
-    """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it)."""
-    lab = session.current().lab
+def bound(widget: Callable, label: str, key: str, field: str, *, owner: object = None, **kwargs: object) -> object:
+    """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it), or in ``owner``'s
+    (a part of the lab, such as ``lab.learning``)."""
+    owner = session.current().lab if owner is None else owner
     if key not in st.session_state:
-        st.session_state[key] = getattr(lab, field)
+        st.session_state[key] = getattr(owner, field)
     value = widget(label, key=key, **kwargs)
-    setattr(lab, field, value)
+    setattr(owner, field, value)
     return value
 
 

@@ -34,6 +34,7 @@ from attention_views.figures.heatmaps import (
     mask_heatmap,
     matrix_heatmap,
 )
+from attention_views.figures.learning import loss_curve
 from attention_views.figures.scaling import saturation_vs_dk, variance_vs_dk
 from attention_views.figures.vectors import rope_arrows, vector_arrows
 
@@ -49,6 +50,7 @@ __all__ = [
     "head_similarity_heatmap",
     "mask_heatmap",
     "matrix_heatmap",
+    "loss_curve",
     "saturation_vs_dk",
     "variance_vs_dk",
     "vector_arrows",

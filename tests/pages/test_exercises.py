@@ -162,6 +162,9 @@ def test_the_comparison_names_the_queries_once_and_says_which_side_is_which():
     assert "**Target (left) and your weights (right)**" in [m.value for m in at.markdown]  # the chart's title
     assert layout["yaxis2"]["showticklabels"] is False and layout["yaxis4"]["showticklabels"] is False
     assert layout["yaxis"].get("showticklabels", True) and layout["yaxis3"].get("showticklabels", True)
+    assert len(plotly_figures(at)) == 1, "the difference maps are drawn only once their expander is open"
+    at.session_state["exercises_differ"] = True  # what a click on the expander sends
+    at.run()
     assert len(plotly_figures(at)) == 1 + 2, "the comparison, then a difference map per head"
 
 

@@ -1,0 +1,17 @@
+"""A head learns a job: one attention head trained on random sequences, its weights replayed step by step."""
+
+import streamlit as st
+
+from attention_views import session
+from attention_views.sections import head_lesson as hl
+from attention_views.widgets import projector
+
+s = session.current()
+big = projector()
+st.title("A head learns a job")
+st.markdown(
+    "Where do W_Q and W_K come from? A head starts from random numbers, and gradient descent (Adam, on fresh "
+    "random sequences every step) changes them until its answers are right. Press *Play* and watch the pattern "
+    "appear as the loss falls."
+)
+st.fragment(hl.replay, run_every=hl.TICK_SECONDS if s.lesson_playing else None)(s, big, s.lesson_playing)
