@@ -1,0 +1,116 @@
+"""Hostile user text, and how to tell that a page showed it as text: one list for the page, browser and fuzz tests.
+
+Every string here is something a student, a link or an uploaded file can put where the app shows user text:
+token labels, dimension labels (column headers), head names, the similarity page's vector names, the real
+model's typed text. Markdown, LaTeX, Streamlit's directives and plotly's HTML subset would each turn some of
+them into a link, an image fetched from outside, a colour, a formula or bold text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from itertools import cycle, islice
+
+from attention_views import share
+from attention_views.editors import TOKEN
+from attention_views.formats import WORD_JOINER, plain
+from attention_views.session import Lab, new_lab
+
+HOSTILE = (
+    "[x](http://evil.example/a)",
+    "![i](http://evil.example/i.png)",
+    '<a href="http://evil.example">a</a>',
+    "<img src=http://evil.example/p.png>",
+    "<b>bold</b>",
+    r"$\href{http://evil.example}{L}$",
+    ":red[red] :material/home:",
+    "[j](javascript:alert(1))",
+    "[d](data:text/html,hi)",
+    "**strong** _em_ `code`",
+    "www.evil.example a@evil.example",
+    "W" * 100,  # a very long word: the longest label a link or file keeps (share.MAX_LABEL_CHARS)
+    "\u202eRTL override",
+    "zero\u200bwidth\u200djoin",
+    "e\u0301\u0308 combining",
+    "# heading",
+)
+LONE_SURROGATE = "lone \ud800 half"  # a link's JSON can carry one; the app shows it as "lone ? half"
+MODEL_TEXT = "[x](http://evil.example) <b>b</b> $x$ :red[r]"  # the real model's typed text
+
+# Markup that can only come from user text left unescaped: the app's own text never holds these.
+_LIVE_MARKUP = re.compile(
+    r"(?<!\\)\]\((?:https?|javascript|data)"  # a link or image target
+    r"|(?<!\\)!\[(?!\\)"  # an image
+    r"|(?<!\\)<(?:a\s|img\b|b>|script)"  # a tag
+    r"|(?<!\\)\$\\href"  # a LaTeX link
+    r"|:red\["  # a colour directive (escaped, the bracket is \[)
+    r"|(?:https?://|www\.)evil|@evil"  # an autolink (plain splits these with a word joiner)
+)
+
+
+def live_markup(text: str) -> list[str]:
+    """The pieces of ``text`` (Streamlit markdown) where user text would become markup: a raw hostile string,
+    or a link, image, tag, formula, directive or autolink as only a hostile string brings."""
+    raw = [h for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h and h in text]
+    return raw + [m.group() for m in _LIVE_MARKUP.finditer(text)]
+
+
+def unescape(text: str) -> str:
+    """What CommonMark shows for ``text``: each backslash-escaped punctuation mark as itself, no word joiners."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text).replace(WORD_JOINER, "")
+
+
+def _labels(n: int, start: int = 0) -> list[str]:
+    """``n`` distinct hostile labels (a number appended once the list runs out)."""
+    base = list(islice(cycle(HOSTILE[start:] + HOSTILE[:start]), n))
+    return [h if j < len(HOSTILE) else f"{h[:90]} {j}" for j, h in enumerate(base)]
+
+
+def hostile_lab(scenario: str) -> Lab:
+    """The scenario's lab with every user-controlled text hostile: token labels, column headers, the index of the
+    projection tables, head names, the similarity page's vector names and columns, the real model's text."""
+    lab = new_lab(scenario)
+    for k, (name, frame) in enumerate(lab.tables.items()):
+        frame = frame.copy()
+        cols = [c for c in frame.columns if c != TOKEN]
+        frame = frame.rename(columns=dict(zip(cols, _labels(len(cols), start=k + 3), strict=True)))
+        if TOKEN in frame.columns:
+            frame[TOKEN] = _labels(len(frame))
+        else:
+            frame.index = _labels(len(frame), start=k)
+        lab.tables[name] = frame
+    lab.heads = lab.heads.assign(head=_labels(len(lab.heads), start=2))
+    vectors = lab.vectors.tables["vectors"].copy()
+    vectors.index = [HOSTILE[0], HOSTILE[4]]
+    vectors.columns = _labels(vectors.shape[1], start=5)
+    lab.vectors.tables["vectors"] = vectors
+    lab.model.text, lab.model.preset = MODEL_TEXT, "custom"
+    return lab
+
+
+def hostile_link_state(lab: Lab, page: str) -> str:
+    """The ``?state=`` token of ``lab``, with the last token label of its first token table a lone surrogate (a
+    link's JSON can say ``\\ud800``; a DataFrame of text cannot even hold one, so it goes into the payload)."""
+    payload = share.lab_payload(lab, page, full=True)
+    table = next(t for t in payload["t"].values() if t["tok"])
+    table["rows"][-1] = LONE_SURROGATE
+    return share.encode_payload(payload)
+
+
+def strings(value: object) -> list[str]:
+    """Every string inside a JSON value (a plotly figure's spec), keys left out."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in strings(v)]
+    return []
+
+
+def live_plot_markup(spec: str) -> list[str]:
+    """Raw HTML from a hostile string in a plotly figure's text (plotly draws ``<a href>``, ``<b>``, images)."""
+    texts = strings(json.loads(spec))
+    raw = [h for h in (*HOSTILE, MODEL_TEXT) if "<" in h for t in texts if h in t]
+    return raw + [m.group() for t in texts for m in re.finditer(r"<(?:a\s|img\b|script)", t)]
