@@ -12,6 +12,8 @@ import json
 import re
 from itertools import cycle, islice
 
+from streamlit.testing.v1 import AppTest
+
 from attention_views import share
 from attention_views.editors import TOKEN
 from attention_views.formats import WORD_JOINER, plain
@@ -52,7 +54,7 @@ _LIVE_MARKUP = re.compile(
 def live_markup(text: str) -> list[str]:
     """The pieces of ``text`` (Streamlit markdown) where user text would become markup: a raw hostile string,
     or a link, image, tag, formula, directive or autolink as only a hostile string brings."""
-    raw = [h for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h and h in text]
+    raw = [h for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h and re.search(r"(?<!\\)" + re.escape(h), text)]
     return raw + [m.group() for m in _LIVE_MARKUP.finditer(text)]
 
 
@@ -89,6 +91,14 @@ def hostile_lab(scenario: str) -> Lab:
     return lab
 
 
+def user_texts(lab: Lab) -> set[str]:
+    """Every user-controlled text of ``lab``: token labels, column headers, row labels, head and vector names."""
+    frames = [*lab.tables.values(), lab.vectors.tables["vectors"]]
+    texts = {str(c) for f in frames for c in f.columns if c != TOKEN}
+    texts |= {str(t) for f in frames for t in (f[TOKEN] if TOKEN in f.columns else f.index)}
+    return texts | set(lab.heads["head"]) | {lab.model.text}
+
+
 def hostile_link_state(lab: Lab, page: str) -> str:
     """The ``?state=`` token of ``lab``, with the last token label of its first token table a lone surrogate (a
     link's JSON can say ``\\ud800``; a DataFrame of text cannot even hold one, so it goes into the payload)."""
@@ -114,3 +124,55 @@ def live_plot_markup(spec: str) -> list[str]:
     texts = strings(json.loads(spec))
     raw = [h for h in (*HOSTILE, MODEL_TEXT) if "<" in h for t in texts if h in t]
     return raw + [m.group() for t in texts for m in re.finditer(r"<(?:a\s|img\b|script)", t)]
+
+
+# ---- what AppTest shows: every markdown-bearing text of a page ----
+
+LITERAL = {"code", "text"}  # st.code and st.text show their text as it is
+PLAIN_TEXT_FIELDS = {  # widget fields shown as plain text (an input's value, a select box's options)
+    "selectbox": {"options", "raw_value", "default"},
+    "multiselect": {"options", "raw_value", "default"},
+    "text_input": {"value", "default", "placeholder"},
+    "text_area": {"value", "default", "placeholder"},
+}
+NOT_TEXT = {"id", "form_id", "spec", "config", "columns", "data", "deferred_file_id", "icon", "tag", "format", "type"}
+
+
+def _nodes(node):
+    yield node
+    for k in sorted(getattr(node, "children", None) or {}):
+        yield from _nodes(node.children[k])
+
+
+def _proto_strings(message, skip: set[str]) -> list[tuple[str, str]]:
+    """(field, text) for every string in a proto message and its sub-messages, but the fields in ``skip``."""
+    out = []
+    for field, value in message.ListFields():
+        if field.name in skip or field.name in NOT_TEXT:
+            continue
+        values = value if isinstance(value, (list, tuple)) or type(value).__name__.startswith("Repeated") else [value]
+        for v in values:
+            if isinstance(v, str):
+                out.append((field.name, v))
+            elif hasattr(v, "ListFields"):
+                out += [(f"{field.name}.{f}", t) for f, t in _proto_strings(v, skip)]
+    return out
+
+
+def shown_texts(at: AppTest) -> list[tuple[str, str]]:
+    """(where, text) for every text Streamlit renders as markdown, in the main area and the sidebar."""
+    out = []
+    for node in _nodes(at._tree):
+        proto = getattr(node, "proto", None)
+        if proto is None or node.type in LITERAL or not hasattr(proto, "ListFields"):
+            continue
+        out += [(f"{node.type}.{f}", t) for f, t in _proto_strings(proto, PLAIN_TEXT_FIELDS.get(node.type, set()))]
+    return out
+
+
+def markup_problems(at: AppTest) -> list[str]:
+    problems = [f"{where}: {hit!r} in {text[:200]!r}" for where, text in shown_texts(at) for hit in live_markup(text)]
+    for node in _nodes(at._tree):
+        if node.type == "plotly_chart":
+            problems += [f"plotly figure: raw {hit!r}" for hit in live_plot_markup(node.proto.spec)]
+    return problems

@@ -29,19 +29,13 @@ from tests.hostile_text import (
     hostile_link_state,
     live_markup,
     live_plot_markup,
+    markup_problems,
+    shown_texts,
     unescape,
 )
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py"))
 SCENARIOS = ("emma-friend", "apple-orange")  # Q, K, V given directly; X and the projections (and four heads)
-LITERAL = {"code", "text"}  # st.code and st.text show their text as it is
-PLAIN_TEXT_FIELDS = {  # widget fields shown as plain text (an input's value, a select box's options)
-    "selectbox": {"options", "raw_value", "default"},
-    "multiselect": {"options", "raw_value", "default"},
-    "text_input": {"value", "default", "placeholder"},
-    "text_area": {"value", "default", "placeholder"},
-}
-NOT_TEXT = {"id", "form_id", "spec", "config", "columns", "data", "deferred_file_id", "icon", "tag", "format", "type"}
 
 
 def _open_link(page: str, lab: Lab) -> AppTest:
@@ -73,46 +67,6 @@ def _open_upload(page: str, lab: Lab) -> AppTest:
     lab.rev = s.lab.rev + 1
     s.lab = lab
     return at.run()
-
-
-def _nodes(node):
-    yield node
-    for k in sorted(getattr(node, "children", None) or {}):
-        yield from _nodes(node.children[k])
-
-
-def _proto_strings(message, skip: set[str]) -> list[tuple[str, str]]:
-    """(field, text) for every string in a proto message and its sub-messages, but the fields in ``skip``."""
-    out = []
-    for field, value in message.ListFields():
-        if field.name in skip or field.name in NOT_TEXT:
-            continue
-        values = value if isinstance(value, (list, tuple)) or type(value).__name__.startswith("Repeated") else [value]
-        for v in values:
-            if isinstance(v, str):
-                out.append((field.name, v))
-            elif hasattr(v, "ListFields"):
-                out += [(f"{field.name}.{f}", t) for f, t in _proto_strings(v, skip)]
-    return out
-
-
-def shown_texts(at: AppTest) -> list[tuple[str, str]]:
-    """(where, text) for every text Streamlit renders as markdown, in the main area and the sidebar."""
-    out = []
-    for node in _nodes(at._tree):
-        proto = getattr(node, "proto", None)
-        if proto is None or node.type in LITERAL or not hasattr(proto, "ListFields"):
-            continue
-        out += [(f"{node.type}.{f}", t) for f, t in _proto_strings(proto, PLAIN_TEXT_FIELDS.get(node.type, set()))]
-    return out
-
-
-def markup_problems(at: AppTest) -> list[str]:
-    problems = [f"{where}: {hit!r} in {text[:200]!r}" for where, text in shown_texts(at) for hit in live_markup(text)]
-    for node in _nodes(at._tree):
-        if node.type == "plotly_chart":
-            problems += [f"plotly figure: raw {hit!r}" for hit in live_plot_markup(node.proto.spec)]
-    return problems
 
 
 CASES = [(page, scenario, "link") for page in PAGES for scenario in SCENARIOS] + [
