@@ -88,7 +88,10 @@ def main() -> None:
     start = time.perf_counter()
     model = rm.load_model()
     loaded = status_mb("VmRSS")
-    print(f"model loaded in {time.perf_counter() - start:.1f} s; RSS after load {loaded:.0f} MB")
+    print(
+        f"model loaded in {time.perf_counter() - start:.1f} s; RSS after load {loaded:.0f} MB "
+        f"(peak while loading {status_mb('VmHWM'):.0f} MB)"
+    )
     last, lengths = loaded, []
     start = time.perf_counter()
     for k, text in enumerate(sentences(args.sentences, args.words)):

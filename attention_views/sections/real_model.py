@@ -54,7 +54,7 @@ def scales_key(scales: np.ndarray) -> bytes:
 def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
     """The run of ``ids`` with the head scales ``scale_key`` (bytes of an (L, h) float64 array).
 
-    At most 6 kept: a 128-token run holds about 36 MB (attention and residuals).
+    At most 6 kept: a 128-token run holds about 26 MB of arrays (benchmarks/bench_memory.py).
     """
     model = load_model()
     scales = np.frombuffer(scale_key).reshape(model.n_layers, model.n_heads)  # (L, h)
