@@ -36,7 +36,7 @@ from attention_core.positions import rope_angles, rotate_half
 from attention_models import interp
 from attention_models.errors import AttentionModelError, SequenceTooLongError
 from attention_models.gguf_file import GGUFModel, ModelSpec, model_path, read_gguf
-from attention_models.tokenizer import build_tokenizer, readable_token
+from attention_models.tokenizer import build_tokenizer, plain_text, readable_token
 
 MODELS = {
     "smollm2-135m": ModelSpec(
@@ -112,10 +112,16 @@ class Model:
         # A server also runs several sessions at once, one per core. None = the library's own setting.
         self.blas_threads: int | None = BLAS_THREADS
         self.tokenizer = build_tokenizer(weights.tokens, weights.merges, weights.token_types, weights.pre_tokenizer)
+        self._text_tokenizer = plain_text(self.tokenizer)
 
-    def tokenize(self, text: str) -> list[int]:
-        """The token ids of ``text`` (no BOS/EOS added, as Hugging Face's tokenizer for this model)."""
-        return self.tokenizer.encode(text, add_special_tokens=False).ids
+    def tokenize(self, text: str, *, control_tokens: bool = True) -> list[int]:
+        """The token ids of ``text`` (no BOS/EOS added, as Hugging Face's tokenizer for this model).
+
+        ``control_tokens=False``: a control token spelled in the text (``<|im_start|>``) is read as its
+        characters, as any other text (what the real-model page does with typed text).
+        """
+        tokenizer = self.tokenizer if control_tokens else self._text_tokenizer
+        return tokenizer.encode(text, add_special_tokens=False).ids
 
     def token(self, token_id: int) -> str:
         """One token as readable text: ``' Mary'`` (a leading space is part of the token)."""

@@ -3,7 +3,8 @@
 SmolLM2's tokenizer (llama.cpp calls its pre-tokenizer ``smollm``) first splits every digit into
 its own piece, then applies GPT-2's byte-level split (``'s|'t|... | ?\\p{L}+| ?\\p{N}+|...``); the
 BPE merges then run inside each piece. No BOS/EOS token is added; the control tokens
-(``<|im_start|>``, ...) are matched as whole tokens when they appear in the text.
+(``<|im_start|>``, ...) are matched as whole tokens when they appear in the text, except by the
+:func:`plain_text` copy, which reads them as the characters they are spelled with.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ def build_tokenizer(tokens: list[str], merges: list[str], token_types: list[int]
     control = [t for t, kind in zip(tokens, token_types, strict=True) if kind == CONTROL]
     tok.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in control])
     return tok
+
+
+def plain_text(tok: Tokenizer) -> Tokenizer:
+    """A copy of ``tok`` that reads typed control tokens as text: ``"<|im_start|>"`` -> ``<``, ``|``, ``im``, ...
+
+    Its own object (not a flag flipped on ``tok``): sessions tokenize at the same time on several threads.
+    """
+    copy = Tokenizer.from_str(tok.to_str())
+    copy.encode_special_tokens = True
+    return copy
 
 
 def _byte_decoder() -> dict[str, int]:

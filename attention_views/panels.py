@@ -359,7 +359,8 @@ def head_readouts(
     st.subheader("Readouts per head")
     tabs_col, sim_col = st.columns([3, 2], gap="medium")
     with tabs_col:
-        labels = [name if names.count(name) == 1 else f"{name} (h{h + 1})" for h, name in enumerate(names)]
+        shown = [plain(name) for name in names]  # tab labels are markdown
+        labels = [name if shown.count(name) == 1 else f"{name} (h{h + 1})" for h, name in enumerate(shown)]
         tabs = st.tabs(labels, key=f"{prefix}_readouts_tab", on_change="rerun")  # only the open one is drawn
         for h, (tab, W) in enumerate(zip(tabs, weights, strict=True)):
             if not tab.open:

@@ -49,7 +49,7 @@ def grouped_activation_bars(
     s = theme.style(projector)
     if not series:
         raise ValueError("series is empty: give at least one named list of values, e.g. {'single-head': norms}")
-    labels = ["" if t is None else str(t) for t in tokens]
+    labels = _as_labels(tokens, len(tokens), "tokens", "tokens")
     names = [_hover_name(t, i) for i, t in enumerate(labels)]
     bars = []
     for n, (name, values) in enumerate(series.items()):

@@ -15,9 +15,9 @@ import attention_core as ac
 import attention_models as am
 from attention_views import figures, session
 from attention_views.editors import matrix_table
-from attention_views.formats import message
+from attention_views.formats import message, plain
 from attention_views.frame import replace_lab
-from attention_views.session import HEAD_SCORES, MODEL_PRESETS, Lab, ModelView, new_lab
+from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, Lab, ModelView, new_lab
 from attention_views.widgets import bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
@@ -54,7 +54,7 @@ def scales_key(scales: np.ndarray) -> bytes:
 def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
     """The run of ``ids`` with the head scales ``scale_key`` (bytes of an (L, h) float64 array).
 
-    At most 6 kept: a 128-token run holds about 36 MB (attention and residuals).
+    At most 6 kept: a 128-token run holds about 26 MB of arrays (benchmarks/bench_memory.py).
     """
     model = load_model()
     scales = np.frombuffer(scale_key).reshape(model.n_layers, model.n_heads)  # (L, h)
@@ -89,8 +89,8 @@ def input_ids(model: am.Model, view: ModelView) -> list[int]:
     """The tokens the page runs: the preset's (or the typed text's), then those generated."""
     if view.preset == "induction":
         base = am.repeated_random_tokens(model.vocab_size, length=REPEAT_LENGTH)
-    else:
-        base = model.tokenize(view.text)
+    else:  # typed text is text: a control token spelled in it (<|im_start|>) is read as its characters
+        base = model.tokenize(view.text, control_tokens=False)
     return base + list(view.generated)
 
 
@@ -152,7 +152,7 @@ def input_ui(view: ModelView) -> None:
         )
     else:
         text_col.text_input(
-            "Text (up to 128 tokens)", key="real_model_text", on_change=_on_text, args=(view,), max_chars=2_000
+            "Text (up to 128 tokens)", key="real_model_text", on_change=_on_text, args=(view,), max_chars=MAX_TEXT_CHARS
         )
 
 
@@ -234,7 +234,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
     best = int(top[0])
     buttons = st.container(horizontal=True)  # wraps where two do not fit (1024 px, projector)
     buttons.button(
-        f"Add {model.token(best)!r}",
+        f"Add {plain(repr(model.token(best)))}",  # a label is markdown; the token may be "**" or "]("
         key="real_model_generate",
         on_click=_generate,
         args=(view, best),

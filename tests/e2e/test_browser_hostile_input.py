@@ -13,11 +13,13 @@ import zlib
 from urllib.parse import quote, urlparse
 
 import pytest
-from streamlit_browser import assert_clean, figures, open_page, wait_idle
+from streamlit_browser import app_pages, assert_clean, figures, open_page, wait_idle
 
 from attention_views import share
-from attention_views.formats import WORD_JOINER
+from attention_views.formats import WORD_JOINER, plain
 from attention_views.session import new_lab
+from tests.hostile_text import HOSTILE as HOSTILE_TEXTS
+from tests.hostile_text import LONE_SURROGATE, hostile_lab, hostile_link_state, user_texts
 
 pytestmark = pytest.mark.e2e
 
@@ -82,3 +84,49 @@ def test_an_unknown_scenario_in_the_link_is_echoed_as_text(page, app_url):
     assert "![](http://example.com/a.png)[y](http://example.com)" in page.inner_text("body").replace(WORD_JOINER, "")
     assert page.locator('a[href*="example.com"], img[src*="example.com"]').count() == 0
     assert [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")] == []
+
+
+# ---- every page, with every user-controlled text hostile (tests/hostile_text.py) ---------------------------------
+
+ALL_PAGES = [path for path, _ in app_pages()]
+MARKUP_LABELS = {h for h in HOSTILE_TEXTS if plain(h) != h}  # labels that markdown or plotly would parse
+CHART_LABEL_PAGES = {p.strip("/") or "home" for p in ALL_PAGES} - {  # the lab's labels are on their charts
+    "home",  # no chart
+    "scaling",  # dimensions and temperatures
+    "exercises",  # the exercises' own tokens
+    "cross_attention",  # the lesson's own sentences
+    "real_model",  # the model's tokens, pieces of the typed text (tests/pages/test_real_model_text.py)
+}
+_LIVE_JS = """() => Array.from(document.querySelectorAll(
+  'a[href*="evil.example"], a[href^="javascript:"], a[href^="data:"], img[src*="evil.example"], image[href*="evil"]'
+), e => e.outerHTML.slice(0, 200))"""
+_CHART_TEXT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), gd => Array.from(
+  gd.querySelectorAll('g[class$="tick"] > text, g[class*="tick2"] > text, .legendtext, .annotation-text, .gtitle'),
+  e => e.textContent))"""
+
+
+@pytest.mark.parametrize("path", ALL_PAGES)
+def test_every_page_shows_hostile_labels_as_typed_and_fetches_nothing(page, app_url, path):
+    """One load per page: no link or image from user text, no request outside the app, labels drawn as typed."""
+    name = path.strip("/") or "home"
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    lab = hostile_lab("apple-orange")
+    open_page(page, f"{path}?scenario=apple-orange&state={hostile_link_state(lab, name)}")
+    assert_clean(page)
+    assert page.evaluate(_LIVE_JS) == []
+    assert [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")] == []
+    drawn = {t for chart in page.evaluate(_CHART_TEXT_JS) for t in chart}
+    bold = page.eval_on_selector_all(
+        ".js-plotly-plot [style*='font-weight:bold']", "els => els.map(e => e.textContent)"
+    )
+    assert not any("bold" in b for b in bold), bold
+    labels = user_texts(lab) | {LONE_SURROGATE.replace("\ud800", "?")}
+    if name in CHART_LABEL_PAGES:
+        assert drawn & MARKUP_LABELS, sorted(drawn)[:40]  # labels with markup in them, drawn as typed
+    if name != "real_model":  # its ticks are the model's tokens, pieces of the typed text
+        cut = {t.split("…")[0] for t in drawn if "evil" in t}  # a panel title may be cut short ("…")
+        assert all(any(label.startswith(c) for label in labels) for c in cut), sorted(drawn)  # none half-parsed
+    if name == "multi_head":
+        text = page.inner_text("body").replace(WORD_JOINER, "")
+        assert f"h1 = {lab.heads['head'][0]}" in text  # the head-name legend, as typed

@@ -5,9 +5,10 @@ on that scenario, then it visits every page file under pages/ in a seeded order 
 actions among the widgets actually on the page: radios, sliders, number inputs, selectboxes,
 toggles, checkboxes, buttons, segmented controls, multiselects, text inputs, data-editor edits
 (cells set to random numbers, huge and tiny floats, NaN/inf, text, empty; rows added and deleted;
-token labels in any script, empty or very long), clicks on selectable charts and switches of the
-lazy tabs (only the open tab's editor is drawn, so edits reach every table). After every
-action the page must show no exception element and no "Traceback" text.
+token labels and head names in any script, empty, very long or hostile: tests/hostile_text.py),
+clicks on selectable charts and switches of the lazy tabs (only the open tab's editor is drawn, so
+edits reach every table). After every action the page must show no exception element, no
+"Traceback" text, and no user text as markup.
 
 Environment variables:
 
@@ -36,6 +37,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
+from tests.hostile_text import HOSTILE, markup_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))
@@ -81,7 +83,23 @@ NUMBERS = (
     -math.inf,
 )
 BAD_CELLS = (None, "", "   ", "abc", "1e400", "-inf", "nan", "−2", "1,5", "🙂", "0x1F")
-LABELS = ("", " ", "the", "Emma", "🙂", "a\u0301", "\u202eRTL", "日本語", "x" * 500, "token", "d0", "<b>", "$x$")
+LABELS = (
+    "",
+    " ",
+    "the",
+    "Emma",
+    "🙂",
+    "a\u0301",
+    "\u202eRTL",
+    "日本語",
+    "x" * 500,
+    "token",
+    "d0",
+    "<b>",
+    "$x$",
+    *HOSTILE,
+)
+# token labels and head names (text cells of the editors), the real model's text box: also every hostile string
 
 
 def test_fuzz_covers_every_page():
@@ -140,6 +158,8 @@ class Walk:
             for el in at.get(kind):
                 value = str(getattr(el, "value", ""))
                 assert "Traceback" not in value, f"traceback text in {kind} after {what}:\n{value}\n{self.replay()}"
+        live = markup_problems(at)  # a hostile label typed anywhere is shown as text, never as markup
+        assert not live, f"user text shown as markup after {what}:\n{live[:3]}\n{self.replay()}"
 
     # ---- choosing an action -----------------------------------------------------------------------
 

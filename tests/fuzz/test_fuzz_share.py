@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 
 import attention_core as ac
 from attention_views import share
+from attention_views.editors import printable
 from attention_views.session import Lab, new_lab
+from tests.hostile_text import HOSTILE, LONE_SURROGATE, MODEL_TEXT
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -99,3 +101,46 @@ def test_a_real_model_view_with_one_field_replaced_is_accepted_or_refused_cleanl
     payload = share.lab_payload(lab, full=True)
     payload["rm"][field] = value
     _accepts_or_refuses(share.from_json, json.dumps(payload))
+
+
+HOSTILE_OR_ANY = st.sampled_from([*HOSTILE, LONE_SURROGATE, MODEL_TEXT]) | st.text(max_size=120)
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["token label", "column header", "row label", "head name", "vector name", "model text"]),
+    HOSTILE_OR_ANY,
+)
+def test_hostile_text_in_every_user_field_travels_as_text(field, text):
+    """Any text in a user field of a link or file comes back as that text (cut to the app's limit, a lone
+    surrogate made "?"), or the link is refused by name: it is never dropped, parsed or evaluated."""
+    payload = share.lab_payload(new_lab("apple-orange"), full=True)
+    X, W = payload["t"]["X"], payload["t"]["W_q"]
+    place = {
+        "token label": (X["rows"], 0),
+        "column header": (X["cols"], 0),
+        "row label": (W["rows"], 0),
+        "head name": (payload["h"][0], 0),
+        "vector name": (payload["sv"]["rows"], 0),
+        "model text": (None, None),
+    }[field]
+    if field == "model text":
+        payload["rm"]["t"] = text
+    else:
+        place[0][place[1]] = text
+    try:
+        lab, _ = share.from_json(json.dumps(payload))
+    except share.ShareError as err:
+        assert str(err) and field == "column header" and share.clean_text(text) in X["cols"][1:] + ["token"]
+        return
+    expected = share.clean_text(text) if field != "model text" else printable(text)
+    got = {
+        "token label": lambda: lab.tables["X"]["token"].iloc[0],
+        "column header": lambda: lab.tables["X"].columns[1],
+        "row label": lambda: lab.tables["W_q"].index[0],
+        "head name": lambda: lab.heads["head"].iloc[0],
+        "vector name": lambda: lab.vectors.tables["vectors"].index[0],
+        "model text": lambda: lab.model.text,
+    }[field]()
+    assert got == expected
+    share.encode(lab)  # and the page's own link is made from it

@@ -1,0 +1,116 @@
+"""The real-model page's text box with awkward input: empty, blank, 10,000 characters, control characters, emoji
+sequences, more than 128 tokens, and the tokenizer's control tokens typed as text. Never a traceback: a message
+where the text is refused, else the text's own tokens, shown as typed.
+
+Control tokens typed in the box (``<|im_start|>``, ``<|endoftext|>``) are plain text: the page reads them as the
+characters they are spelled with, never as the control token (README, docs/security.md).
+"""
+
+from __future__ import annotations
+
+import html
+
+import pytest
+from conftest import ROOT, assert_clean, open_page, plotly_figures
+from streamlit.testing.v1 import AppTest
+
+import attention_models as am
+from attention_views import share
+from attention_views.session import MAX_TEXT_CHARS
+
+PAGE = "real_model"
+CONTROL_TYPED = "<|im_start|>user\nhi<|im_end|><|endoftext|>"
+
+
+@pytest.fixture(scope="module")
+def model() -> am.Model:
+    return am.load("smollm2-135m")
+
+
+def _typed(text: str) -> AppTest:
+    at = open_page(PAGE)
+    at.text_input(key="real_model_text").set_value(text).run()
+    assert_clean(at)
+    return at
+
+
+def _ticks(at: AppTest) -> dict[int, str]:
+    """The heatmap's token labels as plotly draws them (entities decoded), by token position (past 20 tokens the
+    axis labels every n-th)."""
+    heat = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Layer"))
+    axis = heat["layout"]["yaxis"]
+    return {int(v): html.unescape(t) for v, t in zip(axis["tickvals"], axis["ticktext"], strict=True)}
+
+
+def _tokens(model: am.Model, ids: list[int], at: AppTest) -> dict[int, str]:
+    """The tokens of ``ids`` at the positions the heatmap labels."""
+    return {k: model.token(ids[k]) for k in _ticks(at)}
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "there is no token to run: type some text"),
+        ("x" * 10_000, "the text has 500 tokens; this page runs at most 128"),  # the box keeps 2,000 characters
+        ("word " * 200, "this page runs at most 128"),
+    ],
+    ids=["empty", "10000-characters", "200-tokens"],
+)
+def test_a_refused_text_gets_a_message_that_says_why(text, said):
+    at = _typed(text)
+    assert len(at.session_state["session"].lab.model.text) <= MAX_TEXT_CHARS
+    errors = [e.value for e in at.error]
+    assert any(said in e for e in errors), errors
+    assert not plotly_figures(at)  # refused: no run is drawn
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["   ", "\t\n", "a\x00b\x07c\x1b[31md\x7f", "👨\u200d👩\u200d👧\u200d👦 🏳️\u200d🌈 e\u0301", "\u202eevil"],
+    ids=["spaces", "tab-newline", "control-characters", "emoji-sequences", "rtl-override"],
+)
+def test_an_odd_but_runnable_text_runs_and_shows_its_tokens_as_typed(model, text):
+    at = _typed(text)
+    assert not at.error, [e.value for e in at.error]
+    ids = model.tokenize(text, control_tokens=False)
+    assert model.decode(ids) == text  # byte-level BPE: every character survives
+    assert _ticks(at) == _tokens(model, ids, at)
+    assert at.session_state["session"].lab.model.text == text
+
+
+def test_typed_control_tokens_are_read_as_text_not_as_control_tokens(model):
+    as_control = model.tokenize(CONTROL_TYPED)  # what the library does with them by default
+    assert model.token(as_control[0]) == "<|im_start|>" and as_control[-1] == 0
+    as_text = model.tokenize(CONTROL_TYPED, control_tokens=False)
+    control_ids = {i for i in range(model.vocab_size) if model.token(i).startswith("<|") and len(model.token(i)) > 4}
+    assert control_ids >= {0, 1, 2} and not control_ids & set(as_text)
+    at = _typed(CONTROL_TYPED)
+    assert not at.error, [e.value for e in at.error]
+    ticks = _ticks(at)
+    assert ticks == _tokens(model, as_text, at) and len(as_text) > 10
+    assert "".join(model.token(i) for i in as_text) == CONTROL_TYPED
+    assert at.session_state["session"].lab.model.text == CONTROL_TYPED
+
+
+def test_a_link_with_more_text_than_the_box_takes_is_refused_with_a_message():
+    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload["rm"]["t"] = "x" * 10_000
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{PAGE}.py")
+    at.query_params["scenario"], at.query_params["state"] = "emma-friend", share.encode_payload(payload)
+    at.run()
+    assert_clean(at)
+    assert any("real-model field 't'" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.session_state["session"].lab.model.text == am.DEFAULT_SENTENCE  # the scenario's defaults
+
+
+def test_the_link_of_a_text_with_control_tokens_reopens_the_same_tokens(model):
+    at = _typed(CONTROL_TYPED)
+    token = at.query_params["state"]
+    token = token[0] if isinstance(token, list) else token
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    other.switch_page(f"pages/{PAGE}.py")
+    other.query_params["scenario"], other.query_params["state"] = "emma-friend", token
+    other.run()
+    assert_clean(other)
+    assert _ticks(other) == _ticks(at)
