@@ -25,6 +25,7 @@ class AttentionResult:
 
     Shapes: ``Q (n_q, d_k)``, ``K (n_k, d_k)``, ``V (n_k, d_v)``; ``scores``, ``scaled``,
     ``additive_mask``, ``masked``, ``weights`` and ``mask`` are ``(n_q, n_k)``; ``output (n_q, d_v)``.
+    From attention_stages on a stack, every array but the masks has the stack's leading axes too.
     """
 
     Q: np.ndarray
@@ -89,30 +90,34 @@ def attention_stages(
     """The five stages of scaled_dot_product_attention, in order, on inputs already validated.
 
     ``scores = Q @ K.T``, ``scaled = scores * scale / temperature``, ``masked = scaled + additive_mask``,
-    ``weights = softmax(masked)``, ``output = weights @ V``. ``Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v)``,
-    ``additive_mask (n_q, n_k)`` of 0 / -inf, or None for no mask. Raises AttentionInputError if the
-    scores overflow. The result keeps ``additive_mask`` itself. multi_head_attention calls it once per head.
+    ``weights = softmax(masked)``, ``output = weights @ V``. ``Q (..., n_q, d_k), K (..., n_k, d_k),
+    V (..., n_k, d_v)``: leading axes (heads, a batch) run as one stack, and float32 stays float32.
+    ``additive_mask`` of 0 / -inf broadcasts to ``(..., n_q, n_k)``, or None for no mask. Raises
+    AttentionInputError if the scores overflow. The result keeps ``additive_mask`` itself (in the
+    scores' dtype). multi_head_attention calls it once for each stack of heads of one width.
     """
-    n_q, n_k = Q.shape[0], K.shape[0]
+    n_q, n_k = Q.shape[-2], K.shape[-2]
     if additive_mask is None:
-        additive_mask = np.zeros((n_q, n_k))  # (n_q, n_k) nothing blocked
+        additive_mask = np.zeros((n_q, n_k), dtype=Q.dtype)  # (n_q, n_k) nothing blocked
+    additive_mask = additive_mask.astype(Q.dtype, copy=False)  # a float64 mask would widen float32 scores
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
-        scores = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
+        scores = Q @ K.mT  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+        scaled = scores * (float(scale) / float(temperature))  # (..., n_q, n_k); one Python number keeps the dtype
+    if not np.isfinite(scaled).all():  # an inf or NaN in scores is one in scaled too
         _check_scores(scores, "Q @ K.T")
-        scaled = scores * (scale / temperature)  # (n_q, n_k); scale / temperature is one number
         _check_scores(scaled, "the scaled scores")
-    masked = scaled + additive_mask  # (n_q, n_k), -inf where blocked
-    weights = softmax(masked, axis=-1)  # (n_q, n_k), each row sums to 1 (0 if fully masked)
-    output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
-    allowed = additive_mask != -np.inf  # (n_q, n_k) True = may attend
+    masked = scaled + additive_mask  # (..., n_q, n_k), -inf where blocked
+    weights = softmax(masked, axis=-1)  # (..., n_q, n_k), each row sums to 1 (0 if fully masked)
+    output = weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
+    allowed = additive_mask != -np.inf  # the mask's shape, (n_q, n_k) for one mask; True = may attend
     return AttentionResult(Q, K, V, scores, scaled, additive_mask, masked, weights, output, allowed, scale, temperature)
 
 
 def _check_scores(scores: np.ndarray, what: str) -> None:
-    """Raise AttentionInputError naming the first entry of ``scores (n_q, n_k)`` that is not finite."""
+    """Raise AttentionInputError naming the first entry of ``scores (..., n_q, n_k)`` that is not finite."""
     if np.isfinite(scores).all():
         return
-    i, j = np.argwhere(~np.isfinite(scores))[0]
+    *_, i, j = np.argwhere(~np.isfinite(scores))[0]  # row and column in its (n_q, n_k) table
     raise AttentionInputError(
         f"{what} overflowed at query row {i}, key column {j}: the numbers are too large to multiply; "
         "use smaller entries or a larger temperature"
