@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -301,3 +302,39 @@ def test_softmax_keeps_float32_makes_other_numbers_float64_and_leaves_its_input_
     assert ac.softmax(x).dtype == np.float32
     np.testing.assert_array_equal(x, before)
     assert ac.softmax(np.array([[1, 2, 3]])).dtype == np.float64
+
+
+def both_paths(run):
+    """``run()`` with the speed switch off (the plain stages), then on (the stages in one block)."""
+    results = []
+    for one_block in (False, True):
+        with patch.object(ac.attention, "STAGES_IN_ONE_BLOCK", one_block):
+            results.append(run())
+    return results
+
+
+@SETTINGS
+@given(split_case())
+def test_stages_in_one_block_equal_the_plain_stages_bit_for_bit(case):
+    """The speed switch attention.STAGES_IN_ONE_BLOCK changes where the stages are stored, never a bit of them."""
+    X_q, X_kv, heads, mask, scale, temperature = case
+    plain, fast = both_paths(
+        lambda: ac.multi_head_attention(X_q, X_kv, heads=heads, mask=mask, scale=scale, temperature=temperature)
+    )
+    for i, (p, f) in enumerate(zip(plain.heads, fast.heads, strict=True)):
+        for name in STAGES:
+            np.testing.assert_array_equal(getattr(f, name), getattr(p, name), err_msg=f"head {i} {name}")
+    np.testing.assert_array_equal(fast.concat, plain.concat)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stages_in_one_block_equal_the_plain_stages_on_a_batch_with_inf_and_masked_rows(dtype):
+    rng = np.random.default_rng(4)
+    Q, K, V = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
+    Q[0, 1, 2] = 1e30 if dtype == np.float32 else 1e200  # a row of huge scores
+    mask = ac.additive_mask(rng.random((5, 5)) < 0.7)
+    mask[3] = -np.inf  # a query that may attend nothing
+    plain, fast = both_paths(lambda: ac.attention.attention_stages(Q, K, V, mask, 1.0, 1.0))
+    for name in ("scores", "scaled", "masked", "weights", "output"):
+        assert getattr(fast, name).dtype == dtype
+        np.testing.assert_array_equal(getattr(fast, name), getattr(plain, name), err_msg=name)
