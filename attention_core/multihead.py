@@ -20,9 +20,9 @@ from attention_core.masks import as_additive_mask
 STACK_BYTES = 8 * 2**20
 """At most this many bytes in one stacked ``(h, n_q, n_k)`` stage; a longer run of heads is cut.
 
-A stack's four stages are one block of memory (attention.STAGES_IN_ONE_BLOCK). A block over
-glibc's largest mmap threshold (32 MiB) gets fresh pages from the kernel on every call; cut at
-8 MiB, 1024 tokens and 8 heads took 372 ms of CPU a call against 438 ms as one 8-head stack."""
+A stage over glibc's largest mmap threshold (32 MiB) gets fresh pages from the kernel on every
+call; cut at 8 MiB, 1024 tokens and 8 heads took 372 ms of CPU a call against 438 ms as one
+8-head stack."""
 
 
 @dataclass(frozen=True)
