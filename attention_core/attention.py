@@ -18,6 +18,17 @@ from attention_core.errors import AttentionInputError, as_matrix, check_number, 
 from attention_core.masks import as_additive_mask
 from attention_core.softmax import softmax
 
+STAGES_IN_ONE_BLOCK = True
+"""The one speed switch of attention_stages: True writes the four ``(..., n_q, n_k)`` stages into
+one new array, False runs the plain lines (``scores = Q @ K.mT`` and so on), each stage its own new
+array. Same operations, same bits (tested). One block is one allocation: glibc's malloc then keeps
+the memory for the next call instead of handing it back to the kernel and faulting it in again
+(at 64 tokens and 4 heads: 152 page faults a call, about 40% of the time, down to none). A block
+of MMAP_MAX or more would be mmapped afresh on every call anyway, so those run the plain lines."""
+
+MMAP_MAX = 32 * 2**20
+"""glibc's largest mmap threshold: malloc gives a block this big fresh pages from the kernel."""
+
 
 @dataclass(frozen=True)
 class AttentionResult:
@@ -25,6 +36,7 @@ class AttentionResult:
 
     Shapes: ``Q (n_q, d_k)``, ``K (n_k, d_k)``, ``V (n_k, d_v)``; ``scores``, ``scaled``,
     ``additive_mask``, ``masked``, ``weights`` and ``mask`` are ``(n_q, n_k)``; ``output (n_q, d_v)``.
+    From attention_stages on a stack, every array but the masks has the stack's leading axes too.
     """
 
     Q: np.ndarray
@@ -89,30 +101,69 @@ def attention_stages(
     """The five stages of scaled_dot_product_attention, in order, on inputs already validated.
 
     ``scores = Q @ K.T``, ``scaled = scores * scale / temperature``, ``masked = scaled + additive_mask``,
-    ``weights = softmax(masked)``, ``output = weights @ V``. ``Q (n_q, d_k), K (n_k, d_k), V (n_k, d_v)``,
-    ``additive_mask (n_q, n_k)`` of 0 / -inf, or None for no mask. Raises AttentionInputError if the
-    scores overflow. The result keeps ``additive_mask`` itself. multi_head_attention calls it once per head.
+    ``weights = softmax(masked)``, ``output = weights @ V``. ``Q (..., n_q, d_k), K (..., n_k, d_k),
+    V (..., n_k, d_v)``: leading axes (heads, a batch) run as one stack, and float32 stays float32.
+    ``additive_mask`` of 0 / -inf broadcasts to the scores' ``(..., n_q, n_k)``, or None for no mask. Raises
+    AttentionInputError if the scores overflow. The result keeps ``additive_mask`` itself (in the
+    scores' dtype). multi_head_attention calls it once for each stack of heads of one width.
     """
-    n_q, n_k = Q.shape[0], K.shape[0]
+    n_q, n_k = Q.shape[-2], K.shape[-2]
     if additive_mask is None:
-        additive_mask = np.zeros((n_q, n_k))  # (n_q, n_k) nothing blocked
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
-        scores = Q @ K.T  # (n_q, d_k) @ (d_k, n_k) -> (n_q, n_k)
-        _check_scores(scores, "Q @ K.T")
-        scaled = scores * (scale / temperature)  # (n_q, n_k); scale / temperature is one number
-        _check_scores(scaled, "the scaled scores")
-    masked = scaled + additive_mask  # (n_q, n_k), -inf where blocked
-    weights = softmax(masked, axis=-1)  # (n_q, n_k), each row sums to 1 (0 if fully masked)
-    output = weights @ V  # (n_q, n_k) @ (n_k, d_v) -> (n_q, d_v)
-    allowed = additive_mask != -np.inf  # (n_q, n_k) True = may attend
+        additive_mask = np.zeros((n_q, n_k), dtype=Q.dtype)  # (n_q, n_k) nothing blocked
+    additive_mask = additive_mask.astype(Q.dtype, copy=False)  # a float64 mask would widen float32 scores
+    factor = float(scale) / float(temperature)  # one Python number keeps the scores' dtype
+    one_block = STAGES_IN_ONE_BLOCK and 4 * math.prod(_stage_shape(Q, K)) * Q.itemsize < MMAP_MAX
+    stages = _stages_in_one_block if one_block else _stages
+    scores, scaled, masked, weights = stages(Q, K, additive_mask, factor)  # (..., n_q, n_k) each
+    output = weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
+    allowed = additive_mask != -np.inf  # the mask's shape, (n_q, n_k) for one mask; True = may attend
     return AttentionResult(Q, K, V, scores, scaled, additive_mask, masked, weights, output, allowed, scale, temperature)
 
 
+def _stages(
+    Q: np.ndarray, K: np.ndarray, additive_mask: np.ndarray, factor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """scores, scaled, masked, weights ``(..., n_q, n_k)``, as taught: each stage a new array."""
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
+        scores = Q @ K.mT  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
+        scaled = scores * factor  # (..., n_q, n_k); factor = scale / temperature
+    _check_overflow(scores, scaled)
+    masked = scaled + additive_mask  # (..., n_q, n_k), -inf where blocked
+    weights = softmax(masked, axis=-1)  # (..., n_q, n_k), each row sums to 1 (0 if fully masked)
+    return scores, scaled, masked, weights
+
+
+def _stages_in_one_block(
+    Q: np.ndarray, K: np.ndarray, additive_mask: np.ndarray, factor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The same four stages, the same operations, written into one new ``(4, ..., n_q, n_k)`` array."""
+    scores, scaled, masked, weights = np.empty((4, *_stage_shape(Q, K)), Q.dtype)  # (..., n_q, n_k) each: views
+    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
+        np.matmul(Q, K.mT, out=scores)  # scores = Q @ K.T
+        np.multiply(scores, factor, out=scaled)  # scaled = scores * factor
+    _check_overflow(scores, scaled)
+    np.add(scaled, additive_mask, out=masked)  # masked = scaled + additive_mask
+    softmax(masked, axis=-1, out=weights)  # weights = softmax(masked)
+    return scores, scaled, masked, weights
+
+
+def _stage_shape(Q: np.ndarray, K: np.ndarray) -> tuple[int, ...]:
+    """``(..., n_q, n_k)``: the shape of Q @ K.T, leading axes broadcast."""
+    return (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
+
+
+def _check_overflow(scores: np.ndarray, scaled: np.ndarray) -> None:
+    """Raise AttentionInputError naming the first entry of scores, then of scaled, that is not finite."""
+    if not np.isfinite(scaled).all():  # an inf or NaN in scores is one in scaled too
+        _check_scores(scores, "Q @ K.T")
+        _check_scores(scaled, "the scaled scores")
+
+
 def _check_scores(scores: np.ndarray, what: str) -> None:
-    """Raise AttentionInputError naming the first entry of ``scores (n_q, n_k)`` that is not finite."""
+    """Raise AttentionInputError naming the first entry of ``scores (..., n_q, n_k)`` that is not finite."""
     if np.isfinite(scores).all():
         return
-    i, j = np.argwhere(~np.isfinite(scores))[0]
+    *_, i, j = np.argwhere(~np.isfinite(scores))[0]  # row and column in its (n_q, n_k) table
     raise AttentionInputError(
         f"{what} overflowed at query row {i}, key column {j}: the numbers are too large to multiply; "
         "use smaller entries or a larger temperature"

@@ -22,6 +22,8 @@ def float_array(x: object, name: str, copy: bool = True) -> np.ndarray:
     their position, so a student sees which cell to fix. The result is a new array unless
     ``copy=False`` and ``x`` already is a float64 array (for inputs that are only read, never kept).
     """
+    if not copy and type(x) is np.ndarray and x.dtype == np.float64:  # already what the caller wants
+        return x
     try:
         raw = np.asarray(x)
     except ValueError:  # nested lists that do not form a table
@@ -53,10 +55,11 @@ def _show(value: object) -> str:
     return repr(value.item() if isinstance(value, np.generic) else value)
 
 
-def as_matrix(x: object, name: str, copy: bool = True) -> np.ndarray:
+def as_matrix(x: object, name: str, copy: bool = True, finite: bool = True) -> np.ndarray:
     """Return ``x`` as a finite float64 array of shape (rows, cols), or raise AttentionInputError.
 
     A new array unless ``copy=False`` (then ``x`` itself when it already is one; it is never written).
+    ``finite=False`` leaves NaN and inf for the caller to find (check_finite names the entry).
     """
     arr = float_array(x, name, copy)
     if arr.ndim != 2:
@@ -66,7 +69,8 @@ def as_matrix(x: object, name: str, copy: bool = True) -> np.ndarray:
         )
     if arr.size == 0:
         raise AttentionInputError(f"{name} is empty (shape {arr.shape}); it needs at least one row and one column")
-    check_finite(arr, name)
+    if finite:
+        check_finite(arr, name)
     return arr
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -232,3 +233,108 @@ def test_softmax_with_an_additive_mask_zeroes_the_blocked_keys_and_renormalises_
     np.testing.assert_allclose(w[open_rows].sum(axis=1), 1.0, rtol=0, atol=1e-12)
     for i in np.flatnonzero(open_rows):  # the open keys' weights are the softmax of the open keys alone
         np.testing.assert_allclose(w[i, ~blocked[i]], ac.softmax(x[i, ~blocked[i]]), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("heads_per_stack", [1, 2, 3, 6])
+def test_heads_cut_into_shorter_stacks_still_equal_each_head_alone(monkeypatch, heads_per_stack):
+    """Long runs of heads are cut at STACK_BYTES; wherever the cut falls, every head is the same, bit for bit."""
+    rng = np.random.default_rng(heads_per_stack)
+    n, d_model, n_heads = 20, 12, 6
+    heads = ac.split_heads(*(rng.standard_normal((d_model, d_model)) for _ in range(3)), n_heads)
+    monkeypatch.setattr(ac.multihead, "STACK_BYTES", heads_per_stack * n * n * 8)
+    X = rng.standard_normal((n, d_model))
+    result = ac.multi_head_attention(X, heads=heads, mask=ac.causal_mask(n), temperature=1.3)
+    reference, concat = per_head_reference(X, None, heads, ac.causal_mask(n), None, 1.3)
+    assert_matches_reference(result, reference, concat)
+
+
+def test_heads_share_one_read_only_mask():
+    heads = ac.split_heads(*(np.eye(4) for _ in range(3)), 2)
+    result = ac.multi_head_attention(np.arange(12.0).reshape(3, 4) / 10, heads=heads, mask=ac.causal_mask(3))
+    first, second = result.heads
+    assert first.additive_mask is second.additive_mask and first.mask is second.mask
+    for shared in (first.additive_mask, first.mask):
+        with pytest.raises(ValueError, match="read-only"):
+            shared[0, 0] = 0
+    first.weights[...] = 7.0  # the stacked stages are each head's own: a scribble stays in its head
+    assert not np.any(second.weights == 7.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_attention_stages_on_a_batch_of_heads_is_each_slice_alone(dtype):
+    """attention_stages runs leading axes (batch, heads) as one stack in the inputs' dtype; each slice is the
+    2-D call on that slice, bit for bit."""
+    rng = np.random.default_rng(1)
+    Q, K, V = (rng.standard_normal((2, 3, n, 5)).astype(dtype) for n in (4, 6, 6))  # (batch, h, n, d)
+    mask = ac.additive_mask(ac.causal_mask(4, 6))  # (n_q, n_k), float64: the scores' dtype wins
+    stack = ac.attention.attention_stages(Q, K, V, mask, 0.5, 2.0)
+    assert stack.weights.shape == (2, 3, 4, 6) and stack.output.shape == (2, 3, 4, 5)
+    for name in ("scores", "scaled", "additive_mask", "masked", "weights", "output"):
+        assert getattr(stack, name).dtype == dtype, name
+    for b, i in np.ndindex(2, 3):
+        alone = ac.attention.attention_stages(Q[b, i], K[b, i], V[b, i], mask, 0.5, 2.0)
+        for name in ("scores", "scaled", "masked", "weights", "output"):
+            np.testing.assert_array_equal(getattr(stack, name)[b, i], getattr(alone, name), err_msg=f"{b, i} {name}")
+    np.testing.assert_array_equal(stack.mask, ac.causal_mask(4, 6))
+
+
+def test_float32_weights_are_close_to_float64_weights():
+    rng = np.random.default_rng(2)
+    Q, K, V = (rng.standard_normal((4, 8, 16)) for _ in range(3))
+    wide = ac.attention.attention_stages(Q, K, V, None, 0.25, 1.0)
+    narrow = ac.attention.attention_stages(*(M.astype(np.float32) for M in (Q, K, V)), None, 0.25, 1.0)
+    np.testing.assert_allclose(narrow.weights, wide.weights, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(narrow.weights.sum(axis=-1), 1.0, rtol=1e-6)
+
+
+def test_a_nan_in_a_later_head_of_a_stack_names_that_head_and_entry():
+    W_v = np.ones((4, 2))
+    W_v[2, 1] = np.nan
+    heads = [ac.Head(np.ones((4, 2)), np.ones((4, 2)), np.ones((4, 2)), name=f"h{i}") for i in range(2)]
+    heads.append(ac.Head(np.ones((4, 2)), np.ones((4, 2)), W_v, name="h2"))  # one stack of three heads
+    with pytest.raises(ac.AttentionInputError, match=r"head 2 \(h2\) W_v row 2, column 1 is NaN"):
+        ac.multi_head_attention(np.ones((3, 4)), heads=heads)
+
+
+def test_softmax_keeps_float32_makes_other_numbers_float64_and_leaves_its_input_alone():
+    x = np.array([[1.0, 2.0, -np.inf]], dtype=np.float32)
+    before = x.copy()
+    assert ac.softmax(x).dtype == np.float32
+    np.testing.assert_array_equal(x, before)
+    assert ac.softmax(np.array([[1, 2, 3]])).dtype == np.float64
+
+
+def both_paths(run):
+    """``run()`` with the speed switch off (the plain stages), then on (the stages in one block)."""
+    results = []
+    for one_block in (False, True):
+        with patch.object(ac.attention, "STAGES_IN_ONE_BLOCK", one_block):
+            results.append(run())
+    return results
+
+
+@SETTINGS
+@given(split_case())
+def test_stages_in_one_block_equal_the_plain_stages_bit_for_bit(case):
+    """The speed switch attention.STAGES_IN_ONE_BLOCK changes where the stages are stored, never a bit of them."""
+    X_q, X_kv, heads, mask, scale, temperature = case
+    plain, fast = both_paths(
+        lambda: ac.multi_head_attention(X_q, X_kv, heads=heads, mask=mask, scale=scale, temperature=temperature)
+    )
+    for i, (p, f) in enumerate(zip(plain.heads, fast.heads, strict=True)):
+        for name in STAGES:
+            np.testing.assert_array_equal(getattr(f, name), getattr(p, name), err_msg=f"head {i} {name}")
+    np.testing.assert_array_equal(fast.concat, plain.concat)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_stages_in_one_block_equal_the_plain_stages_on_a_batch_with_inf_and_masked_rows(dtype):
+    rng = np.random.default_rng(4)
+    Q, K, V = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
+    Q[0, 1, 2] = 1e30 if dtype == np.float32 else 1e200  # a row of huge scores
+    mask = ac.additive_mask(rng.random((5, 5)) < 0.7)
+    mask[3] = -np.inf  # a query that may attend nothing
+    plain, fast = both_paths(lambda: ac.attention.attention_stages(Q, K, V, mask, 1.0, 1.0))
+    for name in ("scores", "scaled", "masked", "weights", "output"):
+        assert getattr(fast, name).dtype == dtype
+        np.testing.assert_array_equal(getattr(fast, name), getattr(plain, name), err_msg=name)
