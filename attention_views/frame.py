@@ -55,7 +55,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidewhole_"]) { flex: 0 0 auto; max-width: 100%; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
-    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidebars_"]) { flex: 1 1 18rem; min-width: 18rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidebars_"]) { flex: 1 1 12rem; min-width: 12rem; }',
 )
 
 

@@ -220,8 +220,8 @@ def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping
     zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table. ``help``: a
     tooltip for some column headers (short headers keep every column in sight)."""
     help = help or {}
-    fixed = {
-        c: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(c))
+    fixed = {  # Streamlit's small columns: a result of eight value dimensions fits the page whole
+        c: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(c), width="small")
         for c in frame
         if frame[c].dtype.kind == "f"
     }

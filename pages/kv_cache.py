@@ -30,7 +30,7 @@ n = len(tokens)
 t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
 step = decode.steps[t]
 K, V = lessons.cache_frames(step, tokens)
-cache_col, step_col = beside("kv_cache")  # the cache beside the full attention its rows equal
+cache_col, step_col = beside("kv_cache", whole=True)  # the whole cache, beside the attention its rows equal
 with cache_col:
     st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
     number_table(K, "kv_cache_K")

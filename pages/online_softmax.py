@@ -24,7 +24,7 @@ k = tile_col.slider("Block read so far", 1, n_tiles, 1, key="online_softmax_tile
 tile = online.tiles[k - 1]
 
 # the scores read so far, and beside them the running values (the sum ℓ is the lesson's number)
-right, left = beside("online_softmax", chart_first=True)
+right, left = beside("online_softmax", chart_first=True, whole=True)
 with left:
     lessons.heatmap(
         r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big,
