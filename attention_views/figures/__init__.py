@@ -34,6 +34,7 @@ from attention_views.figures.heatmaps import (
     mask_heatmap,
     matrix_heatmap,
 )
+from attention_views.figures.interp import contribution_bars, lens_heatmap, residual_patching_heatmap
 from attention_views.figures.scaling import saturation_vs_dk, variance_vs_dk
 from attention_views.figures.vectors import rope_arrows, vector_arrows
 
@@ -49,6 +50,9 @@ __all__ = [
     "head_similarity_heatmap",
     "mask_heatmap",
     "matrix_heatmap",
+    "contribution_bars",
+    "lens_heatmap",
+    "residual_patching_heatmap",
     "saturation_vs_dk",
     "variance_vs_dk",
     "vector_arrows",
