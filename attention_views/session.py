@@ -109,6 +109,7 @@ class ModelView:
     clean: str = IOI.clean  # activation patching: clean prompt into corrupted, the same number of tokens
     corrupt: str = IOI.corrupt
     patching: PatchingResult | None = None  # the last result shown (a session's, not a link's)
+    lens_first: int | None = None  # the first position the logit lens shows (None: the last few)
 
     def link_fields(self) -> tuple:
         """Everything a link carries but the scales (compared apart: an array)."""

@@ -24,6 +24,7 @@ from attention_views.figures.base import (
     _value_range,
     _z,
 )
+from attention_views.formats import plot_text
 
 
 def contribution_bars(
@@ -32,6 +33,7 @@ def contribution_bars(
     *,
     title: str,
     value_name: str = "contribution",
+    xaxis_title: str = "",
     projector: bool = False,
 ) -> go.Figure:
     """One bar per part (the embeddings, each MLP ...), blue above 0 and orange below: ``values (n,)``."""
@@ -46,10 +48,18 @@ def contribution_bars(
         hovertemplate=f"%{{customdata}}<br>{value_name}: %{{y:+.3f}}<extra></extra>",
     )
     layout = {
-        "xaxis": {"range": [-0.5, v.size - 0.5], **_ticks(names)},
+        "xaxis": {"range": [-0.5, v.size - 0.5], "title": {"text": xaxis_title}, **_ticks(names)},
         "yaxis": {"title": {"text": value_name}, "zeroline": True, "automargin": True},
     }
     return _finish([bar], layout, title, s, height=340 if projector else 260)
+
+
+LENS_CELL_CHARS = 6  # a token longer than this is cut in its cell ("<filen…"): plotly sizes every cell's text to
+# the longest one, so one long token made them all 4 px; the hover names it in full
+
+
+def _cut(token: str) -> str:
+    return token if len(token) <= LENS_CELL_CHARS else token[: LENS_CELL_CHARS - 1] + "…"
 
 
 def lens_heatmap(
@@ -62,21 +72,23 @@ def lens_heatmap(
     projector: bool = False,
 ) -> go.Figure:
     """``probs (rows, T)``: the top token's probability read at each layer (row) and position (column), coloured
-    0..1, each cell showing that token (``top_tokens``, shown literally); the input tokens on the x axis."""
+    0..1, each cell showing that token (``top_tokens``, shown literally, cut to LENS_CELL_CHARS characters; the
+    hover has it whole); the input tokens on the x axis."""
     s = theme.style(projector)
     P = _as_matrix(probs, "probs")  # (rows, T)
     rows = _as_labels(row_labels, P.shape[0], "row_labels", "rows (layers)")
     cols = _as_labels(tokens, P.shape[1], "tokens", "columns (positions)")
-    words = np.array([_as_labels(r, P.shape[1], "top_tokens", "columns") for r in top_tokens], dtype=str)
-    if words.shape != P.shape:
-        raise ValueError(f"top_tokens has shape {words.shape} but probs {P.shape}; give one token per cell")
+    raw = [["" if w is None else str(w) for w in row] for row in top_tokens]
+    if np.shape(np.array(raw, dtype=object)) != P.shape:
+        raise ValueError(f"top_tokens has {len(raw)} rows but probs is {P.shape}; give one token per cell")
+    words = np.array([_as_labels(row, P.shape[1], "top_tokens", "columns") for row in raw], dtype=str)  # escaped
     hover = _hovertemplate("layer", "position", "top token", "%{customdata[2]} (p = %{z:.3f})")
     trace = _heatmap(
         _z(P),
         _cells(rows, cols, None, words),
         hover,
         s,
-        words.tolist(),
+        [[plot_text(_cut(w)) for w in row] for row in raw],
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,

@@ -20,6 +20,7 @@ from attention_views.session import ModelView, PatchingResult
 from attention_views.widgets import chart, clicked_cell
 
 LENS_TOKENS = 64  # the logit lens reads at most this many positions (each one costs a pass through the output head)
+LENS_COLUMNS = 8  # positions shown at once: more, and a token no longer fits its cell
 TOP_HEADS = 5  # the heads named in words under a grid
 
 
@@ -42,16 +43,24 @@ def _on_answer(view: ModelView, field: str, key: str) -> None:
     setattr(view, field, st.session_state[key])
 
 
-def answers_ui(model: am.Model, view: ModelView) -> tuple[int, int] | None:
-    """Two text boxes for the answers compared, ``logit(a) - logit(b)``; their ids, or None after a message."""
+def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
+    """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
+    their ids, or None after a message."""
     ss = st.session_state
     for field in ("answer", "other"):
         if ss.get(f"real_model_{field}") != getattr(view, field):
             ss[f"real_model_{field}"] = getattr(view, field)
-    a_col, b_col = st.columns(2)
-    for col, field, label in ((a_col, "answer", "Answer a (one token)"), (b_col, "other", "compared with b")):
+    a_col, b_col = places or st.columns(2)
+    for col, field, label in ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")):
         key = f"real_model_{field}"
-        col.text_input(label, key=key, on_change=_on_answer, args=(view, field, key), max_chars=100)
+        col.text_input(
+            label,
+            key=key,
+            on_change=_on_answer,
+            args=(view, field, key),
+            max_chars=100,
+            help="One token; a leading space is part of it (' Mary', not 'Mary')",
+        )
     try:
         return one_token(model, view.answer, "Answer a"), one_token(model, view.other, "Answer b")
     except am.AttentionModelError as err:
@@ -91,13 +100,14 @@ def attribution(ids: tuple[int, ...], scale_key: bytes, a: int, b: int) -> tuple
 
 def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
     """The logit difference at the last token, and the share of it written by each part of the model."""
-    answers = answers_ui(model, view)
+    grid_col, rest = st.columns([3, 5], gap="medium")
+    with rest:
+        answers = answers_ui(model, view)
     if answers is None:
         return
     a, b = answers
     ld, parts = attribution(tuple(run.token_ids), scales_key(view.scales), a, b)
     names = f"logit({plain(repr(model.token(a)))}) − logit({plain(repr(model.token(b)))})"
-    grid_col, rest = st.columns([3, 5], gap="medium")
     with grid_col:
         head_grid(parts["heads"], view, "real_model_dla_heads", name="contribution", title="Each head's part", big=big)
     with rest:
@@ -113,11 +123,15 @@ def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool
             f"is exact. Largest heads (layer.head): {_top_heads(parts['heads'])}."
         )
         values = np.concatenate([[parts["embed"]], parts["mlps"]])  # (1 + L,)
-        labels = ["embed", *(f"MLP {layer}" for layer in range(len(parts["mlps"])))]
-        chart(
-            figures.contribution_bars(labels, values, title="The embeddings' and each MLP's part", projector=big),
-            key="real_model_dla_mlps",
+        labels = ["embed", *(str(layer) for layer in range(len(parts["mlps"])))]
+        fig = figures.contribution_bars(
+            labels,
+            values,
+            title="The embeddings' and each MLP's part",
+            xaxis_title="the embeddings, then the MLP of each layer",
+            projector=big,
         )
+        chart(fig, key="real_model_dla_mlps")
 
 
 # ---------------------------------------------------------------- activation patching
@@ -156,10 +170,10 @@ def _on_prompt(view: ModelView, field: str, key: str) -> None:
     setattr(view, field, st.session_state[key])
 
 
-def prompts_ui(model: am.Model, view: ModelView) -> tuple[list[int], list[int]] | None:
-    """The clean and corrupted prompts; their ids when they have the same number of tokens, else a message."""
+def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int], list[int]] | None:
+    """The clean and corrupted prompts (in ``cols``); their ids when they have the same number of tokens, else a
+    message."""
     ss = st.session_state
-    cols = st.columns(2)
     for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
         key = f"real_model_{field}"
         if ss.get(key) != getattr(view, field):
@@ -184,7 +198,8 @@ def patching_ui(model: am.Model, view: ModelView, big: bool) -> None:
         "stream at one layer and position. The share of the logit difference it brings back, "
         "(patched − corrupted) / (clean − corrupted), says how much that value carries the answer."
     )
-    answers, ids = answers_ui(model, view), prompts_ui(model, view)
+    cols = st.columns([3, 3, 1, 1])  # the prompts wide, the one-token answers narrow
+    ids, answers = prompts_ui(model, view, cols[:2]), answers_ui(model, view, cols[2:])
     if answers is not None and ids is not None:
         slot = patching_slot(tuple(ids[0]), tuple(ids[1]), *answers)
         pair = (view.clean, view.corrupt, view.answer, view.other)
@@ -246,6 +261,10 @@ def lens_top(ids: tuple[int, ...], scale_key: bytes) -> tuple[np.ndarray, np.nda
     return np.stack(top, axis=1), np.stack(prob, axis=1)
 
 
+def _on_lens_first(view: ModelView) -> None:
+    view.lens_first = st.session_state["real_model_lens_first"]
+
+
 def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
     """Each layer's residual read as if the model stopped there: its top next token at every position."""
     T = len(run.token_ids)
@@ -253,11 +272,38 @@ def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> No
         st.info(f"The logit lens reads inputs of up to {LENS_TOKENS} tokens; this one has {T}. Shorten the text.")
         return
     top, prob = lens_top(tuple(run.token_ids), scales_key(view.scales))
-    words = [[model.token(int(i)) for i in row] for row in top]
+    first = _lens_window(view, T)
+    shown = slice(first, first + LENS_COLUMNS)
+    words = [[_visible(model.token(int(i))) for i in row[shown]] for row in top]
     labels = ["embed", *(str(layer) for layer in range(top.shape[0] - 1))]
-    chart(figures.lens_heatmap(prob, words, labels, run.tokens, projector=big), key="real_model_lens")
+    tokens = [f"{t}" for t in run.tokens[shown]]
+    fig = figures.lens_heatmap(prob[:, shown], words, labels, tokens, projector=big)
+    chart(fig, key="real_model_lens")
+    last = model.token(int(top[-1, -1]))
     st.caption(
-        f"Row “embed” reads the token embeddings, row l the residual after layer l, through the final norm and "
-        f"the output head. The last row is the model's own prediction: after the last token, "
-        f"{plain(repr(words[-1][-1]))} ({prob[-1, -1]:.2f}). Look for the layer where the answer first appears."
+        "Row “embed” reads the token embeddings, row l the residual after layer l, through the final norm and "
+        "the output head; the colour is the top token's probability. The last row is the model's own prediction: "
+        f"after the last token, {plain(repr(last))} ({prob[-1, -1]:.2f}). Look for the layer where it first appears."
     )
+
+
+def _visible(token: str) -> str:
+    """A token as a cell shows it: one of spaces or line breaks only is written as Python does ('\\n')."""
+    return token if token.strip() else repr(token)
+
+
+def _lens_window(view: ModelView, T: int) -> int:
+    """The first position shown (LENS_COLUMNS at a time, so a token fits its cell); a slider when there are more."""
+    last_start = max(0, T - LENS_COLUMNS)
+    first = last_start if view.lens_first is None else min(view.lens_first, last_start)
+    if last_start:
+        st.session_state["real_model_lens_first"] = first
+        st.slider(
+            f"First position shown ({LENS_COLUMNS} at a time, of {T})",
+            0,
+            last_start,
+            key="real_model_lens_first",
+            on_change=_on_lens_first,
+            args=(view,),
+        )
+    return first

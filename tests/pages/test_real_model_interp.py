@@ -14,6 +14,7 @@ import attention_models as am
 from attention_core.head_scores import duplicate_token_score, head_scores, strongest_head_type
 from attention_models.interp import Patch, patched_logit_diffs
 from attention_views import share
+from attention_views.sections import interp
 from attention_views.sections import real_model as rm
 from attention_views.state import run_single_head
 
@@ -132,13 +133,24 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
     run = model.run(am.DEFAULT_SENTENCE)
     lens = _figure(at, "Logit lens")["data"][0]
     z, text = sent_array(lens["z"]), lens["text"]
-    assert z.shape == (31, len(run.token_ids)) and len(text) == 31
+    T, shown = len(run.token_ids), interp.LENS_COLUMNS  # the last 8 positions of 14 at first
+    assert z.shape == (31, shown) and len(text) == 31
+    assert _figure(at, "Logit lens")["layout"]["xaxis"]["ticktext"] == [t for t in run.tokens[T - shown :]]
     best = int(np.argmax(run.next_token_probs))
     assert text[-1][-1] == model.token(best) == " Mary"
     assert z[-1, -1] == pytest.approx(float(run.next_token_probs[best]), abs=1e-6)
-    first = run.logit_lens(0)  # the first position, read after layer 12, independently
-    assert text[13][0] == model.token(int(first[13].argmax()))
+    first = model.token(int(run.logit_lens(T - shown)[13].argmax()))  # the first shown, after layer 12
+    assert text[13][0] == _cell(first)
+    at.slider(key="real_model_lens_first").set_value(0).run()
+    lens = _figure(at, "Logit lens")["data"][0]
+    assert lens["text"][13][0] == _cell(model.token(int(run.logit_lens(0)[13].argmax())))
     assert any("' Mary'" in c.value for c in at.caption)
+
+
+def _cell(token: str) -> str:
+    """A token as a lens cell writes it: whitespace as Python's repr, cut after 5 characters when longer than 6."""
+    shown = token if token.strip() else repr(token)
+    return shown if len(shown) <= 6 else shown[:5] + "…"
 
 
 def test_a_long_input_is_not_read_by_the_lens_and_says_why(model):
