@@ -5,8 +5,10 @@ Its parts:
 
 - :class:`Lab`: the lecture's editable "current scenario", shared by every page. Share links, the JSON
   download and upload serialise exactly this (``share.py``); its fields are the link's schema.
-- :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens (in the lab,
-  so links carry them).
+- :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens, the two
+  answers compared and the patching prompts (in the lab, so links carry them); its last patching result.
+- :class:`HeadOrigin`: the real model's head a playground lab was opened from, and whether the
+  playground's weights are put back into the model.
 - :class:`Vectors`: the similarity page's own two vectors (in the lab, so a link carries them).
 - :class:`Learning`: the learning settings a link carries (in the lab): the exercises page's "Learn it"
   (rate, steps per tick, seed, and the step a seeded run reached) and the lesson page's job, seed and step.
@@ -30,7 +32,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_core.head_training import JOB_PREVIOUS
-from attention_models.presets import DEFAULT_SENTENCE
+from attention_models.presets import DEFAULT_SENTENCE, IOI
 from attention_views.editors import matrix_table
 from attention_views.streamlit_compat import run_through_app
 
@@ -56,7 +58,7 @@ MAX_TOKENS = 64
 MAX_DIMS = 64
 MAX_HEADS = 16
 MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's inputs (see sections/real_model)
-HEAD_SCORES = ("induction", "previous", "first", "self")  # what the overview colours each head by
+HEAD_SCORES = ("induction", "previous", "first", "self", "duplicate")  # what the overview colours each head by
 MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
 MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 tokens anyway
 LEARNING_RATES = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # "Learn it": 1 solves every exercise, 10 overshoots
@@ -64,6 +66,7 @@ MAX_SPEED = 50  # learn steps per tick of the timer
 MAX_SEED = 999  # the seeded random starts (and the lesson's training runs) offered
 MAX_LEARN_STEPS = 5_000  # a link replays at most this many steps of a seeded run (about 0.6 s)
 JOB_STEPS, JOB_EVERY = 300, 10  # the lesson's training run: Adam steps, and a snapshot every JOB_EVERY
+MAX_ANSWER_CHARS = 100  # an answer token as typed (one token is at most a few dozen characters)
 SIMILARITY_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y
 
 
@@ -76,10 +79,31 @@ class Snapshot:
     key_tokens: list[str]
 
 
+@dataclass(frozen=True)
+class PatchingResult:
+    """Activation patching of one prompt pair (read-only arrays): what was patched and the shares restored.
+
+    ``heads (L, h)`` each head's output patched; ``residual (L+1, T)`` each residual row patched (row ``l``
+    enters layer ``l``, row ``L`` is the last output); ``tokens`` the clean prompt's ``T`` tokens.
+    """
+
+    clean: str
+    corrupt: str
+    answer: str
+    other: str
+    tokens: tuple[str, ...]
+    heads: np.ndarray
+    residual: np.ndarray
+    ld_clean: float
+    ld_corrupt: float
+
+
 @dataclass
 class ModelView:
     """The real-model page: what runs (a preset or typed text, plus tokens generated), which head is
-    looked at, what the overview shows, and the scale of every head (1 = as trained, 0 = switched off)."""
+    looked at, what the overview shows, and the scale of every head (1 = as trained, 0 = switched off);
+    the two answer tokens the logit difference compares (``answer`` minus ``other``), the clean and
+    corrupted prompts patched, and the last patching result (kept for reruns, not in links)."""
 
     preset: str = "ioi"  # one of MODEL_PRESETS
     text: str = DEFAULT_SENTENCE
@@ -88,14 +112,39 @@ class ModelView:
     head: int = 0
     score: str = "induction"  # one of HEAD_SCORES
     scales: np.ndarray = field(default_factory=lambda: np.ones((MODEL_LAYERS, MODEL_HEADS)))  # (L, h)
+    answer: str = IOI.answer  # logit difference: logit(answer) - logit(other), each exactly one token
+    other: str = IOI.other
+    clean: str = IOI.clean  # activation patching: clean prompt into corrupted, the same number of tokens
+    corrupt: str = IOI.corrupt
+    patching: PatchingResult | None = None  # the last result shown (a session's, not a link's)
+    lens_first: int | None = None  # the first position the logit lens shows (None: the last few)
+
+    def link_fields(self) -> tuple:
+        """Everything a link carries but the scales (compared apart: an array)."""
+        return (self.preset, self.text, self.generated, self.layer, self.head, self.score) + (
+            self.answer,
+            self.other,
+            self.clean,
+            self.corrupt,
+        )
 
     def __eq__(self, other: object) -> bool:  # the link compares views by value
         if not isinstance(other, ModelView):
             return NotImplemented
-        same = (self.preset, self.text, self.generated, self.layer, self.head, self.score)
-        return same == (other.preset, other.text, other.generated, other.layer, other.head, other.score) and bool(
-            np.array_equal(self.scales, other.scales)
-        )
+        return self.link_fields() == other.link_fields() and bool(np.array_equal(self.scales, other.scales))
+
+
+@dataclass
+class HeadOrigin:
+    """The real model's head a playground lab holds (see sections/real_model.head_lab): its ``layer`` and
+    ``head``, the ``token_ids`` it ran on, a ``label`` for the page; ``put_back``: the playground's weights
+    replace that head's in a run of the model."""
+
+    layer: int
+    head: int
+    token_ids: tuple[int, ...]
+    label: str
+    put_back: bool = False
 
 
 @dataclass
@@ -147,7 +196,7 @@ class Lab:
     model: ModelView = field(default_factory=ModelView)  # the real-model page (kept when the scenario changes)
     vectors: Vectors = field(default_factory=lambda: new_vectors())  # the similarity page's (kept, as model)
     learning: Learning = field(default_factory=Learning)  # the learning settings (kept, as model)
-    origin: str = ""  # where the tables came from when not from the scenario (a real model's head)
+    origin: HeadOrigin | None = None  # the real model's head the tables came from (None: the scenario's)
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
     last_multi: MultiHeadView | None = None  # the last valid multi-head result

@@ -38,6 +38,7 @@ from attention_views.session import (
     JOB_STEPS,
     LEARNING_RATES,
     MASK_KINDS,
+    MAX_ANSWER_CHARS,
     MAX_DIMS,
     MAX_HEADS,
     MAX_LEARN_STEPS,
@@ -50,6 +51,7 @@ from attention_views.session import (
     MODEL_PRESETS,
     SCALE_MODES,
     STAGES,
+    HeadOrigin,
     Lab,
     Learning,
     ModelView,
@@ -137,8 +139,9 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
     (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
     [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file), ``sv`` the
-    similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the learning settings (LEARNING).
-    ``pristine``: ``new_lab(lab.scenario)`` when the caller already has one (it is only read).
+    similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the learning settings (LEARNING),
+    ``og`` the real model's head the tables came from (:func:`origin_payload`). ``pristine``:
+    ``new_lab(lab.scenario)`` when the caller already has one (it is only read).
     """
     if pristine is None or pristine.scenario != lab.scenario:
         pristine = new_lab(lab.scenario)
@@ -160,6 +163,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         out["mc"] = lab.mask_custom.astype(int).tolist()
     if full or lab.model != ModelView():
         out["rm"] = model_payload(lab.model)
+    if lab.origin is not None:
+        out["og"] = origin_payload(lab.origin)
     if full or not lab.vectors.tables["vectors"].equals(pristine.vectors.tables["vectors"]):
         out["sv"] = table_payload(lab.vectors.tables["vectors"])
     learned = {short: getattr(lab.learning, name) for name, short in LEARNING.items()}
@@ -246,6 +251,8 @@ def payload_to_lab(payload: object) -> Lab:
         lab.snapshot = _snapshot(payload["ss"])
     if "rm" in payload:
         lab.model = _model_view(payload["rm"])
+    if "og" in payload:
+        lab.origin = _origin(payload["og"])
     if "sv" in payload:
         lab.vectors = _vectors(payload["sv"])
     if "ln" in payload:
@@ -323,7 +330,8 @@ MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151
 
 
 def model_payload(view: ModelView) -> dict:
-    """The real-model page's view as JSON: preset, text, generated ids, head, score, and every edited scale."""
+    """The real-model page's view as JSON: preset, text, generated ids, head, score, every edited scale, the two
+    answers and the patching prompts (the patching result is recomputed, never sent)."""
     edited = np.argwhere(view.scales != 1.0)  # (k, 2) layer, head
     return {
         "p": view.preset,
@@ -333,6 +341,10 @@ def model_payload(view: ModelView) -> dict:
         "h": view.head,
         "sc": view.score,
         "e": [[int(layer), int(head), float(view.scales[layer, head])] for layer, head in edited],
+        "a": view.answer,
+        "b": view.other,
+        "pc": view.clean,
+        "pk": view.corrupt,
     }
 
 
@@ -363,6 +375,10 @@ def _model_view(value: object) -> ModelView:
                 for r in v
             )
         ),
+        "a": _answer_text,
+        "b": _answer_text,
+        "pc": _prompt_text,
+        "pk": _prompt_text,
     }
     for key, ok in checks.items():
         if key in value and not ok(value[key]):
@@ -380,7 +396,45 @@ def _model_view(value: object) -> ModelView:
         head=value.get("h", view.head),
         score=value.get("sc", view.score),
         scales=scales,
+        answer=printable(value.get("a", view.answer)),
+        other=printable(value.get("b", view.other)),
+        clean=printable(value.get("pc", view.clean)),
+        corrupt=printable(value.get("pk", view.corrupt)),
     )
+
+
+def _answer_text(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_ANSWER_CHARS
+
+
+def _prompt_text(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= MAX_TEXT_CHARS
+
+
+def origin_payload(origin: HeadOrigin) -> dict:
+    """The head a playground lab came from: layer ``l``, head ``h``, token ids ``i``, label ``x``, put back ``pb``."""
+    return {"l": origin.layer, "h": origin.head, "i": list(origin.token_ids), "x": origin.label, "pb": origin.put_back}
+
+
+def _origin(value: object) -> HeadOrigin:
+    """The origin from a payload, every field checked (a head of the model, at most the playground's tokens)."""
+    checks = {
+        "l": lambda v: is_whole(v, 0, MODEL_LAYERS - 1),
+        "h": lambda v: is_whole(v, 0, MODEL_HEADS - 1),
+        "i": lambda v: (
+            isinstance(v, list) and 0 < len(v) <= MAX_TOKENS and all(is_whole(i, 0, MODEL_VOCAB - 1) for i in v)
+        ),
+        "x": lambda v: isinstance(v, str) and len(v) <= 2 * MAX_LABEL_CHARS,
+        "pb": lambda v: isinstance(v, bool),
+    }
+    if not isinstance(value, dict) or set(value) != set(checks):
+        raise ShareError(f"the state's model head (og) must be an object with the fields {', '.join(checks)}")
+    for key, ok in checks.items():
+        if not ok(value[key]):
+            raise ShareError(
+                f"the state's model-head field {key!r} ({clean_text(str(value[key]))[:40]}) is not allowed"
+            )
+    return HeadOrigin(value["l"], value["h"], tuple(value["i"]), printable(value["x"]), value["pb"])
 
 
 def _painted(value: object) -> np.ndarray:

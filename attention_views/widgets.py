@@ -264,8 +264,8 @@ def lecture_intro() -> None:
     click opens or folds it.
     """
     s = session.current()
-    if s.lab.origin:  # a real model's head, opened from the real-model page: say so instead
-        st.info(f"These are the real numbers of {plain(s.lab.origin)}.", icon=":material/memory:")
+    if s.lab.origin is not None:  # a real model's head, opened from the real-model page: say so instead
+        st.info(f"These are the real numbers of {plain(s.lab.origin.label)}.", icon=":material/memory:")
         return
     if NATURAL_PAGE.get(s.lab.scenario) != s.page:
         return

@@ -5,6 +5,7 @@ import streamlit as st
 from attention_views import figures, panels, session
 from attention_views.editors import TableError
 from attention_views.formats import message
+from attention_views.sections.put_back import put_back_ui
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import (
@@ -79,6 +80,8 @@ with right:
                 "playground_mask_fig",
             )
 
+if head is not None and lab.origin is not None:  # a real model's head: it can go back into the model
+    put_back_ui(lab.origin, head)
 if head is not None:
     # the details in tabs, only the open one drawn: every chart below the fold that an edit redraws delays
     # the heatmap above it (benchmarks/bench_browser.py --only cell-edit, cell edit -> heatmap painted:

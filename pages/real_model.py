@@ -1,20 +1,18 @@
-"""Real model: SmolLM2-135M's 270 heads, from the same NumPy attention as the playground; switch them off."""
+"""Real model: SmolLM2-135M's 270 heads, from the same NumPy attention as the playground; which parts answer."""
 
 import streamlit as st
 
 import attention_models as am
 from attention_views import session
 from attention_views.formats import message
+from attention_views.sections import interp
 from attention_views.sections import real_model as rm
 from attention_views.widgets import projector
 
 lab = session.current().lab
 view, big = lab.model, projector()
 st.title("Real model: SmolLM2-135M")
-st.caption(
-    "A pretrained transformer (30 layers of 9 heads), run by the same NumPy attention as the playground. "
-    "Find heads that do recognisable jobs, switch them off, and watch the prediction change."
-)
+rm.lecture_card(big)
 try:
     model = rm.load_model()
 except am.ModelNotInstalledError as err:
@@ -27,20 +25,35 @@ try:
 except am.AttentionModelError as err:
     st.error(message(err), icon="⚠️")
     st.stop()
-scores = rm.head_scores(tuple(ids), rm.scales_key(view.scales))
 
-overview, detail = st.container(key="stack_real_model").columns([3, 5], gap="medium")  # stacked below 1280 px
-with overview:
-    rm.overview_ui(view, scores, big)
-with detail:
-    rm.head_ui(run, view, scores, big)
-    rm.open_in_playground(model, run, view)
-
-predict, edit = st.columns([3, 5], gap="medium")
-with predict:
-    st.subheader("Next token")
-    rm.next_token_ui(model, run, unedited, view)
-    rm.loss_ui(ids, view)
-with edit:
-    st.subheader("Edit the model")
-    rm.edit_ui(lab, scores)
+# only the open tab is computed: a look at another head costs no attribution, patching or lens
+heads_tab, attribution_tab, patching_tab, lens_tab = st.tabs(
+    ["Heads", "Attribution", "Patching", "Logit lens"], key="real_model_tab", on_change="rerun"
+)
+if heads_tab.open:
+    with heads_tab:
+        scores = rm.head_scores(tuple(ids), rm.scales_key(view.scales))
+        overview, detail = st.container(key="stack_real_model").columns([3, 5], gap="medium")  # stacked < 1280 px
+        with overview:
+            rm.overview_ui(view, scores, big)
+            rm.head_types_ui(scores)
+        with detail:
+            rm.head_ui(run, view, scores, big)
+            rm.open_in_playground(model, run, view)
+        predict, edit = st.columns([3, 5], gap="medium")
+        with predict:
+            st.subheader("Next token")
+            rm.next_token_ui(model, run, unedited, view)
+            rm.loss_ui(ids, view)
+        with edit:
+            st.subheader("Edit the model")
+            rm.edit_ui(lab, scores)
+if attribution_tab.open:
+    with attribution_tab:
+        interp.attribution_ui(model, run, view, big)
+if patching_tab.open:
+    with patching_tab:
+        interp.patching_ui(model, view, big)
+if lens_tab.open:
+    with lens_tab:
+        interp.lens_ui(model, run, view, big)

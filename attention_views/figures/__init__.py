@@ -34,6 +34,7 @@ from attention_views.figures.heatmaps import (
     mask_heatmap,
     matrix_heatmap,
 )
+from attention_views.figures.interp import contribution_bars, lens_heatmap, residual_patching_heatmap
 from attention_views.figures.learning import loss_curve
 from attention_views.figures.scaling import saturation_vs_dk, variance_vs_dk
 from attention_views.figures.vectors import rope_arrows, vector_arrows
@@ -51,6 +52,9 @@ __all__ = [
     "mask_heatmap",
     "matrix_heatmap",
     "loss_curve",
+    "contribution_bars",
+    "lens_heatmap",
+    "residual_patching_heatmap",
     "saturation_vs_dk",
     "variance_vs_dk",
     "vector_arrows",

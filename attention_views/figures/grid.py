@@ -24,6 +24,7 @@ from attention_views.figures.base import (
     _show_text,
     _value_trace,
 )
+from attention_views.formats import plot_text
 from attention_views.theme import Style
 
 NAMES = ("query", "key", "weight")  # what a grid's rows, columns and values are, for the hover
@@ -66,29 +67,44 @@ def clickable_grid(
 _CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1, "dragmode": False}
 
 
-def _colours(W: np.ndarray, rows: list[str], cols: list[str], s: Style, names: tuple, *, text: bool) -> go.Heatmap:
-    """The values as heatmap cells on a 0..1 scale (no hover of its own: the markers above it have one)."""
+def _colours(
+    W: np.ndarray, rows: list[str], cols: list[str], s: Style, names: tuple, *, text: bool, signed: bool = False
+) -> go.Heatmap:
+    """The values as heatmap cells (no hover of its own: the markers above it have one): on a 0..1 scale, or
+    ``signed`` on the diverging scale, white at 0, the range symmetric around 0."""
+    reach = float(np.abs(W).max()) or 1.0
+    zmin, zmax, scale = (-reach, reach, theme.DIVERGING_COLORSCALE) if signed else (0.0, 1.0, s.weights_colorscale)
     return _value_trace(
         W,
         _cells(rows, cols),
         s,
         text=text,
         names=names,
-        zmin=0.0,
-        zmax=1.0,
-        colorscale=s.weights_colorscale,
+        zmin=zmin,
+        zmax=zmax,
+        colorscale=scale,
         colorbar=_colorbar(s),
         hoverinfo="skip",
     )
 
 
-def _cell_markers(W: np.ndarray, rows: list[str], cols: list[str], names: tuple[str, str, str] = NAMES) -> go.Scatter:
+def _cell_markers(
+    W: np.ndarray,
+    rows: list[str],
+    cols: list[str],
+    names: tuple[str, str, str] = NAMES,
+    notes: np.ndarray | None = None,
+) -> go.Scatter:
     """One invisible marker at each cell's centre (x=j, y=i): customdata [i, j], a hover naming row, column
-    and value. Clicking selects one; the heatmap under them draws the cells."""
+    and value (and the cell's ``notes`` word, when given). Clicking selects one; the heatmap under them draws
+    the cells."""
     i, j = np.indices(W.shape)  # (n_rows, n_cols) each
     r = [_hover_name(label, a) for a, label in enumerate(rows)]
     c = [_hover_name(label, b) for b, label in enumerate(cols)]
     row_name, col_name, value_name = names
+    hover = [f"{row_name}: {a}<br>{col_name}: {b}" for a in r for b in c]
+    if notes is not None:
+        hover = [f"{h}<br>{plot_text(n)}" for h, n in zip(hover, np.ravel(notes), strict=True)]
     return go.Scatter(
         x=j.ravel(),
         y=i.ravel(),
@@ -96,7 +112,7 @@ def _cell_markers(W: np.ndarray, rows: list[str], cols: list[str], names: tuple[
         marker={"symbol": "square", "size": 8, "opacity": 0.0, "color": W.ravel()},
         customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_rows * n_cols, 2); a list, as a click
         # returns a point's customdata to Python: a NumPy array would go as a typed array and come back as none
-        hovertext=[f"{row_name}: {a}<br>{col_name}: {b}" for a in r for b in c],
+        hovertext=hover,
         hovertemplate=f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
         selected={"marker": {"opacity": 0.0}},
         unselected={"marker": {"opacity": 0.0}},
@@ -113,11 +129,16 @@ def head_score_grid(
     *,
     score_name: str = "score",
     selected: tuple[int, int] | None = None,
+    signed: bool = False,
+    notes: np.ndarray | None = None,
+    title: str = "",
     projector: bool = False,
 ) -> go.Figure:
     """Every head of a model, one cell per (layer, head), coloured by a 0..1 score; a click selects one.
 
-    ``scores (n_layers, n_heads)``; layer 0 at the top. The clicked point's ``customdata`` is
+    ``scores (n_layers, n_heads)``; layer 0 at the top. ``signed``: values of either sign (a contribution
+    to a logit difference, a share restored) on the diverging scale, white at 0. ``notes (n_layers,
+    n_heads)``: a word per head for its hover (shown literally). The clicked point's ``customdata`` is
     ``[layer, head]`` (as in :func:`clickable_grid`).
     """
     s = theme.style(projector)
@@ -134,6 +155,9 @@ def head_score_grid(
     if cell is not None:
         layout["shapes"] = _outline(cell)
     names = ("layer", "head", score_name)
-    traces = [_cell_markers(S, layers, heads, names), _colours(S, layers, heads, s, names, text=False)]
+    if notes is not None and np.shape(notes) != S.shape:
+        raise ValueError(f"notes has shape {np.shape(notes)} but scores {S.shape}; give one word per head")
+    markers = _cell_markers(S, layers, heads, names, notes)
+    traces = [markers, _colours(S, layers, heads, s, names, text=False, signed=signed)]
     height = _height(n_layers, 14 if projector else 12, extra=80, low=300, high=560)  # 30 layers above the fold
-    return _finish(traces, layout, f"Heads by {score_name}", s, height=height)
+    return _finish(traces, layout, title or f"Heads by {score_name}", s, height=height)

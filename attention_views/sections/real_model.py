@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import attention_core as ac
 import attention_models as am
+from attention_core.head_scores import NO_TYPE, strongest_head_type
+from attention_core.head_scores import head_scores as head_scores_of
 from attention_views import figures, session
 from attention_views.editors import matrix_table
 from attention_views.formats import message, plain
@@ -33,7 +34,17 @@ SCORE_LABELS = {
     "previous": "the previous token",
     "first": "the first token (sink)",
     "self": "itself",
+    "duplicate": "duplicate: an earlier copy of the same token",
 }
+TYPE_WORDS = {  # strongest_head_type's names, in words
+    "first": "a sink head (parks on the first token)",
+    "previous": "a previous-token head",
+    "self": "a self head (stays on its own token)",
+    "induction": "an induction head (the token after an earlier copy)",
+    "duplicate": "a duplicate-token head (earlier copies of its token)",
+    NO_TYPE: "no clear type (no score reaches 0.3)",
+}
+TYPE_FLOOR = 0.3  # a head whose every score is below this has no type
 REPEAT_LENGTH = 30  # the induction preset: this many random tokens, then the same again
 TOP_K = 10
 PLAYGROUND_TOKENS = 64  # the playground's own limit on tokens
@@ -66,14 +77,11 @@ def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def head_scores(ids: tuple[int, ...], scale_key: bytes) -> dict[str, np.ndarray]:
-    """Every head's four scores (HEAD_SCORES), each (L, h) in [0, 1], for one run."""
+    """Every head's five scores (HEAD_SCORES), each (L, h) in [0, 1], and ``"type"``: each head's strongest
+    (``strongest_head_type``, TYPE_FLOOR), for one run."""
     W = model_run(ids, scale_key).attention  # (L, h, T, T)
-    scores = {
-        "induction": ac.induction_score(W, np.array(ids)),
-        "previous": ac.previous_token_score(W),
-        "first": ac.first_token_score(W),
-        "self": ac.self_score(W),
-    }
+    scores = head_scores_of(W, np.array(ids))
+    scores["type"] = strongest_head_type(scores, floor=TYPE_FLOOR)  # (L, h) of str
     for s in scores.values():
         s.flags.writeable = False
     return scores
@@ -103,6 +111,38 @@ def run_for(model: am.Model, view: ModelView) -> tuple[list[int], am.ModelRun, a
 
 
 # ---------------------------------------------------------------- what the page draws
+
+LECTURE_TITLE = "From toy to real and back"
+LECTURE_STORY = "A real 135M-parameter model, head by head: which parts of it answer, and how to find out."
+LECTURE = """\
+The heads you built by hand in the playground are the same computation that runs here, 270 times over, in
+SmolLM2-135M. Four tools ask *which parts of the model produce its answer*:
+
+- **Heads.** Colour every head by what it attends to (the previous token, the first token, earlier copies),
+  read its type in words, switch heads off and watch the next-token prediction move. *Open this head in
+  the playground* brings one head's real Q, K and V to the playground; edit it there and *put it back*.
+- **Attribution.** Pick two answers, such as " Mary" and " John". The logit difference says how much
+  more the model expects the first. The last position's residual stream is a sum of what the embeddings,
+  every head and every MLP wrote, so the difference splits exactly into one part per component.
+- **Patching.** Run a corrupted prompt (the names swapped) but copy one value from the clean run. If the
+  answer comes back, that value carries it. Done for every head, and for the residual stream at every
+  layer and position, it shows where the information sits and when it moves to the last token.
+- **Logit lens.** Read the residual stream after each layer through the model's output head, as if it
+  stopped there: the layer where the answer first appears.
+
+What these tools show is this model, measured on this input: its circuit is its own, not GPT-2's.
+"""
+
+
+def lecture_card(big: bool) -> None:
+    """The page's lecture text in a fold (a lecturer opens it; a student finds the four tools explained)."""
+    if not big:
+        st.caption(
+            "A pretrained transformer (30 layers of 9 heads), run by the same NumPy attention as the playground. "
+            "Find heads that do recognisable jobs, switch them off, and find which parts make the answer."
+        )
+    with st.expander(f"About this lecture: {LECTURE_TITLE}", icon=":material/school:"):
+        st.markdown(LECTURE)
 
 
 def not_installed(err: am.ModelNotInstalledError) -> None:
@@ -166,18 +206,28 @@ def _pick_from_boxes(view: ModelView) -> None:
     view.layer, view.head = st.session_state["real_model_layer"], st.session_state["real_model_head"]
 
 
+def _on_score(view: ModelView) -> None:
+    view.score = st.session_state["real_model_score"]
+
+
 def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
     """The 30 x 9 grid of heads coloured by the chosen score; a click (or the boxes) picks a head."""
     if st.session_state.get("real_model_score") != view.score:
         st.session_state["real_model_score"] = view.score
-    view.score = st.selectbox(
-        "Colour every head by how much it attends to", HEAD_SCORES, format_func=SCORE_LABELS.get, key="real_model_score"
+    st.selectbox(
+        "Colour every head by how much it attends to",
+        HEAD_SCORES,
+        format_func=SCORE_LABELS.get,
+        key="real_model_score",
+        on_change=_on_score,
+        args=(view,),
     )
     chart(
         figures.head_score_grid(
             scores[view.score],
             score_name=view.score,
             selected=(view.layer, view.head),
+            notes=np.vectorize(TYPE_WORDS.get)(scores["type"]),
             projector=big,
         ),
         key="real_model_overview",
@@ -193,6 +243,31 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
     head_col.number_input(
         "Head", 0, scores["self"].shape[1] - 1, key="real_model_head", on_change=_pick_from_boxes, args=(view,)
     )
+
+
+LOOK_FOR = (
+    "**What to look for.** Most heads of SmolLM2 park their attention on the first token (a *sink*: they have "
+    "nothing to add and softmax must put the weight somewhere). The few that do not are the interesting ones: "
+    "previous-token heads in the early layers, and on the repeated preset induction heads in the middle layers, "
+    "which look one token past an earlier copy. This is this model, measured on this input; "
+    "GPT-2's famous heads have other numbers."
+)
+
+
+def head_types_ui(scores: dict[str, np.ndarray]) -> None:
+    """Each head's type in words: how many heads of each type on this input, and the strongest of each."""
+    types = scores["type"]
+    with st.expander("Head types, in words", icon=":material/label:"):
+        st.markdown(LOOK_FOR)
+        lines = []
+        for kind, words in TYPE_WORDS.items():
+            where = np.argwhere(types == kind)  # (k, 2) layer, head
+            if kind == NO_TYPE or not len(where):
+                continue
+            best = sorted(where.tolist(), key=lambda lh: -scores[kind][lh[0], lh[1]])[:3]
+            named = ", ".join(f"{layer}.{head} ({scores[kind][layer, head]:.2f})" for layer, head in best)
+            lines.append(f"- {len(where)} × {words}; strongest: {named}")
+        st.markdown("\n".join(lines) + f"\n\nHeads are named layer.head; {(types == NO_TYPE).sum()} have no type.")
 
 
 def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
@@ -212,6 +287,7 @@ def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], bi
     parts = [f"{SCORE_LABELS[k].split(':')[0]} {scores[k][layer, head]:.2f}" for k in HEAD_SCORES]
     scale = view.scales[layer, head]
     edited = "" if scale == 1.0 else f" This head's output is scaled by {scale:g}."
+    st.markdown(f"Layer {layer}, head {head} is **{TYPE_WORDS[scores['type'][layer, head]]}**.")
     st.caption(f"Scores of this head: {', '.join(parts)}. Causal: a token sees only itself and earlier ones.{edited}")
 
 
@@ -371,6 +447,7 @@ def head_lab(model: am.Model, run: am.ModelRun, view: ModelView, current: Lab) -
     }
     lab.mask, lab.scale_mode, lab.temperature = "causal", "sqrt", 1.0
     text = model.decode(run.token_ids)
-    lab.origin = f"SmolLM2-135M, layer {view.layer}, head {view.head}, on “{text[:80]}”"
+    label = f"SmolLM2-135M, layer {view.layer}, head {view.head}, on “{text[:80]}”"
+    lab.origin = session.HeadOrigin(view.layer, view.head, tuple(run.token_ids), label)
     lab.projector, lab.model = current.projector, current.model
     return lab

@@ -1,6 +1,9 @@
-"""The real-model page in Chromium: the model's heads drawn, a head picked by a click, a head switched off."""
+"""The real-model page in Chromium: the heads drawn, one picked by a click and switched off; the tabs (attribution,
+patching, logit lens); a head put back into the model from the playground."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from streamlit_browser import assert_clean, chart, figures, open_page, screenshot, wait_idle, wait_until
@@ -8,11 +11,10 @@ from streamlit_browser import assert_clean, chart, figures, open_page, screensho
 pytestmark = pytest.mark.e2e
 
 
-def _head_title(page) -> str:
-    return page.evaluate(
-        """() => { const gd = document.querySelector('.st-key-real_model_heatmap .js-plotly-plot');
-                   return gd && gd._fullLayout ? gd._fullLayout.title.text : null; }"""
-    )
+def _head_title(page) -> str | None:
+    """The head heatmap's title, which widgets.chart writes as page text above the chart."""
+    found = re.search(r"Layer \d+, head \d+: attention weights", page.inner_text("body"))
+    return found.group() if found else None
 
 
 def _overview(page) -> dict | None:
@@ -40,3 +42,47 @@ def test_the_page_draws_every_head_and_a_click_picks_one(page):
     wait_until(page, lambda: "1 of 270 heads edited" in page.inner_text("body"), "the edit to count")
     assert_clean(page)
     screenshot(page, "real_model")
+
+
+def _lens_text(page) -> list | None:
+    """The logit lens's cell texts as drawn (rows of tokens), once drawn."""
+    return page.evaluate(
+        """() => { const gd = document.querySelector('.st-key-real_model_lens .js-plotly-plot');
+                   return gd && gd._fullData ? gd._fullData[0].text : null; }"""
+    )
+
+
+def test_the_tabs_attribute_patch_and_lens_and_a_head_goes_back_into_the_model(page):
+    open_page(page, "/real_model")
+    wait_until(page, lambda: _overview(page), "the overview")
+    page.get_by_role("tab", name="Attribution").click()
+    wait_idle(page)
+    wait_until(page, lambda: chart(page, "real_model_dla_mlps") is not None or _dla(page), "the attribution charts")
+    body = page.inner_text("body")
+    assert "+6.12" in body and "The parts add up to it" in body
+    assert len(_dla(page)["x"]) == 270
+    page.get_by_role("tab", name="Patching").click()  # the defaults: computed on this server's first visit
+    rows = wait_until(page, lambda: chart(page, "real_model_patch_rows"), "the patched residual rows", timeout_s=900)
+    assert len(rows["z"]) == 31 and rows["xticks"][-1].strip() == "to"
+    assert_clean(page)
+    page.get_by_role("tab", name="Logit lens").click()
+    wait_idle(page)
+    text = wait_until(page, lambda: _lens_text(page), "the logit lens", timeout_s=120)
+    assert len(text) == 31 and text[-1][-1].strip() == "Mary"  # the last row: the model's own prediction
+    screenshot(page, "real_model_lens")
+    page.get_by_role("tab", name="Heads").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Open this head in the playground").click()
+    wait_idle(page)
+    page.get_by_role("button", name="Put back into the model").click()
+    wait_idle(page)
+    wait_until(page, lambda: "With your head" in page.inner_text("body"), "the prediction with the head put back")
+    page.get_by_role("button", name="Undo: the model's own head").click()
+    wait_idle(page)
+    wait_until(page, lambda: "With your head" not in page.inner_text("body"), "the undo")
+    assert_clean(page)
+
+
+def _dla(page) -> dict | None:
+    fig = next((f for f in figures(page) if f["key"] == "real_model_dla_heads"), None)
+    return fig["traces"][0] if fig and fig["traces"] else None

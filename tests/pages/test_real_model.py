@@ -107,7 +107,7 @@ def test_open_this_head_in_the_playground_reproduces_its_weights(model):
     lab = at.session_state["session"].lab
     run = model.run(am.DEFAULT_SENTENCE)
     T = len(run.token_ids)
-    assert lab.mask == "causal" and lab.tables["Q"].shape == (T, 65) and "layer 3, head 7" in lab.origin
+    assert lab.mask == "causal" and lab.tables["Q"].shape == (T, 65) and "layer 3, head 7" in lab.origin.label
     weights = heatmap_z(plotly_figures(at)[0])
     np.testing.assert_allclose(weights, run.attention[3, 7], atol=1e-6)
 

@@ -1,0 +1,309 @@
+"""The real-model page's interpretability tabs: logit difference and direct logit attribution, activation
+patching, and the logit lens (attention_models.interp), each drawn by one call.
+
+Results are cached once per server process on thin wrappers keyed by token ids (and head scales, answers):
+runs are read-only and shared by every session, so a second visit to a tab costs no model work.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import streamlit as st
+
+import attention_models as am
+from attention_views import figures
+from attention_views.formats import message, plain
+from attention_views.sections.real_model import model_run, scales_key
+from attention_views.session import ModelView, PatchingResult
+from attention_views.widgets import chart, clicked_cell
+
+LENS_TOKENS = 64  # the logit lens reads at most this many positions (each one costs a pass through the output head)
+LENS_COLUMNS = 8  # positions shown at once: more, and a token no longer fits its cell
+TOP_HEADS = 5  # the heads named in words under a grid
+
+
+# ---------------------------------------------------------------- the two answers
+
+
+def one_token(model: am.Model, text: str, what: str) -> int:
+    """The id of ``text`` when it is exactly one token; AttentionModelError saying what it is otherwise."""
+    ids = model.tokenize(text)
+    if len(ids) != 1:
+        pieces = ", ".join(repr(model.token(i)) for i in ids) or "nothing"
+        raise am.AttentionModelError(
+            f"{what} {text!r} is {len(ids)} tokens ({pieces}); type exactly one token, such as ' Mary' "
+            "(a leading space is part of the token: ' Mary' and 'Mary' are different tokens)"
+        )
+    return ids[0]
+
+
+def _on_answer(view: ModelView, field: str, key: str) -> None:
+    setattr(view, field, st.session_state[key])
+
+
+def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
+    """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
+    their ids, or None after a message."""
+    ss = st.session_state
+    for field in ("answer", "other"):
+        if ss.get(f"real_model_{field}") != getattr(view, field):
+            ss[f"real_model_{field}"] = getattr(view, field)
+    a_col, b_col = places or st.columns(2)
+    for col, field, label in ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")):
+        key = f"real_model_{field}"
+        col.text_input(
+            label,
+            key=key,
+            on_change=_on_answer,
+            args=(view, field, key),
+            max_chars=100,
+            help="One token; a leading space is part of it (' Mary', not 'Mary')",
+        )
+    try:
+        return one_token(model, view.answer, "Answer a"), one_token(model, view.other, "Answer b")
+    except am.AttentionModelError as err:
+        st.error(message(err), icon="⚠️")
+        return None
+
+
+def _top_heads(values: np.ndarray, n: int = TOP_HEADS) -> str:
+    """The ``n`` heads of largest ``|value|`` as "23.3 (+2.86)", largest first."""
+    order = np.argsort(np.abs(values), axis=None)[::-1][:n]
+    return ", ".join(f"{i // values.shape[1]}.{i % values.shape[1]} ({values.flat[i]:+.2f})" for i in order)
+
+
+def _pick(view: ModelView, key: str) -> None:
+    cell = clicked_cell(key)
+    if cell is not None:
+        view.layer, view.head = cell
+
+
+def head_grid(values: np.ndarray, view: ModelView, key: str, *, name: str, title: str, big: bool) -> None:
+    """A signed 30 x 9 grid of heads; a click picks the head the Heads tab shows."""
+    fig = figures.head_score_grid(
+        values, score_name=name, selected=(view.layer, view.head), signed=True, title=title, projector=big
+    )
+    chart(fig, key=key, on_select=lambda: _pick(view, key), selection_mode="points")
+
+
+# ---------------------------------------------------------------- direct logit attribution
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def attribution(ids: tuple[int, ...], scale_key: bytes, a: int, b: int) -> tuple[float, dict]:
+    """(logit difference, its parts: embed, heads (L, h), mlps (L,)) of the run of ``ids`` with those scales."""
+    run = model_run(ids, scale_key)
+    return run.logit_diff(a, b), run.direct_logit_attribution(a, b)
+
+
+def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
+    """The logit difference at the last token, and the share of it written by each part of the model."""
+    grid_col, rest = st.columns([3, 5], gap="medium")
+    with rest:
+        answers = answers_ui(model, view)
+    if answers is None:
+        return
+    a, b = answers
+    ld, parts = attribution(tuple(run.token_ids), scales_key(view.scales), a, b)
+    names = f"logit({plain(repr(model.token(a)))}) − logit({plain(repr(model.token(b)))})"
+    with grid_col:
+        head_grid(parts["heads"], view, "real_model_dla_heads", name="contribution", title="Each head's part", big=big)
+    with rest:
+        st.metric(f"{names} at the last token", f"{ld:+.2f}", help="Positive: the model prefers a; negative: b.")
+        heads, mlps = float(parts["heads"].sum()), float(parts["mlps"].sum())
+        st.markdown(
+            f"The parts add up to it: embeddings **{parts['embed']:+.2f}** + 270 heads **{heads:+.2f}** + "
+            f"30 MLPs **{mlps:+.2f}** = **{parts['embed'] + heads + mlps:+.2f}**."
+        )
+        st.caption(
+            "The last residual is the sum of what the embeddings, every head and every MLP wrote into it; the "
+            "output head reads it (with the final norm's scale held at this run's value), so each part's share "
+            f"is exact. Largest heads (layer.head): {_top_heads(parts['heads'])}."
+        )
+        values = np.concatenate([[parts["embed"]], parts["mlps"]])  # (1 + L,)
+        labels = ["embed", *(str(layer) for layer in range(len(parts["mlps"])))]
+        fig = figures.contribution_bars(
+            labels,
+            values,
+            title="The embeddings' and each MLP's part",
+            xaxis_title="the embeddings, then the MLP of each layer",
+            projector=big,
+        )
+        chart(fig, key="real_model_dla_mlps")
+
+
+# ---------------------------------------------------------------- activation patching
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def patching_slot(clean: tuple[int, ...], corrupt: tuple[int, ...], a: int, b: int) -> dict:
+    """A process-wide slot for one pair's result, ``{"result": PatchingResult}`` once computed.
+
+    The computation itself runs outside a cached function, because it feeds a progress bar: Streamlit
+    replays the elements a cached function drew, and a bar drawn from outside cannot be replayed.
+    """
+    return {"lock": threading.Lock()}
+
+
+def compute_patching(model: am.Model, view: ModelView, ids: tuple[list[int], list[int]], a: int, b: int) -> None:
+    """Patch every head, then every residual row, of the view's prompts, with a progress bar; the result goes
+    to the process-wide slot and the view."""
+    slot = patching_slot(tuple(ids[0]), tuple(ids[1]), a, b)
+    with slot["lock"]:  # a second session asking for the same pair waits, then reads the result
+        if "result" not in slot:
+            bar = st.progress(0.0, text="Patching each of the 270 heads ...")
+            heads = model.patch_heads(*ids, a, b, progress=lambda f: bar.progress(0.5 * f))
+            bar.progress(0.5, text="Patching each residual row (layers x positions) ...")
+            rows = model.patch_residual(*ids, a, b, progress=lambda f: bar.progress(0.5 + 0.5 * f))
+            bar.empty()
+            clean, corrupt = model_run(tuple(ids[0]), scales_key(np.ones_like(view.scales))), model.run(ids[1])
+            slot["result"] = PatchingResult(
+                view.clean, view.corrupt, view.answer, view.other, tuple(clean.tokens), heads, rows,
+                clean.logit_diff(a, b), corrupt.logit_diff(a, b),
+            )  # fmt: skip
+    view.patching = slot["result"]
+
+
+def _on_prompt(view: ModelView, field: str, key: str) -> None:
+    setattr(view, field, st.session_state[key])
+
+
+def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int], list[int]] | None:
+    """The clean and corrupted prompts (in ``cols``); their ids when they have the same number of tokens, else a
+    message."""
+    ss = st.session_state
+    for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
+        key = f"real_model_{field}"
+        if ss.get(key) != getattr(view, field):
+            ss[key] = getattr(view, field)
+        col.text_input(label, key=key, on_change=_on_prompt, args=(view, field, key), max_chars=2_000)
+    clean, corrupt = model.tokenize(view.clean), model.tokenize(view.corrupt)
+    if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:
+        st.error(
+            f"The clean prompt has {len(clean)} tokens and the corrupted one {len(corrupt)}: patching swaps values "
+            f"position by position, so both need the same number of tokens (1 to {model.max_tokens}). "
+            "Change words for words of as many tokens.",
+            icon="⚠️",
+        )
+        return None
+    return clean, corrupt
+
+
+def patching_ui(model: am.Model, view: ModelView, big: bool) -> None:
+    """Patch clean values into the corrupted run, head by head and residual row by row: the share restored."""
+    st.caption(
+        "Run the corrupted prompt, but take one value from the clean run: one head's output, or the residual "
+        "stream at one layer and position. The share of the logit difference it brings back, "
+        "(patched − corrupted) / (clean − corrupted), says how much that value carries the answer."
+    )
+    cols = st.columns([3, 3, 1, 1])  # the prompts wide, the one-token answers narrow
+    ids, answers = prompts_ui(model, view, cols[:2]), answers_ui(model, view, cols[2:])
+    if answers is not None and ids is not None:
+        slot = patching_slot(tuple(ids[0]), tuple(ids[1]), *answers)
+        pair = (view.clean, view.corrupt, view.answer, view.other)
+        if "result" in slot:
+            view.patching = slot["result"]
+        elif pair == (am.IOI.clean, am.IOI.corrupt, am.IOI.answer, am.IOI.other):  # the default: once per process
+            _compute(model, view, ids, answers)
+        elif st.button("Patch every head and residual row (10-60 s)", key="real_model_patch", type="primary"):
+            _compute(model, view, ids, answers)
+    result = view.patching
+    if result is not None:
+        patching_result_ui(result, view, big)
+
+
+def _compute(model: am.Model, view: ModelView, ids: tuple[list[int], list[int]], answers: tuple[int, int]) -> None:
+    try:
+        compute_patching(model, view, ids, *answers)
+    except am.AttentionModelError as err:
+        st.error(message(err), icon="⚠️")
+
+
+def patching_result_ui(result: PatchingResult, view: ModelView, big: bool) -> None:
+    """The shares restored: by each head (a grid), by each residual row (layers x tokens)."""
+    now = (view.clean, view.corrupt, view.answer, view.other)
+    if now != (result.clean, result.corrupt, result.answer, result.other):
+        st.info(f"Showing the last result, for “{plain(result.clean)}” → “{plain(result.corrupt)}”.")
+    st.markdown(
+        f"Logit difference {plain(repr(result.answer))} − {plain(repr(result.other))}: "
+        f"**{result.ld_clean:+.2f}** clean, **{result.ld_corrupt:+.2f}** corrupted. "
+        f"Heads that restore most (layer.head): {_top_heads(result.heads)}."
+    )
+    grid_col, rows_col = st.columns([3, 5], gap="medium")
+    with grid_col:
+        head_grid(
+            result.heads, view, "real_model_patch_heads", name="share", title="Share restored by each head", big=big
+        )
+    with rows_col:
+        labels = [*(str(layer) for layer in range(result.residual.shape[0] - 1)), "out"]
+        fig = figures.residual_patching_heatmap(
+            result.residual, labels, result.tokens, title="Share restored by each residual row", projector=big
+        )
+        chart(fig, key="real_model_patch_rows")
+        st.caption("Row l is the residual stream entering layer l (out: after the last layer).")
+
+
+# ---------------------------------------------------------------- logit lens
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading every layer's residual through the output head ...")
+def lens_top(ids: tuple[int, ...], scale_key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(top token ids, their probabilities), each ``(L+1, T)``: the logit lens at every position of the run."""
+    run = model_run(ids, scale_key)
+    top, prob = [], []
+    for t in range(len(ids)):
+        probs = run.logit_lens(t)  # (L+1, vocab)
+        best = probs.argmax(axis=-1)  # (L+1,)
+        top.append(best)
+        prob.append(probs[np.arange(len(best)), best])
+    return np.stack(top, axis=1), np.stack(prob, axis=1)
+
+
+def _on_lens_first(view: ModelView) -> None:
+    view.lens_first = st.session_state["real_model_lens_first"]
+
+
+def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
+    """Each layer's residual read as if the model stopped there: its top next token at every position."""
+    T = len(run.token_ids)
+    if T > LENS_TOKENS:
+        st.info(f"The logit lens reads inputs of up to {LENS_TOKENS} tokens; this one has {T}. Shorten the text.")
+        return
+    top, prob = lens_top(tuple(run.token_ids), scales_key(view.scales))
+    first = _lens_window(view, T)
+    shown = slice(first, first + LENS_COLUMNS)
+    words = [[_visible(model.token(int(i))) for i in row[shown]] for row in top]
+    labels = ["embed", *(str(layer) for layer in range(top.shape[0] - 1))]
+    tokens = [f"{t}" for t in run.tokens[shown]]
+    fig = figures.lens_heatmap(prob[:, shown], words, labels, tokens, projector=big)
+    chart(fig, key="real_model_lens")
+    last = model.token(int(top[-1, -1]))
+    st.caption(
+        "Row “embed” reads the token embeddings, row l the residual after layer l, through the final norm and "
+        "the output head; the colour is the top token's probability. The last row is the model's own prediction: "
+        f"after the last token, {plain(repr(last))} ({prob[-1, -1]:.2f}). Look for the layer where it first appears."
+    )
+
+
+def _visible(token: str) -> str:
+    """A token as a cell shows it: one of spaces or line breaks only is written as Python does ('\\n')."""
+    return token if token.strip() else repr(token)
+
+
+def _lens_window(view: ModelView, T: int) -> int:
+    """The first position shown (LENS_COLUMNS at a time, so a token fits its cell); a slider when there are more."""
+    last_start = max(0, T - LENS_COLUMNS)
+    first = last_start if view.lens_first is None else min(view.lens_first, last_start)
+    if last_start:
+        st.session_state["real_model_lens_first"] = first
+        st.slider(
+            f"First position shown ({LENS_COLUMNS} at a time, of {T})",
+            0,
+            last_start,
+            key="real_model_lens_first",
+            on_change=_on_lens_first,
+            args=(view,),
+        )
+    return first

@@ -1,0 +1,200 @@
+"""The real model's interpretability tabs and the playground's "Put back into the model", headless (AppTest),
+against attention_models run independently."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import assert_clean, open_page, open_tab, plotly_figures, sent_array
+from streamlit.testing.v1 import AppTest
+
+import attention_models as am
+from attention_core.head_scores import duplicate_token_score, head_scores, strongest_head_type
+from attention_models.interp import Patch, patched_logit_diffs
+from attention_views import share
+from attention_views.sections import interp
+from attention_views.sections import real_model as rm
+from attention_views.state import run_single_head
+
+PAGE = "real_model"
+TAB = "real_model_tab"
+SLOW = 900  # s: patching all heads and residual rows on a busy 2-core machine
+
+
+@pytest.fixture(scope="module")
+def model() -> am.Model:
+    return am.load("smollm2-135m")
+
+
+def _figure(at: AppTest, title: str) -> dict:
+    return next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith(title))
+
+
+def _put_back_tables(at: AppTest) -> list:
+    """The playground's next-token tables: the model's own head, then with the playground's."""
+    return [d.value for d in at.dataframe if "next token" in d.value.columns]
+
+
+def _token(at: AppTest) -> str:
+    token = at.query_params["state"]
+    return token[0] if isinstance(token, list) else token
+
+
+def test_a_head_put_back_with_a_hotter_softmax_changes_the_prediction_and_undo_restores_it(model):
+    at = open_page(PAGE)
+    at.number_input(key="real_model_layer").set_value(23).run()
+    at.number_input(key="real_model_head").set_value(3).run()
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")  # AppTest reruns the page it was given; a browser follows the switch
+    assert_clean(at.run())
+    at.slider(key="playground_temperature").set_value(5.0).run()
+    at.button(key="playground_put_back").click().run()
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    assert lab.origin.put_back and (lab.origin.layer, lab.origin.head) == (23, 3)
+    W = run_single_head(lab).result.weights  # (T, T) the playground's weights at temperature 5
+    ids = model.tokenize(am.DEFAULT_SENTENCE)
+    own, edited = model.run(ids), model.run(ids, head_weights={(23, 3): W})
+    before, after = _put_back_tables(at)
+    assert after["next token"][0] == before["next token"][0] == repr(" Mary")
+    mary = model.tokenize(" Mary")[0]
+    assert after["probability"][0] == pytest.approx(edited.next_token_probs[mary], abs=1e-9)
+    assert before["probability"][0] == pytest.approx(own.next_token_probs[mary], abs=1e-9)
+    assert own.next_token_probs[mary] - edited.next_token_probs[mary] > 0.02  # the head's focus mattered
+    loss = next(m for m in at.metric if m.label.startswith("Loss over the input"))
+    assert float(loss.value) == pytest.approx(model.loss(edited), abs=5e-4)
+    again = share.from_json(share.to_json(lab))[0]  # the saved view carries the head and that it is put back
+    assert again.origin == lab.origin
+    at.button(key="playground_put_back_undo").click().run()
+    assert_clean(at)
+    assert not at.session_state["session"].lab.origin.put_back
+    assert not _put_back_tables(at)
+    assert not any(m.label.startswith("Loss over the input") for m in at.metric)
+
+
+def test_attribution_shows_the_logit_difference_and_its_parts_sum_to_it(model):
+    at = open_tab(open_page(PAGE), TAB, "Attribution")
+    assert_clean(at)
+    run = model.run(am.DEFAULT_SENTENCE)
+    mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
+    shown = float(next(m for m in at.metric if "at the last token" in m.label).value)
+    assert shown == pytest.approx(run.logit_diff(mary, john), abs=0.005)
+    heads = sent_array(_figure(at, "Each head's part")["data"][0]["marker"]["color"]).reshape(30, 9)
+    np.testing.assert_allclose(heads, run.direct_logit_attribution(mary, john)["heads"], atol=1e-6)
+    bars = sent_array(_figure(at, "The embeddings' and each MLP's part")["data"][0]["y"])
+    assert bars.shape == (31,)
+    assert heads.sum() + bars.sum() == pytest.approx(run.logit_diff(mary, john), abs=1e-3)
+    assert any("The parts add up to it" in m.value for m in at.markdown)
+
+
+def test_an_answer_that_is_not_one_token_is_refused_with_its_pieces():
+    at = open_tab(open_page(PAGE), TAB, "Attribution")
+    at.text_input(key="real_model_answer").set_value("Mary Poppins").run()
+    assert_clean(at)
+    pieces = "is 4 tokens ('Mary', ' Pop', 'p', 'ins'); type exactly one token"
+    assert any(pieces in e.value for e in at.error), [e.value for e in at.error]
+    assert not any("at the last token" in m.label for m in at.metric)
+
+
+def test_patching_the_defaults_shows_each_heads_share_and_the_residual_rows(model):
+    at = open_page(PAGE)
+    at.session_state[TAB] = "Patching"
+    at.run(timeout=SLOW)
+    assert_clean(at)
+    shares = sent_array(_figure(at, "Share restored by each head")["data"][0]["marker"]["color"]).reshape(30, 9)
+    mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
+    clean, corrupt = model.run(am.IOI.clean), model.run(am.IOI.corrupt)
+    ld_clean, ld_corrupt = clean.logit_diff(mary, john), corrupt.logit_diff(mary, john)
+    for layer, head in ((23, 3), (5, 0)):  # one head patched on its own, independently of the page
+        patched = patched_logit_diffs(clean, corrupt, [Patch(layer, head=head)], mary, john)[0]
+        assert shares[layer, head] == pytest.approx((patched - ld_corrupt) / (ld_clean - ld_corrupt), abs=1e-4)
+    rows = _figure(at, "Share restored by each residual row")
+    z = sent_array(rows["data"][0]["z"])
+    assert z.shape == (31, len(clean.token_ids))
+    np.testing.assert_allclose(z[-1, -1], 1.0, atol=1e-4)  # the last output at the last token: all of it
+    np.testing.assert_allclose(z[-1, :-1], 0.0, atol=1e-4)  # ... elsewhere: nothing reaches the answer
+    assert rows["layout"]["xaxis"]["ticktext"][3] == " John"  # the clean prompt's tokens on the x axis
+
+
+def test_patching_prompts_of_different_lengths_get_a_message():
+    at = open_page(PAGE)
+    at.session_state["session"].lab.model.corrupt = "When John and Mary went to the big store, Mary gave a drink to"
+    open_tab(at, TAB, "Patching")
+    assert_clean(at)
+    assert any("has 14 tokens and the corrupted one 15" in e.value for e in at.error), [e.value for e in at.error]
+    assert not any(b.key == "real_model_patch" for b in at.button)
+
+
+def test_the_logit_lens_last_row_is_the_models_prediction(model):
+    at = open_tab(open_page(PAGE), TAB, "Logit lens")
+    assert_clean(at)
+    run = model.run(am.DEFAULT_SENTENCE)
+    lens = _figure(at, "Logit lens")["data"][0]
+    z, text = sent_array(lens["z"]), lens["text"]
+    T, shown = len(run.token_ids), interp.LENS_COLUMNS  # the last 8 positions of 14 at first
+    assert z.shape == (31, shown) and len(text) == 31
+    assert _figure(at, "Logit lens")["layout"]["xaxis"]["ticktext"] == [t for t in run.tokens[T - shown :]]
+    best = int(np.argmax(run.next_token_probs))
+    assert text[-1][-1] == model.token(best) == " Mary"
+    assert z[-1, -1] == pytest.approx(float(run.next_token_probs[best]), abs=1e-6)
+    first = model.token(int(run.logit_lens(T - shown)[13].argmax()))  # the first shown, after layer 12
+    assert text[13][0] == _cell(first)
+    at.slider(key="real_model_lens_first").set_value(0).run()
+    lens = _figure(at, "Logit lens")["data"][0]
+    assert lens["text"][13][0] == _cell(model.token(int(run.logit_lens(0)[13].argmax())))
+    assert any("' Mary'" in c.value for c in at.caption)
+
+
+def _cell(token: str) -> str:
+    """A token as a lens cell writes it: whitespace as Python's repr, cut after 5 characters when longer than 6."""
+    shown = token if token.strip() else repr(token)
+    return shown if len(shown) <= 6 else shown[:5] + "…"
+
+
+def test_a_long_input_is_not_read_by_the_lens_and_says_why(model):
+    at = open_page(PAGE)
+    at.text_input(key="real_model_text").set_value("one two three four five " * 14).run()
+    open_tab(at, TAB, "Logit lens")
+    assert_clean(at)
+    assert any("up to 64 tokens" in i.value for i in at.info)
+
+
+def test_heads_are_labelled_by_their_strongest_type_and_duplicate_tokens_can_colour_the_overview(model):
+    at = open_page(PAGE)
+    at.selectbox(key="real_model_preset").set_value("sink").run()
+    run = model.run(rm.SINK_SENTENCE)
+    scores = head_scores(run.attention, np.array(run.token_ids))
+    types = strongest_head_type(scores, floor=rm.TYPE_FLOOR)
+    layer, head = (int(v) for v in np.argwhere(types == "previous")[0])
+    at.number_input(key="real_model_layer").set_value(layer).run()
+    at.number_input(key="real_model_head").set_value(head).run()
+    assert_clean(at)
+    assert any(f"Layer {layer}, head {head} is **a previous-token head**" in m.value for m in at.markdown)
+    at.selectbox(key="real_model_score").set_value("duplicate").run()
+    overview = _figure(at, "Heads by duplicate")
+    colours = sent_array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
+    np.testing.assert_allclose(colours, duplicate_token_score(run.attention, np.array(run.token_ids)), atol=1e-6)
+    hover = overview["data"][0]["hovertext"][layer * 9 + head]
+    assert hover.endswith("a previous-token head")
+    counts = next(m.value for m in at.markdown if "× a sink head" in m.value)
+    assert f"{(types == 'duplicate').sum()} × a duplicate-token head" in counts
+
+
+def test_the_link_carries_the_answers_and_prompts_and_refuses_a_bad_head():
+    at = open_tab(open_page(PAGE), TAB, "Attribution")
+    at.text_input(key="real_model_other").set_value(" Tom").run()
+    again = share.decode(_token(at))[0].model
+    assert (again.answer, again.other, again.clean) == (" Mary", " Tom", am.IOI.clean)
+    payload = share.lab_payload(share.new_lab("random-causal"), full=True)
+    payload["og"] = {"l": 3, "h": 9, "i": [1, 2], "x": "x", "pb": True}  # there is no head 9
+    with pytest.raises(share.ShareError, match="model-head field 'h'"):
+        share.from_json(json.dumps(payload))
+    payload["og"] = {"l": 3, "h": 1, "i": [1] * 65, "x": "x", "pb": True}  # more tokens than the playground's
+    with pytest.raises(share.ShareError, match="model-head field 'i'"):
+        share.from_json(json.dumps(payload))
+    payload["rm"]["a"] = "x" * 101
+    payload.pop("og")
+    with pytest.raises(share.ShareError, match="real-model field 'a'"):
+        share.from_json(json.dumps(payload))
