@@ -64,7 +64,7 @@ def clickable_grid(
     return _finish(traces, layout, "Click a cell to explain it", s, height=height)
 
 
-_CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1, "dragmode": False}
+_CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1}
 
 
 def _colours(
@@ -74,7 +74,7 @@ def _colours(
     ``signed`` on the diverging scale, white at 0, the range symmetric around 0."""
     reach = float(np.abs(W).max()) or 1.0
     zmin, zmax, scale = (-reach, reach, theme.DIVERGING_COLORSCALE) if signed else (0.0, 1.0, s.weights_colorscale)
-    return _value_trace(
+    cells = _value_trace(
         W,
         _cells(rows, cols),
         s,
@@ -84,8 +84,11 @@ def _colours(
         zmax=zmax,
         colorscale=scale,
         colorbar=_colorbar(s),
-        hoverinfo="skip",
     )
+    # no hover, no click of its own: a hover template would win over hoverinfo "skip", and the click would pick
+    # a heatmap cell, which plotly cannot select, instead of the marker above it
+    cells.update(hoverinfo="skip", hovertemplate=None, customdata=None)
+    return cells
 
 
 def _cell_markers(
