@@ -49,13 +49,12 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     _STACKED.format(px=1279),
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
     # widgets.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
-    # before the chart beside them goes under its own least width, 55 % of the row; a whole table never shrinks,
-    # and the chart goes under it when less than its least width is left
+    # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
-    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidewhole_"]) { flex: 0 0 auto; max-width: 100%; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
-    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidebars_"]) { flex: 1 1 12rem; min-width: 12rem; }',
+    # the online softmax's scores are a block of a few keys: the running values beside them keep every column
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { min-width: 12rem; }',
 )
 
 

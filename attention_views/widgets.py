@@ -204,15 +204,15 @@ def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple
 
     The browser lays them out (frame.py's CSS): the chart keeps a least width, and the tables scroll sideways
     before the chart goes narrower; ``chart_first`` puts the chart on the left. ``whole``: a result table that
-    never scrolls; the chart (a small one) goes under it when too little room is left beside it.
+    never scrolls, with the chart under it.
     """
-    row = st.container(horizontal=True, gap="medium", wrap=whole, key=f"beside_{key}")
-    tables_key = f"besidewhole_{key}" if whole else f"besidetables_{key}"
-    chart_key = f"besidebars_{key}" if whole else f"besidechart_{key}"
+    if whole:
+        return st.container(key=f"besidewhole_{key}"), st.container(key=f"besideunder_{key}")
+    row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
     if chart_first:
-        chart_place = row.container(key=chart_key)
-        return row.container(width="content", key=tables_key), chart_place
-    return row.container(width="content", key=tables_key), row.container(key=chart_key)
+        chart_place = row.container(key=f"besidechart_{key}")
+        return row.container(width="content", key=f"besidetables_{key}"), chart_place
+    return row.container(width="content", key=f"besidetables_{key}"), row.container(key=f"besidechart_{key}")
 
 
 def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping[str, str] | None = None) -> None:

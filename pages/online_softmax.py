@@ -24,23 +24,24 @@ k = tile_col.slider("Block read so far", 1, n_tiles, 1, key="online_softmax_tile
 tile = online.tiles[k - 1]
 
 # the scores read so far, and beside them the running values (the sum ℓ is the lesson's number)
-right, left = beside("online_softmax", chart_first=True, whole=True)
+right, left = beside("online_softmax", chart_first=True)
 with left:
     lessons.heatmap(
         r.masked[:, : tile.stop], queries, keys[: tile.stop], "online_softmax_scores", big,
         value_name="score", zmin=None, zmax=None, zmid=0.0,
         title=f"Scores read: block {k} of {n_tiles}",
     )  # fmt: skip
-with right, st.container(key="online_softmax_running"):
-    st.markdown(f"**After block {k} of {n_tiles}** (keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])})")
+with right, st.container(key="online_softmax_running"):  # as wide as the table: the text goes under the row
+    st.markdown(f"**After block {k} of {n_tiles}**")
     number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table", help=lessons.TILE_HELP)
-    st.caption(
-        "When a block holds a larger score, the running maximum m moves up and everything summed so far is "
-        "multiplied by exp(m_old − m): the numbers stay small, and nothing is recomputed."
-    )
-    if k == n_tiles:
-        gap = float(np.abs(online.output - r.output).max())
-        st.success(f"Done: the output equals softmax(QKᵀ/√d_k)·V to {gap:.1e}.", icon=":material/check_circle:")
+st.caption(
+    f"Block {k} holds keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])}. When a block holds a larger "
+    "score, the running maximum m moves up and everything summed so far is multiplied by exp(m_old − m): the "
+    "numbers stay small, and nothing is recomputed."
+)
+if k == n_tiles:
+    gap = float(np.abs(online.output - r.output).max())
+    st.success(f"Done: the output equals softmax(QKᵀ/√d_k)·V to {gap:.1e}.", icon=":material/check_circle:")
 # the accumulated output's every value dimension in sight: the page's width, under the scores and the block
 acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
 st.markdown("Accumulated output (divided by ℓ at the end)")
