@@ -92,9 +92,9 @@ def lens_heatmap(
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
-        colorbar=_colorbar("probability", s),
+        colorbar=_colorbar(s),
     )
-    x, y = _grid_axes(rows, cols)
+    x, y = _grid_axes(rows, cols, s)
     layout = {
         "xaxis": {**x, "title": {"text": "position: the next token after this one"}, "side": "top"},
         "yaxis": {**y, "title": {"text": "read after layer"}},
@@ -121,8 +121,8 @@ def residual_patching_heatmap(
         zmin=lo,
         zmax=hi,
         colorscale=theme.DIVERGING_COLORSCALE,
-        colorbar=_colorbar("share restored", s),
+        colorbar=_colorbar(s),
     )
-    x, y = _grid_axes(rows, cols)
+    x, y = _grid_axes(rows, cols, s)
     layout = {"xaxis": {**x, "title": {"text": "position"}}, "yaxis": {**y, "title": {"text": "entering layer"}}}
     return _finish([trace], layout, title, s, height=_height(M.shape[0], 12, extra=90, low=300, high=560))
