@@ -96,6 +96,7 @@ CHART_LABEL_PAGES = {p.strip("/") or "home" for p in ALL_PAGES} - {  # the lab's
     "exercises",  # the exercises' own tokens
     "cross_attention",  # the lesson's own sentences
     "real_model",  # the model's tokens, pieces of the typed text (tests/pages/test_real_model_text.py)
+    "learning",  # the lesson's own random sequences
 }
 _LIVE_JS = """() => Array.from(document.querySelectorAll(
   'a[href*="evil.example"], a[href^="javascript:"], a[href^="data:"], img[src*="evil.example"], image[href*="evil"]'
