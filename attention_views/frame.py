@@ -54,7 +54,8 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
     # the online softmax's scores are a block of a few keys: the running values beside them keep every column
-    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { flex: 1 1 12rem; min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidetables_online_softmax) { flex-shrink: 0; }',
 )
 
 
