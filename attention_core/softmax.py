@@ -27,7 +27,8 @@ def softmax_terms(
     x = x if x.dtype in (np.float32, np.float64) else x.astype(np.float64)
     m = x.max(axis=axis, keepdims=True)  # (..., 1) the row maximum
     shift = np.where(np.isfinite(m), m, 0.0)  # (..., 1) an all -inf row keeps exp(-inf) = 0, not exp(NaN)
-    z = np.subtract(x, shift, out=out)  # (..., n) z = x - shift, every entry <= 0 on a finite row
+    with np.errstate(over="ignore"):  # a finite x far below the maximum may round to -inf: e^-inf = 0, its limit
+        z = np.subtract(x, shift, out=out)  # (..., n) z = x - shift, every entry <= 0 on a finite row
     top = m == np.inf  # (..., 1) rows holding +inf, where inf - inf would be NaN
     if top.any():
         z[...] = np.where(top, np.where(x == np.inf, 0.0, -np.inf), z)  # +inf entries -> e^0, the rest -> 0
