@@ -13,7 +13,6 @@ from attention_views.figures.base import (
     QUERY_AXIS_TITLE,
     _as_labels,
     _as_matrix,
-    _cells,
     _check_cell,
     _colorbar,
     _finish,
@@ -59,7 +58,7 @@ def clickable_grid(
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    traces = [_cell_markers(W, queries, keys), _colours(W, queries, keys, s, NAMES, text=_show_text(None, *W.shape))]
+    traces = [_cell_markers(W, queries, keys), _colours(W, s, NAMES, text=_show_text(None, *W.shape))]
     height = _height(W.shape[0], s.row_px, extra=90, low=240, high=700)
     return _finish(traces, layout, "Click a cell to explain it", s, height=height)
 
@@ -67,16 +66,14 @@ def clickable_grid(
 _CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1}
 
 
-def _colours(
-    W: np.ndarray, rows: list[str], cols: list[str], s: Style, names: tuple, *, text: bool, signed: bool = False
-) -> go.Heatmap:
+def _colours(W: np.ndarray, s: Style, names: tuple, *, text: bool, signed: bool = False) -> go.Heatmap:
     """The values as heatmap cells (no hover of its own: the markers above it have one): on a 0..1 scale, or
     ``signed`` on the diverging scale, white at 0, the range symmetric around 0."""
     reach = float(np.abs(W).max()) or 1.0
     zmin, zmax, scale = (-reach, reach, theme.DIVERGING_COLORSCALE) if signed else (0.0, 1.0, s.weights_colorscale)
     cells = _value_trace(
         W,
-        _cells(rows, cols),
+        None,  # no customdata: the markers above carry the cells' names
         s,
         text=text,
         names=names,
@@ -87,7 +84,7 @@ def _colours(
     )
     # no hover, no click of its own: a hover template would win over hoverinfo "skip", and the click would pick
     # a heatmap cell, which plotly cannot select, instead of the marker above it
-    cells.update(hoverinfo="skip", hovertemplate=None, customdata=None)
+    cells.update(hoverinfo="skip", hovertemplate=None)
     return cells
 
 
@@ -161,6 +158,6 @@ def head_score_grid(
     if notes is not None and np.shape(notes) != S.shape:
         raise ValueError(f"notes has shape {np.shape(notes)} but scores {S.shape}; give one word per head")
     markers = _cell_markers(S, layers, heads, names, notes)
-    traces = [markers, _colours(S, layers, heads, s, names, text=False, signed=signed)]
+    traces = [markers, _colours(S, s, names, text=False, signed=signed)]
     height = _height(n_layers, 14 if projector else 12, extra=80, low=300, high=560)  # 30 layers above the fold
     return _finish(traces, layout, title or f"Heads by {score_name}", s, height=height)
