@@ -78,7 +78,16 @@ from attention_core.permutation import (
     permute_weights,
     shuffled_order,
 )
-from attention_core.positions import alibi_bias, alibi_slopes, rope, rope_angles, rotate_half, sinusoidal_encoding
+from attention_core.positions import (
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    rope,
+    rope_angles,
+    rope_tables,
+    rotate_half,
+    sinusoidal_encoding,
+)
 from attention_core.readouts import RowReadouts, head_similarity, row_readouts
 from attention_core.scenarios import (
     SCENARIO_DEFAULT,
@@ -141,6 +150,7 @@ __all__ = [
     "additive_mask",
     "alibi_bias",
     "alibi_slopes",
+    "apply_rope",
     "blind_rows",
     "angle_degrees",
     "attention_backward",
@@ -184,6 +194,7 @@ __all__ = [
     "rms_norm",
     "rope",
     "rope_angles",
+    "rope_tables",
     "rotate_half",
     "row_readouts",
     "run_scenario",

@@ -13,8 +13,9 @@ where head ``i`` is ``softmax(q_i k_g^T / sqrt(d_head) + causal) v_g`` on
 key/value head it shares (grouped-query attention). ``s_i`` (``head_scale``, default 1) scales
 head ``i``'s output before the output projection: 0 switches the head off.
 
-Every attention head runs through :func:`attention_core.scaled_dot_product_attention`, the same
-function the playground uses, so a real head's weights can be reproduced there exactly.
+Every attention head runs through the stages of :func:`attention_core.scaled_dot_product_attention`
+(:func:`attention_core.attention.attention_stages`), the function the playground uses, in the
+model's float32: the playground reproduces a real head's weights to float32 rounding.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_core.attention import scaled_dot_product_attention
-from attention_core.errors import AttentionInputError
-from attention_core.masks import causal_mask
-from attention_core.positions import rope
+from attention_core.attention import attention_stages, resolve_scale
+from attention_core.errors import AttentionInputError, float_array
+from attention_core.masks import as_additive_mask, causal_mask
+from attention_core.positions import apply_rope, rope_tables
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float = 1e-5) -> np.ndarray:
@@ -89,24 +90,45 @@ def grouped_query_attention(
     ``Q (h, n_q, d_k)``, ``K (h_kv, n_k, d_k)``, ``V (h_kv, n_k, d_v)``, ``h`` a multiple of ``h_kv``;
     ``mask (n_q, n_k)`` and ``scale`` apply to every head. It equals multi-head attention on
     :func:`repeat_kv` ``(K)`` and ``(V)``, without the copies: the query heads that share a key/value
-    head go through one :func:`scaled_dot_product_attention` call with their rows stacked (a
-    softmax is taken row by row, so stacking rows changes no weight).
+    head have their rows stacked (a softmax is taken row by row, so stacking rows changes no weight)
+    and all ``h_kv`` stacks go through :func:`attention_stages` at once, the stages of
+    :func:`scaled_dot_product_attention`. Float32 inputs stay float32; anything else runs in float64.
     """
+    Q, K, V = _check_heads(Q, K, V)
+    (h, n_q, d_k), (h_kv, n_k, _) = Q.shape, K.shape
+    group = h // h_kv  # query heads per key/value head
+    additive = as_additive_mask(mask, n_q, n_k)
+    rows_mask = None if additive is None else np.tile(additive, (group, 1))  # (group n_q, n_k), each head's
+    rows = Q.reshape(h_kv, group * n_q, d_k)  # (h_kv, group n_q, d_k) each group's queries stacked
+    r = attention_stages(rows, K, V, rows_mask, resolve_scale(scale, d_k), 1.0)  # (h_kv, group n_q, ...)
+    return GroupedQueryResult(r.weights.reshape(h, n_q, n_k), r.output.reshape(h, n_q, -1))  # (h, n_q, ...)
+
+
+def _check_heads(Q: object, K: object, V: object) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q, K, V as stacks of heads of matching shapes, finite, all float32 or else all float64."""
+    arrays = [np.asarray(M) for M in (Q, K, V)]
+    if not all(M.dtype == np.float32 for M in arrays):
+        arrays = [float_array(M, name, copy=False) for M, name in zip(arrays, "QKV", strict=True)]
+    Q, K, V = arrays
+    if Q.ndim != 3 or K.ndim != 3 or V.ndim != 3:
+        raise AttentionInputError(
+            f"Q, K and V must be stacks of heads (heads, tokens, width); got shapes {Q.shape}, {K.shape}, {V.shape}"
+        )
     h, h_kv = Q.shape[0], K.shape[0]
     if h_kv == 0 or h % h_kv or V.shape[0] != h_kv:
         raise AttentionInputError(
             f"grouped-query attention needs as many key as value heads and a number of query heads that is a "
             f"multiple of them; got {h} query, {h_kv} key and {V.shape[0]} value heads"
         )
-    group, n_q = h // h_kv, Q.shape[1]  # query heads per key/value head
-    rows_mask = None if mask is None else np.tile(mask, (group, 1))  # (group n_q, n_k), the same for each head
-    weights, output = [], []
-    for g in range(h_kv):
-        rows = Q[g * group : (g + 1) * group].reshape(group * n_q, -1)  # (group n_q, d_k) the group's queries
-        r = scaled_dot_product_attention(rows, K[g], V[g], mask=rows_mask, scale=scale)
-        weights.append(r.weights.reshape(group, n_q, -1))  # (group, n_q, n_k)
-        output.append(r.output.reshape(group, n_q, -1))  # (group, n_q, d_v)
-    return GroupedQueryResult(np.concatenate(weights), np.concatenate(output))  # (h, n_q, n_k), (h, n_q, d_v)
+    if Q.shape[2] != K.shape[2] or K.shape[1] != V.shape[1]:
+        raise AttentionInputError(
+            f"Q {Q.shape}, K {K.shape}, V {V.shape}: queries and keys need the same width d_k, and every key "
+            "token exactly one value row"
+        )
+    for M, name in zip(arrays, "QKV", strict=True):
+        if not np.isfinite(M).all():
+            raise AttentionInputError(f"{name} holds a value that is not a finite number (NaN or inf); fix it")
+    return Q, K, V
 
 
 @dataclass(frozen=True)
@@ -150,22 +172,16 @@ class DecoderLayerResult:
 def head_qkv(x: np.ndarray, layer: DecoderLayerWeights, config: DecoderConfig) -> tuple[np.ndarray, ...]:
     """Per-head queries and keys after RoPE, and values: ``Q (h, n, d_head)``, ``K, V (h_kv, n, d_head)``.
 
-    ``x (n, d_model)`` is the layer's input (the residual stream before the attention norm).
+    ``x (n, d_model)`` is the layer's input (the residual stream before the attention norm). RoPE
+    puts row ``t`` at position ``t``, in ``x``'s dtype.
     """
     a = rms_norm(x, layer.attn_norm, config.eps)  # (n, d_model)
     n = a.shape[0]
     Q = (a @ layer.W_q).reshape(n, config.n_heads, -1).transpose(1, 0, 2)  # (h, n, d_head)
     K = (a @ layer.W_k).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
     V = (a @ layer.W_v).reshape(n, config.n_kv_heads, -1).transpose(1, 0, 2)  # (h_kv, n, d_head)
-    QK = _rope_heads(np.concatenate([Q, K]), config.rope_base)  # (h + h_kv, n, d_head), rotated by position
-    return QK[: config.n_heads], QK[config.n_heads :], V
-
-
-def _rope_heads(Q: np.ndarray, base: float) -> np.ndarray:
-    """:func:`rope` on every head at once: the heads' rows stacked, each row at its own position."""
-    h, n, d = Q.shape
-    positions = np.tile(np.arange(n), h)  # (h n,) 0..n-1 for every head
-    return rope(Q.reshape(h * n, d), positions, base).reshape(h, n, d).astype(Q.dtype)  # (h, n, d_head)
+    cos, sin = (t.astype(a.dtype) for t in rope_tables(np.arange(n), Q.shape[-1], config.rope_base))  # (n, d_head)
+    return apply_rope(Q, cos, sin), apply_rope(K, cos, sin), V  # rotated by position, every head alike
 
 
 def decoder_layer(

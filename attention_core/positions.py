@@ -43,11 +43,28 @@ def rope(X: np.ndarray, positions: np.ndarray | None = None, base: float = 10000
     n, d = X.shape
     if d % 2:
         raise AttentionInputError(f"X has {d} columns; RoPE rotates pairs of dimensions, so it needs an even width")
-    pos = _positions(positions, n)
-    angles = rope_angles(pos, d, check_positive(base, "base"))  # (n, d/2)
-    cos = np.concatenate([np.cos(angles)] * 2, axis=1)  # (n, d): pair (i, i + d/2) shares an angle
+    cos, sin = rope_tables(_positions(positions, n), d, check_positive(base, "base"))  # (n, d) each
+    return apply_rope(X, cos, sin)  # (n, d)
+
+
+def rope_tables(positions: np.ndarray, d: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
+    """``cos`` and ``sin`` of every rotation angle, each ``(n, d)``: pair ``(i, i + d/2)`` shares angle ``i``.
+
+    They depend on the positions only, so a model computes them once and rotates every head with them.
+    """
+    angles = rope_angles(positions, d, base)  # (n, d/2)
+    cos = np.concatenate([np.cos(angles)] * 2, axis=1)  # (n, d)
     sin = np.concatenate([np.sin(angles)] * 2, axis=1)  # (n, d)
-    return X * cos + rotate_half(X) * sin  # (n, d)
+    return cos, sin
+
+
+def apply_rope(X: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """``X * cos + rotate_half(X) * sin`` with tables from :func:`rope_tables`, (..., n, d) -> (..., n, d).
+
+    Inputs already validated; the tables broadcast over any leading axes (heads, a batch). The
+    arithmetic runs in the dtypes given (float32 ``X`` and tables stay float32).
+    """
+    return X * cos + rotate_half(X) * sin  # (..., n, d)
 
 
 def _positions(positions: object, n: int) -> np.ndarray:

@@ -27,12 +27,11 @@ from attention_core.decoder import (
     DecoderConfig,
     DecoderLayerWeights,
     grouped_query_attention,
-    head_qkv,
     rms_norm,
     swiglu,
 )
 from attention_core.masks import causal_mask
-from attention_core.positions import rope_angles, rotate_half
+from attention_core.positions import apply_rope, rope_tables
 from attention_models import interp
 from attention_models.errors import AttentionModelError, SequenceTooLongError
 from attention_models.gguf_file import GGUFModel, ModelSpec, model_path, read_gguf
@@ -179,7 +178,7 @@ class Model:
             heads, weights = self.attention_heads(x[None], layer, scale[layer], edited)  # (1, h, T, d_head)
             x = self.layer_output(x[None], heads, layer)[0]  # (T, d_model)
             residuals.append(x)
-            attention.append(weights[0].astype(np.float32))  # (h, T, T)
+            attention.append(weights[0].astype(np.float32, copy=False))  # (h, T, T)
             outputs.append(heads[0])  # (h, T, d_head)
         return residuals, attention, outputs
 
@@ -223,14 +222,15 @@ class Model:
         """Query head ``head`` of ``layer`` in ``run``: its ``Q, K`` (after RoPE) and ``V``, each ``(T, d_head)``.
 
         ``scaled_dot_product_attention(Q, K, V, mask=causal_mask(T))`` (scale ``1/sqrt(d_head)``)
-        gives back ``run.attention[layer, head]``.
+        gives back ``run.attention[layer, head]`` (to float32 rounding: the run itself is float32).
         """
         if not (0 <= layer < self.n_layers and 0 <= head < self.n_heads):
             raise AttentionModelError(
                 f"there is no head {head} in layer {layer}: layers are 0..{self.n_layers - 1}, "
                 f"heads 0..{self.n_heads - 1}"
             )
-        Q, K, V = head_qkv(run.residuals[layer], self.weights.layers[layer], self.config)
+        with self.threads():
+            Q, K, V = _batch_qkv(run.residuals[layer][None], self.weights.layers[layer], self.config)  # the run's own
         kv = head // (self.n_heads // self.config.n_kv_heads)  # the key/value head it shares
         return Q[head].astype(np.float64), K[kv].astype(np.float64), V[kv].astype(np.float64)
 
@@ -340,15 +340,20 @@ def _batch_qkv(x: np.ndarray, layer: DecoderLayerWeights, config: DecoderConfig)
 def rope_heads(X: np.ndarray, base: float = 10000.0) -> np.ndarray:
     """:func:`attention_core.positions.rope` on every head ``X (m, T, d_head)`` at positions 0..T-1, -> (m, T, d_head).
 
-    The same formula, ``X * cos + rotate_half(X) * sin`` in float64, with the angles computed once
-    for all ``m`` heads instead of once per row; the result is in ``X``'s dtype.
+    The same formula, ``X * cos + rotate_half(X) * sin``, in ``X``'s dtype, with the tables of
+    :func:`_rope_tables` (computed once per length and dtype, shared by every head and layer).
     """
-    T, d = X.shape[1:]
-    angles = rope_angles(np.arange(T, dtype=np.float64), d, base)  # (T, d/2)
-    cos = np.concatenate([np.cos(angles)] * 2, axis=1)  # (T, d): pair (i, i + d/2) shares an angle
-    sin = np.concatenate([np.sin(angles)] * 2, axis=1)  # (T, d)
-    X64 = X.astype(np.float64)
-    return (X64 * cos + rotate_half(X64) * sin).astype(X.dtype)  # (m, T, d), cos/sin broadcast over heads
+    cos, sin = _rope_tables(X.shape[1], X.shape[2], float(base), X.dtype.str)  # (T, d_head) each
+    return apply_rope(X, cos, sin)  # (m, T, d_head), the tables broadcast over heads
+
+
+@functools.lru_cache(maxsize=4 * MAX_TOKENS)
+def _rope_tables(T: int, d: int, base: float, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """RoPE's ``cos, sin (T, d)`` for positions 0..T-1, computed in float64 and rounded once to ``dtype``; read-only."""
+    tables = tuple(t.astype(dtype) for t in rope_tables(np.arange(T), d, base))
+    for t in tables:
+        t.flags.writeable = False
+    return tables
 
 
 def _first_changed_layer(reuse: ModelRun, ids: list[int], scale: np.ndarray, head_weights: HeadWeights) -> int:

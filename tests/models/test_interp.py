@@ -114,8 +114,11 @@ def test_the_batched_layer_is_the_cores_decoder_layer(model, default_run):
 
 
 def test_rope_heads_is_the_cores_rope_on_every_head():
-    X = np.random.default_rng(0).normal(size=(4, 6, 8)).astype(np.float32)
-    np.testing.assert_array_equal(rope_heads(X, 100.0), np.stack([rope(x, base=100.0).astype(np.float32) for x in X]))
+    X = np.random.default_rng(0).normal(size=(4, 6, 8))
+    np.testing.assert_array_equal(rope_heads(X, 100.0), np.stack([rope(x, base=100.0) for x in X]))  # the same bits
+    narrow = rope_heads(X.astype(np.float32), 100.0)  # float32 tables and arithmetic, as the model runs
+    assert narrow.dtype == np.float32
+    np.testing.assert_allclose(narrow, np.stack([rope(x, base=100.0) for x in X]), rtol=0, atol=1e-6)
 
 
 def test_patching_a_run_with_its_own_values_changes_nothing(default_run, answers):
