@@ -61,8 +61,8 @@ def swiglu(x: np.ndarray, W_gate: np.ndarray, W_up: np.ndarray, W_down: np.ndarr
     The gate decides, per hidden unit, how much of the "up" projection passes.
     """
     gate = silu(x @ W_gate)  # (n, d_model) @ (d_model, d_ff) -> (n, d_ff)
-    up = x @ W_up  # (n, d_ff)
-    return (gate * up) @ W_down  # (n, d_ff) @ (d_ff, d_model) -> (n, d_model)
+    gate *= x @ W_up  # (n, d_ff) silu(x W_gate) * x W_up, written over the gate (a new array of its own)
+    return gate @ W_down  # (n, d_ff) @ (d_ff, d_model) -> (n, d_model)
 
 
 def repeat_kv(K: np.ndarray, n_rep: int) -> np.ndarray:

