@@ -93,6 +93,31 @@ def test_grouped_query_attention_equals_multi_head_attention_with_repeated_kv(he
         np.testing.assert_allclose(got.output[i], weights @ Vr[i], rtol=1e-10, atol=1e-12)
 
 
+def test_grouped_query_attention_keeps_float32_and_agrees_with_float64():
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(6, 5, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 3))
+    wide = grouped_query_attention(Q, K, V, mask=ac.causal_mask(5))
+    narrow = grouped_query_attention(*(M.astype(np.float32) for M in (Q, K, V)), mask=ac.causal_mask(5))
+    assert narrow.weights.dtype == narrow.output.dtype == np.float32 and wide.weights.dtype == np.float64
+    np.testing.assert_allclose(narrow.weights, wide.weights, atol=1e-6)
+    np.testing.assert_allclose(narrow.output, wide.output, atol=1e-5)
+
+
+def test_grouped_query_attention_names_inputs_that_are_not_stacks_of_heads_or_not_finite():
+    with pytest.raises(ac.AttentionInputError, match="stacks of heads"):
+        grouped_query_attention(np.ones((2, 2)), np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+    with pytest.raises(ac.AttentionInputError, match="same width"):
+        grouped_query_attention(np.ones((2, 2, 3)), np.ones((1, 2, 2)), np.ones((1, 2, 2)))
+    with pytest.raises(ac.AttentionInputError, match="K holds a value that is not a finite number"):
+        grouped_query_attention(np.ones((2, 2, 2)), np.full((1, 2, 2), np.nan), np.ones((1, 2, 2)))
+
+
+def test_rope_tables_on_a_stack_of_heads_is_rope_on_each_head_bit_for_bit():
+    X = np.random.default_rng(4).normal(size=(3, 7, 6))  # (heads, n, d)
+    cos, sin = ac.rope_tables(np.arange(7), 6, 500.0)  # (n, d) each
+    np.testing.assert_array_equal(ac.apply_rope(X, cos, sin), np.stack([ac.rope(x, base=500.0) for x in X]))
+
+
 def test_grouped_query_attention_names_head_counts_that_do_not_divide():
     with pytest.raises(ac.AttentionInputError, match="multiple"):
         grouped_query_attention(np.ones((4, 2, 2)), np.ones((3, 2, 2)), np.ones((3, 2, 2)))
