@@ -324,11 +324,10 @@ def _pronouns() -> Exercise:
         tokens=PRONOUN_TOKENS,
         edits=EDIT_QK,
         tables=("Q", "K"),
-        instructions="'Maria fed the dog because it barked and she smiled', with readable dimensions (Person, "
-        "Animal, Verb, Pronoun). Make **it** put its weight on **dog** and **she** on **Maria**; the other tokens "
-        "ask nothing (zero queries), so they spread evenly. Each pronoun already asks the right question, "
-        "weakly." + COMMON.format(0.006),
-        hint="Making it's query longer works. Making she's query longer does not: look at she's own key. "
+        instructions="'Maria fed the dog because it barked and she smiled': make **it** attend to **dog** and "
+        "**she** to **Maria**. The other tokens ask nothing (zero queries) and spread evenly." + COMMON.format(0.006),
+        hint="The columns are Person, Animal, Verb and Pronoun, and each pronoun already asks the right question, "
+        "weakly. Making it's query longer works; making she's query longer does not: look at she's own key. "
         "Which dimension tells Maria apart from she, and what sign should the query give it?",
         worked="it asks for an animal: Q(it) = (0, 10, 0, 0) scores dog 10 and every other key 0, which gives dog "
         "0.94. she asks for a person, but her own key (1, 0, 0, 1) is a person word too: a longer (10, 0, 0, 0) "

@@ -149,7 +149,7 @@ def pause_all(store: session.ExerciseStore) -> None:
 
 
 def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
-    """Play/pause, one step, until solved, a seeded start, and where the run is: one compact row (it wraps)."""
+    """Play/pause, one step, until solved, a seeded start: one compact row (it wraps where they do not fit)."""
     playing = a.learn is not None and a.learn.playing
     row = st.container(horizontal=True, vertical_alignment="center", key="exercises_learn_row")
     row.button(
@@ -167,9 +167,6 @@ def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
     )
     for label, key, callback, icon in buttons:
         row.button(label, key=key, on_click=callback, args=(ex.id, a, learning), icon=icon, disabled=playing)
-    if a.learn is not None:
-        with row:
-            status(a.learn)
 
 
 def settings(a: Attempt, learning: Learning) -> None:
@@ -197,9 +194,9 @@ def settings(a: Attempt, learning: Learning) -> None:
 
 
 def status(run: LearnRun) -> None:
-    """Where the run is: steps taken, the loss, and why it stopped."""
-    why = STOP_TEXT.get(run.stopped, "playing" if run.playing else "paused")
-    st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f} · {why}")
+    """Where the run is: steps taken, the loss, and why it stopped (the Play/Pause label says whether it plays)."""
+    why = f" · {STOP_TEXT[run.stopped]}" if run.stopped else ""
+    st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f}{why}")
 
 
 def loss_figure(a: Attempt, big: bool) -> go.Figure:
