@@ -295,10 +295,56 @@ def _friend_emma() -> Exercise:
     )
 
 
+PRONOUN_TOKENS = ("Maria", "fed", "the", "dog", "because", "it", "barked", "and", "she", "smiled")
+PRONOUN_KEYS = (
+    (1.0, 0, 0, 0),  # Maria: a person
+    (0, 0, 1, 0),
+    (0, 0, 0, 0),
+    (0, 1, 0, 0),  # dog: an animal
+    (0, 0, 0, 0),
+    (0, 0, 0, 1),  # it: a pronoun
+    (0, 0, 1, 0),
+    (0, 0, 0, 0),
+    (1, 0, 0, 1),  # she: a pronoun that is also a person word
+    (0, 0, 1, 0),
+)
+
+
+def _pronouns() -> Exercise:
+    it, she = PRONOUN_TOKENS.index("it"), PRONOUN_TOKENS.index("she")
+    start = np.zeros((10, 4))
+    start[it], start[she] = (0, 1, 0, 0), (1, 0, 0, 0)  # each asks the right question, weakly
+    solution = np.zeros((10, 4))
+    solution[it], solution[she] = (0, 10, 0, 0), (10, 0, 0, -10)
+    target = np.full((10, 10), 1 / 10)
+    target[it], target[she] = np.eye(10)[PRONOUN_TOKENS.index("dog")], np.eye(10)[PRONOUN_TOKENS.index("Maria")]
+    return Exercise(
+        id="pronouns",
+        title="6. it -> dog, she -> Maria",
+        tokens=PRONOUN_TOKENS,
+        edits=EDIT_QK,
+        tables=("Q", "K"),
+        instructions="'Maria fed the dog because it barked and she smiled': make **it** attend to **dog** and "
+        "**she** to **Maria**. The other tokens ask nothing (zero queries) and spread evenly." + COMMON.format(0.006),
+        hint="The columns are Person, Animal, Verb and Pronoun, and each pronoun already asks the right question, "
+        "weakly. Making it's query longer works; making she's query longer does not: look at she's own key. "
+        "Which dimension tells Maria apart from she, and what sign should the query give it?",
+        worked="it asks for an animal: Q(it) = (0, 10, 0, 0) scores dog 10 and every other key 0, which gives dog "
+        "0.94. she asks for a person, but her own key (1, 0, 0, 1) is a person word too: a longer (10, 0, 0, 0) "
+        "ties Maria with she at 0.49 each. Ask for a person who is not a pronoun: Q(she) = (10, 0, 0, −10) "
+        "scores Maria 10, she 0 and it −10, which gives Maria 0.95.",
+        start={"Q": start, "K": np.array(PRONOUN_KEYS)},
+        solution={"Q": solution, "K": np.array(PRONOUN_KEYS)},
+        target=target[None],
+        threshold=0.006,
+        dim_labels=("Pers", "Anim", "Verb", "Pron"),
+    )
+
+
 def _two_heads() -> Exercise:
     return Exercise(
         id="two-heads",
-        title="6. Two heads, two duties",
+        title="7. Two heads, two duties",
         tokens=SENTENCE,
         edits=EDIT_W,
         tables=("W_q1", "W_k1", "W_q2", "W_k2"),
@@ -331,6 +377,7 @@ _BUILDERS: dict[str, Callable[[], Exercise]] = {
     "first": _first,
     "uniform": _uniform,
     "friend-emma": _friend_emma,
+    "pronouns": _pronouns,
     "two-heads": _two_heads,
 }
 

@@ -88,7 +88,7 @@ def action_buttons(ex: ac.Exercise, a: Attempt) -> None:
         ("Load solution", "exercises_load", load, (a, ex.id, "solution"), ":material/download_done:"),
         ("Start over", "exercises_reset", load, (a, ex.id, "start"), ":material/restart_alt:"),
     )
-    row = st.container(horizontal=True)  # wraps onto a second row where four do not fit (1024 px, projector)
+    row = st.container(horizontal=True)  # wraps onto further rows where four do not fit
     for label, key, callback, args, icon in buttons:
         row.button(label, key=key, on_click=callback, args=args, icon=icon)
 
@@ -204,7 +204,8 @@ def verdict(ex: ac.Exercise, g: ac.Grade, score_col, verdict_col) -> None:
 
 
 def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
-    """ "Learn it" and the editors (left), score, comparison and loss (right): a fragment, the timer reruns only this.
+    """ "Learn it"'s buttons in a row over the editors (left) and the score, comparison and loss (right): a fragment,
+    the timer reruns only this.
 
     ``ticking``: the page set the timer (the run was playing then); each timed run takes the set steps. When the run
     starts or stops playing, the whole page reruns so that the timer is set or cleared.
@@ -212,26 +213,34 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
     learning = session.current().lab.learning
     if ticking and a.learn is not None and a.learn.playing:
         lv.advance(ex, a, learning, learning.speed)
+    lv.buttons(ex, a, learning)  # one row right over the editors and the weights: one screen on a projector
     edit_col, view_col = st.columns([5, 6], gap="medium")
     with edit_col:
+        if a.learn is not None:
+            lv.status(a.learn)
         mats = editor_tabs(ex, a)
-        lv.controls(ex, a, learning)
+        lv.settings(a, learning)
         help_notes(ex, a)
     stale = grade_attempt(ex, a, mats, edit_col)
     with view_col:
+        score_row(ex, a.last)
         results(ex, a, stale, big)
     lv.learned_beside_solution(ex, a)
     if (a.learn is not None and a.learn.playing) != ticking:
         st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
 
 
-def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
-    """Score and verdict, the comparison with the target, the loss curve and the differences."""
-    g = a.last
-    row = st.container(horizontal=True, vertical_alignment="bottom")  # the score as wide as its digits
+def score_row(ex: ac.Exercise, g: ac.Grade | None) -> None:
+    """The score, as wide as its digits, and the verdict beside it (nothing before the first valid tables)."""
+    row = st.container(horizontal=True, vertical_alignment="bottom")
     score_col, verdict_col = row.container(width="content"), row.container()
     if g is not None:
         verdict(ex, g, score_col, verdict_col)
+
+
+def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
+    """The comparison with the target, the loss curve and the differences (a warning while the tables are invalid)."""
+    g = a.last
     if stale:
         st.warning(
             "Showing your last valid weights until the tables are fixed."

@@ -148,27 +148,33 @@ def pause_all(store: session.ExerciseStore) -> None:
             a.learn.playing = False
 
 
-def controls(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
-    """The "Learn it" box: what is minimised, play/pause, one step, until solved, a seeded start; rate, speed, seed."""
+def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
+    """Play/pause, one step, until solved, a seeded start: one compact row (it wraps where they do not fit)."""
     playing = a.learn is not None and a.learn.playing
+    row = st.container(horizontal=True, vertical_alignment="center", key="exercises_learn_row")
+    row.button(
+        "Pause" if playing else "Play",
+        key="exercises_play",
+        on_click=play_or_pause,
+        args=(ex.id, a, not playing),
+        icon=":material/pause:" if playing else ":material/play_arrow:",
+        type="primary",
+    )
+    buttons = (  # label, key, callback, icon
+        ("Step", "exercises_step", one_step, ":material/skip_next:"),
+        ("Until solved", "exercises_until", until_solved, ":material/fast_forward:"),
+        ("Random start", "exercises_random", seeded_start, ":material/casino:"),
+    )
+    for label, key, callback, icon in buttons:
+        row.button(label, key=key, on_click=callback, args=(ex.id, a, learning), icon=icon, disabled=playing)
+
+
+def settings(a: Attempt, learning: Learning) -> None:
+    """The "Learn it" box: what is minimised, how to start; the learning rate, the steps per tick and the seed."""
     with st.container(border=True):
         st.caption(f"**Learn it.** {LOSS_SENTENCE}")
-        row = st.container(horizontal=True)
-        row.button(
-            "Pause" if playing else "Play",
-            key="exercises_play",
-            on_click=play_or_pause,
-            args=(ex.id, a, not playing),
-            icon=":material/pause:" if playing else ":material/play_arrow:",
-            type="primary",
-        )
-        buttons = (  # label, key, callback, icon
-            ("Step", "exercises_step", one_step, ":material/skip_next:"),
-            ("Until solved", "exercises_until", until_solved, ":material/fast_forward:"),
-            ("Random start", "exercises_random", seeded_start, ":material/casino:"),
-        )
-        for label, key, callback, icon in buttons:
-            row.button(label, key=key, on_click=callback, args=(ex.id, a, learning), icon=icon, disabled=playing)
+        if a.learn is None:
+            st.caption("Play, or take one step, from the tables as they are; *Random start* fills them from the seed.")
         rate_col, speed_col, seed_col = st.columns([3, 3, 2])
         with rate_col:
             bound(st.select_slider, "Learning rate", "exercises_lr", "lr", owner=learning, options=LEARNING_RATES)
@@ -185,17 +191,12 @@ def controls(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
             )
         with seed_col:
             bound(st.number_input, "Seed", "exercises_seed", "seed", owner=learning, min_value=0, max_value=MAX_SEED)
-        status(a)
 
 
-def status(a: Attempt) -> None:
-    """Where the run is: steps taken, the loss, and why it stopped."""
-    run = a.learn
-    if run is None:
-        st.caption("Play, or take one step, from the tables as they are; *Random start* fills them from the seed.")
-        return
-    why = STOP_TEXT.get(run.stopped, "playing" if run.playing else "paused")
-    st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f} · {why}")
+def status(run: LearnRun) -> None:
+    """Where the run is: steps taken, the loss, and why it stopped (the Play/Pause label says whether it plays)."""
+    why = f" · {STOP_TEXT[run.stopped]}" if run.stopped else ""
+    st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f}{why}")
 
 
 def loss_figure(a: Attempt, big: bool) -> go.Figure:

@@ -153,7 +153,7 @@ class Learning:
     random start reached (so the link replays it), and the lesson page's job, training seed and step."""
 
     lr: float = 1.0  # one of LEARNING_RATES
-    speed: int = 5  # learn steps per tick while playing
+    speed: int = 15  # learn steps per tick while playing: at least 20 drawn a second on a loaded 2-core machine
     seed: int = 0  # random_start's seed
     exercise: str = ""  # the exercise whose seeded run reached ``step`` ("": none, the link has settings only)
     step: int = 0  # steps from random_start(seed) at rate lr

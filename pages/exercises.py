@@ -13,14 +13,15 @@ big = projector()
 store = xv.store()
 titles = xv.titles()
 st.title("Pattern exercises")
-pick_col, _ = st.columns([5, 7])
+pick_col, help_col = st.columns([5, 7], vertical_alignment="bottom")  # the exercise's own buttons beside its picker
 store.pick = pick_col.selectbox(
     "Exercise", list(titles), format_func=titles.get, key=xv.PICK, on_change=lv.pause_all, args=(store,)
 )
 ex = ac.load_exercise(store.pick)
 a = xv.attempt(ex)
+with help_col:
+    xv.action_buttons(ex, a)
 st.markdown(ex.instructions)
-xv.action_buttons(ex, a)
 
 playing = a.learn is not None and a.learn.playing
 st.fragment(xv.workbench, run_every=lv.TICK_SECONDS if playing else None)(ex, a, big, playing)  # the timer reruns it

@@ -48,7 +48,7 @@ def ex(request) -> ac.Exercise:
 
 def test_at_least_six_exercises_with_the_required_targets():
     assert len(IDS) >= 6
-    assert {"self", "previous", "first", "uniform", "friend-emma", "two-heads"} <= set(IDS)
+    assert {"self", "previous", "first", "uniform", "friend-emma", "pronouns", "two-heads"} <= set(IDS)
 
 
 def test_solution_passes(ex):
@@ -127,6 +127,21 @@ def test_friend_worked_solution_numbers_are_the_texts():
     assert dots[0] == pytest.approx(9.68) and dots[7] == pytest.approx(2.8)
     assert round(ac.grade(ex, ex.solution).weights[0, 8, 0], 2) == 0.93
     assert "9.68" in ex.worked and "2.8" in ex.worked and "0.93" in ex.worked
+
+
+def test_pronoun_worked_numbers_are_the_texts_and_a_longer_query_alone_fails_she():
+    ex = ac.load_exercise("pronouns")
+    assert len(ex.tokens) == 10
+    tok = ex.tokens.index
+    w = ac.grade(ex, ex.solution).weights[0]
+    assert round(w[tok("it"), tok("dog")], 2) == 0.94 and round(w[tok("she"), tok("Maria")], 2) == 0.95
+    assert ex.solution["K"][tok("she")] @ ex.solution["Q"][tok("she")] == 0.0  # she's score on her own key
+    assert all(f"{p:.2f}" in ex.worked for p in (0.94, 0.95, 0.49))
+    longer = ex.start["Q"].copy() * 10  # the friend -> Emma remedy: each pronoun's query ten times longer
+    g = ac.grade(ex, {"Q": longer, "K": ex.start["K"]})
+    assert round(g.weights[0, tok("she"), tok("Maria")], 2) == round(g.weights[0, tok("she"), tok("she")], 2) == 0.49
+    assert round(g.weights[0, tok("it"), tok("dog")], 2) >= 0.94
+    assert not g.passed, f"a longer query alone scores {g.score:.4f}"
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from streamlit_browser import (
     app_pages,
     assert_clean,
     cell_text_problems,
+    choose_option,
     cut_text_problems,
     label_problems,
     open_page,
@@ -119,6 +120,40 @@ def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(
             tops[what] = box["y"]
         screenshot(page, f"fold{path.replace('/', '_')}")
     assert tops["control"] < 720 - 40 and tops["chart"] < 720 - 40, f"tops at 1280x720: {tops}"
+
+
+EXERCISES_FIRST_SCREEN = {  # "Learn it" and the editors, and the weights they change
+    "Play": ".st-key-exercises_play",
+    "editor": '[data-testid="stDataFrame"]',
+    "weights": ".st-key-exercises_weights .js-plotly-plot",
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
+def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(browser, app_url, size, projector):
+    """On the ten-token exercise after *Random start*, projector mode on and off, at 1280x720 and 1024x768: the
+    Play button, the first editor and the weights heatmap all start above the fold, so the lecturer never scrolls
+    between Play and what it moves (the Play button sat under the editors, below the fold)."""
+    link = projector_link("/exercises") if projector else f"/exercises?state={share.encode(new_lab('emma-friend'))}"
+    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
+    try:
+        page = context.new_page()
+        open_page(page, link)
+        choose_option(page, "exercises_pick", "6. it -> dog, she -> Maria")
+        page.get_by_role("button", name="Random start").click()
+        wait_idle(page)
+        page.locator(".st-key-exercises_loss .js-plotly-plot").wait_for()  # the run has started
+        assert_clean(page)
+        wait_laid_out(page)
+        tops = {what: page.locator(selector).first.bounding_box() for what, selector in EXERCISES_FIRST_SCREEN.items()}
+        screenshot(page, f"fold_exercises_{'projector' if projector else 'normal'}_{size}")
+    finally:
+        context.close()
+    fold = SIZES[size]["height"] - 40
+    assert all(box is not None for box in tops.values()), f"not drawn: {[w for w, b in tops.items() if b is None]}"
+    low = {what: round(box["y"]) for what, box in tops.items() if box["y"] >= fold}
+    assert not low, f"below the fold ({fold} px) at {size}: {low}"
 
 
 @pytest.mark.parametrize("size", SIZES)
