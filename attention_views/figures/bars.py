@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views import theme
-from attention_views.figures.base import _as_labels, _as_vector, _finish, _hover_name, _ticks
+from attention_views.figures.base import _as_labels, _as_vector, _finish, _hover_name, _ticks, _trace
 from attention_views.formats import short
 
 # ---------------------------------------------------------------- bars
@@ -26,7 +26,8 @@ def activation_bars(
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
-    bar = go.Bar(
+    bar = _trace(
+        go.Bar,
         x=np.arange(values.size),
         y=values,
         name=yaxis_title,
@@ -55,7 +56,8 @@ def grouped_activation_bars(
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
         bars.append(
-            go.Bar(
+            _trace(
+                go.Bar,
                 x=np.arange(v.size),
                 y=v,
                 name=str(name),
@@ -96,7 +98,8 @@ def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *
         for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))
     ]
     words = {"text": [short(t) for t in terms]} if q.size <= theme.CELL_TEXT_LIMIT else {}
-    bar = go.Bar(
+    bar = _trace(
+        go.Bar,
         x=np.arange(q.size),
         y=terms,
         hovertext=hover,
