@@ -49,6 +49,11 @@ def _calls(n: int) -> dict[str, tuple]:
         "head_score_grid signed": ("head_score_grid", (grid - 0.5,), {"signed": True, "projector": True}),
         "activation_bars": ("activation_bars", (toks, np.arange(n) / n), {}),
         "grouped_activation_bars": ("grouped_activation_bars", (toks, {"a": np.ones(n), "b": np.arange(n)}), {}),
+        "grouped_activation_bars axes": (
+            "grouped_activation_bars",
+            (toks, {"a": np.ones(n)}),
+            {"axis_titles": ("Key", "softmax weight"), "y_range": (0.0, 1.05), "projector": True},
+        ),
         "product_terms_bar": ("product_terms_bar", (toks, np.linspace(-1, 1, n), np.ones(n)), {}),
         "variance_vs_dk": ("variance_vs_dk", ([1, 4, 16], [1.0, 4.0, 16.0], [1.0, 1.0, 1.0]), {}),
         "saturation_vs_dk": ("saturation_vs_dk", ([1, 4], {"s": [0.5, 0.9]}, {"s": [1.0, 0.2]}), {}),
