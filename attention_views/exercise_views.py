@@ -168,7 +168,8 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
     """Target (left) beside the student's ``weights (h, n, n)`` (right), a row per head, one 0..1 colour scale."""
     panels = [M for h in range(ex.n_heads) for M in (ex.target[h], weights[h])]  # 2h x (n, n)
     heads = [f" · head {h + 1}" if ex.n_heads > 1 else "" for h in range(ex.n_heads)]
-    fig = figures.head_grid(
+    # two panels a row: head_grid writes the queries once per row, beside the target on the left
+    return figures.head_grid(
         panels,
         [f"{w}{s}" for s in heads for w in ("Target", "Yours")],
         ex.tokens,
@@ -178,9 +179,6 @@ def comparison(ex: ac.Exercise, weights: np.ndarray, big: bool) -> go.Figure:
         projector=big,
         title=COMPARISON_TITLE,
     )
-    # subplot (row r, column 2) has y axis 2r (plotly counts subplots row by row): the same queries as on the left
-    right = {f"yaxis{2 * h + 2}": {"showticklabels": False} for h in range(ex.n_heads)}
-    return fig.update_layout(**right)
 
 
 def differences(ex: ac.Exercise, weights: np.ndarray, big: bool) -> list[go.Figure]:

@@ -267,7 +267,7 @@ def link_token(s: Session) -> str | None:
     """
     if s.pristine is None or s.pristine.scenario != s.lab.scenario:
         s.pristine = new_lab(s.lab.scenario)
-    payload = share.lab_payload(s.lab, s.page, pristine=s.pristine)
+    payload = share.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
     if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
         token = share.encode_payload(payload) if payload.keys() - {"v", "s", "p"} else None
         s.link = LinkMemo(payload, token)

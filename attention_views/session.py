@@ -253,6 +253,16 @@ class LinkMemo:
     token: str | None
 
 
+@dataclass(frozen=True, eq=False)  # compared by identity: a table compared by value is an ambiguous truth
+class TableMemo:
+    """One lab table's part of the link: the table and the pristine one it was compared with (both by
+    identity: tables are replaced, never edited in place) and its payload, None when the two are equal."""
+
+    frame: pd.DataFrame
+    pristine: pd.DataFrame | None
+    payload: dict | None
+
+
 @dataclass
 class Session:
     """One browser session's state (see the module docstring)."""
@@ -262,6 +272,7 @@ class Session:
     exercises: ExerciseStore = field(default_factory=lambda: ExerciseStore(ac.list_exercises()[0]))
     pristine: Lab | None = None  # a pristine copy of the lab's scenario, only ever read
     link: LinkMemo | None = None
+    link_tables: dict[str, TableMemo] = field(default_factory=dict)  # lab table name -> its part of the link
     upload_error: str = ""  # why the last uploaded view was refused
     goto: str = ""  # a page a callback asked to open (frame.run switches to it before any page runs)
     csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused

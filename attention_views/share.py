@@ -56,6 +56,7 @@ from attention_views.session import (
     Learning,
     ModelView,
     Snapshot,
+    TableMemo,
     Vectors,
     new_lab,
     new_vectors,
@@ -133,7 +134,9 @@ def _cell(value: object) -> object:
     return None if is_empty(value) else clean_text(str(value))
 
 
-def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None) -> dict:
+def lab_payload(
+    lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None, memo: dict | None = None
+) -> dict:
     """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all).
 
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
@@ -141,7 +144,9 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
     [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file), ``sv`` the
     similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the learning settings (LEARNING),
     ``og`` the real model's head the tables came from (:func:`origin_payload`). ``pristine``:
-    ``new_lab(lab.scenario)`` when the caller already has one (it is only read).
+    ``new_lab(lab.scenario)`` when the caller already has one (it is only read). ``memo``: the session's
+    ``link_tables``, which keeps each table's part from the last call while the table and its pristine one are the
+    same objects (the same payload, the same lists: comparing it with the last one is then immediate).
     """
     if pristine is None or pristine.scenario != lab.scenario:
         pristine = new_lab(lab.scenario)
@@ -152,11 +157,8 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         value = getattr(lab, name)
         if full or value != getattr(pristine, name):
             out[short] = list(value) if name == "selected" else value
-    tables = {
-        name: table_payload(f)
-        for name, f in lab.tables.items()
-        if full or name not in pristine.tables or not f.equals(pristine.tables[name])
-    }
+    parts = {name: _table_part(name, f, pristine.tables.get(name), full, memo) for name, f in lab.tables.items()}
+    tables = {name: part for name, part in parts.items() if part is not None}
     if tables:
         out["t"] = tables
     if lab.mask_custom is not None:
@@ -177,6 +179,17 @@ def lab_payload(lab: Lab, page: str = "", *, full: bool = False, pristine: Lab |
         weights = snap.weights if full else np.round(snap.weights, SNAPSHOT_DECIMALS)
         out["ss"] = {"w": weights.tolist(), "q": snap.query_tokens, "k": snap.key_tokens}
     return out
+
+
+def _table_part(name: str, frame: pd.DataFrame, pristine: pd.DataFrame | None, full: bool, memo: dict | None):
+    """A lab table's payload, or None when it equals its pristine table (``full``: always the payload)."""
+    kept = memo.get(name) if memo is not None and not full else None
+    if kept is not None and kept.frame is frame and kept.pristine is pristine:
+        return kept.payload
+    part = table_payload(frame) if full or pristine is None or not frame.equals(pristine) else None
+    if memo is not None and not full:
+        memo[name] = TableMemo(frame, pristine, part)
+    return part
 
 
 def _text(value: object) -> str:

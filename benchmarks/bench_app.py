@@ -31,9 +31,10 @@ that follows, ``--repeats`` times:
 - ``figures kB``: bytes of plotly figure JSON the run sends (sum of ``len(spec)`` of every
   plotly_chart element); ``tables kB``: Arrow bytes of the tables and editors, for comparison.
 
-Targets (issue 6): under 40 ms per rerun for the seed scenarios, under 400 ms for the 64-token
-state, figures under 1 MB; the real-model page (issue 16), whose control is the layer of the head
-looked at (a rerun with no new forward pass), under 60 ms. The verdict uses ``cpu ms`` + ``finish ms``:
+Targets (issues 28 and 30): at most 25 ms per rerun for every page and seed scenario, at most 60 ms for
+the multi-head page with the 64-token state (400 ms for the other pages with it), figures under 1 MB; the
+real-model page, whose control is the layer of the head looked at (another head: a rerun with no new
+forward pass), at most 60 ms. The verdict uses ``cpu ms`` + ``finish ms``:
 the issue's measure (CPU time per rerun sets how many students a process serves) and the figure
 that stays put when the machine is busy; on an idle machine ``script ms`` is close to it. Each missed
 target gets a cProfile of one rerun of its slowest page, printed as the functions that dominate
@@ -79,8 +80,9 @@ from deploy import devserver  # noqa: E402
 PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))
 SCENARIOS = tuple(ac.list_scenarios())
 BIG = "64 tok x 64 dim x 8 heads"
-SEED_TARGET_MS, BIG_TARGET_MS, PAYLOAD_TARGET_KB, BROWSER_TARGET_MS = 40.0, 400.0, 1000.0, 500.0
-MODEL_PAGE_TARGET_MS = 60.0  # the real-model page's rerun without a forward pass (issue 16)
+SEED_TARGET_MS, BIG_TARGET_MS, PAYLOAD_TARGET_KB, BROWSER_TARGET_MS = 25.0, 400.0, 1000.0, 500.0
+BIG_MULTI_HEAD_TARGET_MS = 60.0  # the multi-head page with the 64-token, 8-head state
+MODEL_PAGE_TARGET_MS = 60.0  # the real-model page: another head looked at, no new forward pass
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -211,7 +213,9 @@ def target_ms(row: dict) -> float:
     """The rerun target of one row of the table: by page and scenario."""
     if row["page"] == "real_model":
         return MODEL_PAGE_TARGET_MS
-    return BIG_TARGET_MS if row["scenario"] == BIG else SEED_TARGET_MS
+    if row["scenario"] == BIG:
+        return BIG_MULTI_HEAD_TARGET_MS if row["page"] == "multi_head" else BIG_TARGET_MS
+    return SEED_TARGET_MS
 
 
 def payload(at: AppTest) -> tuple[int, int]:
@@ -221,12 +225,12 @@ def payload(at: AppTest) -> tuple[int, int]:
     return figures, tables
 
 
-def measure(scenario: str, repeats: int, clock: ScriptClock) -> list[dict]:
+def measure(scenario: str, repeats: int, clock: ScriptClock, pages: tuple[str, ...] = PAGES) -> list[dict]:
     """One row per page: medians of ``repeats`` reruns after a control change."""
     at = open_app(scenario)
     at.run()
     rows = []
-    for page in PAGES:
+    for page in pages:
         at.switch_page(f"pages/{page}.py").run()
         at.run()  # warm: caches, imports, first-run work
         name, change = control(at, page)
@@ -363,6 +367,11 @@ def main() -> None:
     parser.add_argument("--browser-repeats", type=int, default=7, help="timed slider changes per scenario")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium measurement")
     parser.add_argument("--profile-top", type=int, default=22, help="functions shown per profile")
+    parser.add_argument("--no-profile", action="store_true", help="skip the profiles of missed targets")
+    parser.add_argument("--pages", nargs="+", choices=PAGES, default=PAGES, help="only these pages")
+    parser.add_argument(
+        "--scenarios", nargs="+", choices=(*SCENARIOS, "big"), default=(*SCENARIOS, "big"), help="only these states"
+    )
     args = parser.parse_args()
     os.chdir(ROOT)  # Streamlit reads .streamlit/config.toml from the working folder, as `streamlit run` here does
 
@@ -372,8 +381,8 @@ def main() -> None:
     )
     rows = []
     with ScriptClock() as clock:
-        for scenario in (*SCENARIOS, BIG):
-            rows += measure(scenario, args.repeats, clock)
+        for scenario in args.scenarios:
+            rows += measure(BIG if scenario == "big" else scenario, args.repeats, clock, tuple(args.pages))
             print(f"  measured {scenario}", file=sys.stderr)
 
     print(
@@ -384,8 +393,8 @@ def main() -> None:
     missed = []
     for r in rows:
         limit = target_ms(r)
-        ok_time, ok_size = (r["cpu"] + r["finish"]) * 1000 < limit, r["figures"] / 1000 < PAYLOAD_TARGET_KB
-        verdict = f"{mark(ok_time)} < {limit:.0f} ms, {mark(ok_size)} < 1 MB"
+        ok_time, ok_size = (r["cpu"] + r["finish"]) * 1000 <= limit, r["figures"] / 1000 < PAYLOAD_TARGET_KB
+        verdict = f"{mark(ok_time)} <= {limit:.0f} ms, {mark(ok_size)} < 1 MB"
         if r["errors"]:
             verdict += f" EXCEPTION: {r['errors'][0][:60]}"
         print(
@@ -397,12 +406,25 @@ def main() -> None:
         if not (ok_time and ok_size):
             missed.append(r)
 
+    print(f"\nload average {os.getloadavg()[0]:.1f} after the reruns; the largest cpu + finish ms of each kind of row:")
+    for what, keep in (
+        ("seed scenarios", lambda r: r["scenario"] != BIG and r["page"] != "real_model"),
+        ("real model, another head", lambda r: r["page"] == "real_model"),
+        ("64-token state, multi-head page", lambda r: r["scenario"] == BIG and r["page"] == "multi_head"),
+        ("64-token state, other", lambda r: r["scenario"] == BIG and r["page"] not in {"multi_head", "real_model"}),
+    ):
+        kept = [r for r in rows if keep(r)]
+        if kept:
+            top = max(kept, key=lambda r: r["cpu"] + r["finish"])
+            ms = (top["cpu"] + top["finish"]) * 1000
+            print(f"- {what}: {ms:.1f} ms ({top['page']}, {top['scenario']}; target {target_ms(top):.0f} ms)")
+
     worst: dict[tuple[str, bool], dict] = {}
     for r in missed:  # one profile per page and target: its slowest scenario
         key = (r["page"], r["scenario"] == BIG)
         if key not in worst or r["cpu"] > worst[key]["cpu"]:  # cpu: steadier than wall time on a busy machine
             worst[key] = r
-    for (page, _), r in sorted(worst.items()):
+    for (page, _), r in [] if args.no_profile else sorted(worst.items()):
         target = target_ms(r)
         print(
             f"\n## profile: {page}, {r['scenario']} ({r['script'] * 1000:.0f} ms script, {r['cpu'] * 1000:.0f} ms "

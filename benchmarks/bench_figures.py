@@ -7,7 +7,9 @@ Run from the repository root::
 For every builder of :mod:`attention_views.figures`, at seed size (10 tokens) and at 64 tokens
 (8 heads for ``head_grid``), it times, median of ``--repeats``:
 
-- ``build ms``: ``figures.<name>(...)``, a validated ``go.Figure`` (plotly checks every property);
+- ``build ms``: ``figures.<name>(...)`` as the app builds it, without plotly's per-property checks
+  (``figures.base.VALIDATE`` off); ``checked ms``: the same with the checks on, timed alternately with it,
+  and ``ratio`` = build / checked;
 - ``send ms``: what ``st.plotly_chart`` does with it (streamlit 1.67): ``fig.to_dict()`` (a deep copy)
   then ``plotly.io.to_json(validate=False)``;
 - ``total ms``: the two, what one figure adds to a rerun;
@@ -19,6 +21,8 @@ It prints figures; it is not a test and never fails.
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -27,9 +31,10 @@ import plotly.io as pio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
-from timing import median_ms  # noqa: E402  (benchmarks/timing.py, beside this script)
+from timing import median_ms, time_alternately  # noqa: E402  (benchmarks/timing.py, beside this script)
 
 from attention_views import figures  # noqa: E402
+from attention_views.figures import base  # noqa: E402
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
@@ -75,12 +80,24 @@ def cases(n: int, rng: np.random.Generator) -> dict[str, tuple[str, tuple, dict]
     }
 
 
-def row(builder: str, args: tuple, kwargs: dict, repeats: int) -> tuple[float, float, float, float]:
-    """(build ms, send ms, total ms, kB) of one figure."""
+def _built(make, args: tuple, kwargs: dict, validate: bool):
+    base.VALIDATE = validate
+    try:
+        return make(*args, **kwargs)
+    finally:
+        base.VALIDATE = False
+
+
+def row(builder: str, args: tuple, kwargs: dict, repeats: int) -> tuple[float, float, float, float, float]:
+    """(build ms, checked build ms, send ms, total ms, kB) of one figure."""
     make = getattr(figures, builder)
     fig = make(*args, **kwargs)
+    unchecked, checked = time_alternately(
+        lambda: _built(make, args, kwargs, False), lambda: _built(make, args, kwargs, True), min_total=0.2
+    )
     return (
-        median_ms(lambda: make(*args, **kwargs), repeats),
+        1000 * statistics.median(unchecked),
+        1000 * statistics.median(checked),
         median_ms(lambda: pio.to_json(fig.to_dict(), validate=False), repeats),
         median_ms(lambda: pio.to_json(make(*args, **kwargs).to_dict(), validate=False), repeats),
         len(pio.to_json(fig.to_dict(), validate=False).encode()) / 1000,
@@ -91,11 +108,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     repeats = parser.parse_args().repeats
-    print(f"{'figure':36} {'n':>3} {'build ms':>9} {'send ms':>8} {'total ms':>9} {'kB':>8}")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+    head = f"{'build ms':>9} {'checked ms':>10} {'ratio':>6} {'send ms':>8} {'total ms':>9} {'kB':>8}"
+    print(f"{'figure':36} {'n':>3} {head}")
     for n in (10, 64):
         for name, (builder, args, kwargs) in cases(n, np.random.default_rng(0)).items():
-            build, send, total, kb = row(builder, args, kwargs, repeats)
-            print(f"{name:36} {n:>3} {build:>9.1f} {send:>8.1f} {total:>9.1f} {kb:>8.1f}")
+            build, checked, send, total, kb = row(builder, args, kwargs, repeats)
+            print(
+                f"{name:36} {n:>3} {build:>9.1f} {checked:>10.1f} {build / checked:>6.2f} {send:>8.1f} {total:>9.1f} "
+                f"{kb:>8.1f}"
+            )
+    print(f"load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views import theme
-from attention_views.figures.base import _as_labels, _as_vector, _finish, _hover_name, _ticks
+from attention_views.figures.base import _as_labels, _as_vector, _finish, _hover_name, _ticks, _trace
 from attention_views.formats import short
 
 # ---------------------------------------------------------------- bars
@@ -26,7 +26,8 @@ def activation_bars(
     s = theme.style(projector)
     values = _as_vector(norms, None, "norms")  # (n,)
     labels = _as_labels(tokens, values.size, "tokens", "values")
-    bar = go.Bar(
+    bar = _trace(
+        go.Bar,
         x=np.arange(values.size),
         y=values,
         name=yaxis_title,
@@ -43,9 +44,13 @@ def grouped_activation_bars(
     series: dict[str, np.ndarray],
     *,
     title: str = "Single-head vs multi-head activation strength",
+    axis_titles: tuple[str, str] = ("Token", "Activation strength"),
+    y_range: tuple[float, float] | None = None,
     projector: bool = False,
 ) -> go.Figure:
-    """Side-by-side bars per token, one colour per series (as in the apple/orange notebook, seed 002)."""
+    """Side-by-side bars per token, one colour per series (as in the apple/orange notebook, seed 002).
+
+    ``axis_titles``: (x, y); ``y_range``: the y axis's fixed range (else from 0 to the largest value)."""
     s = theme.style(projector)
     if not series:
         raise ValueError("series is empty: give at least one named list of values, e.g. {'single-head': norms}")
@@ -55,7 +60,8 @@ def grouped_activation_bars(
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
         bars.append(
-            go.Bar(
+            _trace(
+                go.Bar,
                 x=np.arange(v.size),
                 y=v,
                 name=str(name),
@@ -65,18 +71,21 @@ def grouped_activation_bars(
                 hovertemplate=f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
             )
         )
+    x_title, y_title = axis_titles
     layout = {
-        **_bar_axes(labels, "Activation strength"),
+        **_bar_axes(labels, y_title, x_title),
         "barmode": "group",
         "legend": {"orientation": "h", "x": 1.0, "xanchor": "right", "y": 1.0, "yanchor": "bottom"},
     }
+    if y_range is not None:
+        layout["yaxis"]["range"] = [float(y_range[0]), float(y_range[1])]
     return _finish(bars, layout, title or "Activation strength", s, height=420 if projector else 340, legend_rows=2)
 
 
-def _bar_axes(labels: list[str], yaxis_title: str) -> dict:
+def _bar_axes(labels: list[str], yaxis_title: str, xaxis_title: str = "Token") -> dict:
     return {
         "xaxis": {
-            "title": {"text": "Token"},
+            "title": {"text": xaxis_title},
             "range": [-0.5, len(labels) - 0.5],
             **_ticks(labels),
         },
@@ -96,7 +105,8 @@ def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *
         for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))
     ]
     words = {"text": [short(t) for t in terms]} if q.size <= theme.CELL_TEXT_LIMIT else {}
-    bar = go.Bar(
+    bar = _trace(
+        go.Bar,
         x=np.arange(q.size),
         y=terms,
         hovertext=hover,

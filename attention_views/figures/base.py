@@ -21,6 +21,12 @@ from attention_views.theme import MINUS_INF, Style
 QUERY_AXIS_TITLE = "query"
 KEY_AXIS_TITLE = "key"
 MAX_TICK_LABELS = 20  # an axis labels every token up to this many, then every n-th (the hover names them all)
+# The one switch for plotly's checks. False: traces and figures are built with plotly's ``_validate=False`` (a
+# private argument of plotly 7.1, pinned in requirements.txt), about half the cost of building a figure; the
+# builders hand plotly its values already in the form its checks would give them (colour scales as lists, the
+# template as its dict), so the figure JSON is the same (tests/views/test_figure_validation.py builds every
+# figure both ways and compares).
+VALIDATE = False
 
 
 # ---------------------------------------------------------------- validation
@@ -92,6 +98,34 @@ def _hover_name(label: str, index: int) -> str:
     return label if label.strip() else f"(blank #{index})"
 
 
+# ---------------------------------------------------------------- building without plotly's checks
+
+
+@functools.lru_cache(maxsize=16)
+def _named_colorscale(name: str) -> tuple[tuple[float, str], ...]:
+    """A named colour scale ("Viridis", "RdBu_r") as the (position, colour) pairs plotly's check makes of it."""
+    return tuple(tuple(pair) for pair in go.Heatmap(colorscale=name).colorscale)
+
+
+def _colorscale(scale: str | Sequence) -> list:
+    """A colour scale in the form plotly stores it: a list of [position, colour] pairs."""
+    pairs = _named_colorscale(scale) if isinstance(scale, str) else scale
+    return [list(pair) for pair in pairs]
+
+
+def _trace(kind: type, **props: object) -> object:
+    """``kind(**props)`` (a ``go.Heatmap``, ``go.Bar``, ...), checked by plotly only when VALIDATE is on."""
+    if isinstance(props.get("colorscale"), str):
+        props["colorscale"] = _colorscale(props["colorscale"])
+    return kind(**props, _validate=VALIDATE)
+
+
+@functools.lru_cache(maxsize=1)
+def _template_json() -> str:
+    """plotly's plain template ("none") as the dict its check puts in ``layout.template``, as JSON."""
+    return json.dumps(go.Layout(template="none").template.to_plotly_json())
+
+
 # ---------------------------------------------------------------- shared pieces
 
 
@@ -134,7 +168,8 @@ def _heatmap(z: np.ndarray, cells: np.ndarray, hover: str, s: Style, text: list 
     n_rows, n_cols = z.shape
     if text is not None:
         kw.update(text=text, texttemplate="%{text}")
-    return go.Heatmap(
+    return _trace(
+        go.Heatmap,
         z=z,
         x=np.arange(n_cols),
         y=np.arange(n_rows),
@@ -265,7 +300,7 @@ def _finish(
     """
     band = int(1.6 * s.font * legend_rows + 1.3 * s.font * panel_title_lines)  # above the plot
     house = {
-        "template": "none",  # plotly's plain template: white, no grey background
+        "template": json.loads(_template_json()),  # plotly's plain template ("none"): white, no grey background
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         "title": {"text": title, "font": {"size": s.title_font}, "x": 0.0, "xanchor": "left"},
@@ -277,7 +312,7 @@ def _finish(
     axes = {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}
     # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off)
     axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
-    return go.Figure(traces, {**layout, **house, **axes})
+    return go.Figure(traces, {**layout, **house, **axes}, _validate=VALIDATE)
 
 
 @functools.lru_cache(maxsize=64)

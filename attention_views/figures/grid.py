@@ -21,6 +21,7 @@ from attention_views.figures.base import (
     _hover_name,
     _outline,
     _show_text,
+    _trace,
     _value_trace,
 )
 from attention_views.formats import plot_text
@@ -105,7 +106,8 @@ def _cell_markers(
     hover = [f"{row_name}: {a}<br>{col_name}: {b}" for a in r for b in c]
     if notes is not None:
         hover = [f"{h}<br>{plot_text(n)}" for h, n in zip(hover, np.ravel(notes), strict=True)]
-    return go.Scatter(
+    return _trace(
+        go.Scatter,
         x=j.ravel(),
         y=i.ravel(),
         mode="markers",

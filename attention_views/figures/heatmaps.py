@@ -17,6 +17,7 @@ from attention_views.figures.base import (
     _cells,
     _check_cell,
     _colorbar,
+    _colorscale,
     _finish,
     _grid_axes,
     _grid_traces,
@@ -237,7 +238,7 @@ def head_grid(
         note["font"] = {"size": s.font}  # the subplot titles
     if shared_range:
         layout["coloraxis"] = {
-            "colorscale": s.weights_colorscale,
+            "colorscale": _colorscale(s.weights_colorscale),
             "cmin": 0.0,
             "cmax": 1.0,
             "colorbar": _colorbar(s),

@@ -21,6 +21,7 @@ from attention_views.figures.base import (
     _hover_name,
     _hovertemplate,
     _ticks,
+    _trace,
     _value_range,
     _z,
 )
@@ -40,7 +41,8 @@ def contribution_bars(
     s = theme.style(projector)
     v = _as_vector(values, None, "values")  # (n,)
     names = _as_labels(labels, v.size, "labels", "values")
-    bar = go.Bar(
+    bar = _trace(
+        go.Bar,
         x=np.arange(v.size),
         y=v,
         marker={"color": [theme.series_color(0) if x >= 0 else theme.series_color(5) for x in v]},

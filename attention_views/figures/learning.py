@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views import theme
-from attention_views.figures.base import _as_vector, _finish
+from attention_views.figures.base import _as_vector, _finish, _trace
 
 
 def loss_curve(
@@ -29,7 +29,8 @@ def loss_curve(
     if now is not None and now not in x:
         raise ValueError(f"now ({now}) is not one of the steps; mark a step that has a loss")
     traces = [
-        go.Scatter(
+        _trace(
+            go.Scatter,
             x=x,
             y=y,
             name="loss",
@@ -41,7 +42,8 @@ def loss_curve(
     if now is not None:
         k = int(np.flatnonzero(x == now)[0])
         traces.append(
-            go.Scatter(
+            _trace(
+                go.Scatter,
                 x=x[k : k + 1],
                 y=y[k : k + 1],
                 name="now",

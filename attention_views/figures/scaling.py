@@ -12,6 +12,7 @@ from attention_views.figures.base import (
     _as_vector,
     _finish,
     _subplots,
+    _trace,
 )
 
 # ---------------------------------------------------------------- scaling
@@ -29,7 +30,8 @@ def variance_vs_dk(
     ):
         v = _as_vector(values, d.size, arg)  # (len(d_ks),)
         lines.append(
-            go.Scatter(
+            _trace(
+                go.Scatter,
                 x=d,
                 y=v,
                 name=name,
@@ -77,7 +79,8 @@ def saturation_vs_dk(
         for name, values in series.items():
             v = _as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
             lines.append(
-                go.Scatter(
+                _trace(
+                    go.Scatter,
                     x=d,
                     y=v,
                     name=f"{label}, {name}",

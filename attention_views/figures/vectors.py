@@ -11,6 +11,7 @@ from attention_views.figures.base import (
     _as_vector,
     _finish,
     _subplots,
+    _trace,
 )
 from attention_views.formats import plot_text
 from attention_views.theme import Style
@@ -59,7 +60,8 @@ def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
             }
         )
         traces.append(
-            go.Scatter(
+            _trace(
+                go.Scatter,
                 x=[x],
                 y=[y],
                 mode="markers+text",
@@ -85,7 +87,8 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     for n, (name, (x, y, z)) in enumerate(tips.items()):
         color = theme.series_color(n)
         traces.append(
-            go.Scatter3d(
+            _trace(
+                go.Scatter3d,
                 x=[0, float(x)],
                 y=[0, float(y)],
                 z=[0, float(z)],
@@ -128,7 +131,8 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
         layout[f"yaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False, scaleanchor=f"x{k}")
         for p in range(n_positions):
             traces.append(
-                go.Scatter(
+                _trace(
+                    go.Scatter,
                     x=[0, R[p, i]],
                     y=[0, R[p, i + d // 2]],
                     mode="lines+markers",

@@ -45,10 +45,10 @@ def one_row(d_k: int, n_keys: int, seed: int, big: bool) -> None:
         keys,
         {"softmax(q·K), unscaled": row.weights_unscaled, "softmax(q·K / √d_k), scaled": row.weights_scaled},
         title="One score row's softmax, with and without 1/√d_k",
+        axis_titles=("Key", "softmax weight"),
+        y_range=(0.0, 1.05),
         projector=big,
     )
-    bars.update_yaxes(title_text="softmax weight", range=[0, 1.05])  # the builder's titles are for activations
-    bars.update_xaxes(title_text="Key")
     chart(bars, key="scaling_row_bars")
     spread, scaled_spread = score_spread(row.scores, d_k)
     for name, weights in (("Unscaled", row.weights_unscaled), ("Scaled", row.weights_scaled)):

@@ -337,6 +337,17 @@ def test_grouped_activation_bars_one_trace_per_series():
         figures.grouped_activation_bars(["a", "b", "c"], {"single-head": single, "multi-head": multi[:2]})
 
 
+def test_grouped_activation_bars_take_their_axis_titles_and_a_fixed_y_range():
+    fig = figures.grouped_activation_bars(
+        ["k0", "k1"], {"a": [0.2, 0.8]}, axis_titles=("Key", "softmax weight"), y_range=(0.0, 1.05)
+    )
+    assert (fig.layout.xaxis.title.text, fig.layout.yaxis.title.text) == ("Key", "softmax weight")
+    assert list(fig.layout.yaxis.range) == [0.0, 1.05]
+    default = figures.grouped_activation_bars(["k0", "k1"], {"a": [0.2, 0.8]})
+    assert (default.layout.xaxis.title.text, default.layout.yaxis.title.text) == ("Token", "Activation strength")
+    assert default.layout.yaxis.range is None and default.layout.yaxis.rangemode == "tozero"
+
+
 def test_product_terms_of_friend_and_emma_sum_to_2_42():
     fig = figures.product_terms_bar(DIMS, FRIEND_Q, EMMA_K)
     (trace,) = fig.data

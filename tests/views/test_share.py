@@ -191,6 +191,26 @@ def test_payload_with_a_given_pristine_lab_equals_the_one_built_inside():
     assert share.lab_payload(lab, pristine=new_lab("apple-orange")) == share.lab_payload(lab)  # other scenario: ignored
 
 
+@pytest.mark.parametrize("sid", ["emma-friend", "random-causal", "cross-attention"])
+def test_payload_with_the_sessions_table_memo_equals_the_one_without_it_and_keeps_unchanged_parts(sid):
+    lab, pristine, memo = _edited(sid), new_lab(sid), {}
+    first = share.lab_payload(lab, "playground", pristine=pristine, memo=memo)
+    assert first == share.lab_payload(lab, "playground") and first["t"]
+    again = share.lab_payload(lab, "playground", pristine=pristine, memo=memo)
+    assert again == first
+    assert all(again["t"][name] is part for name, part in first["t"].items()), "an unchanged table's part is kept"
+    name = next(iter(lab.tables))
+    replaced = lab.tables[name].copy()  # tables are replaced, never edited in place
+    replaced.iat[0, 1] = 9.5
+    lab.tables[name] = replaced
+    changed = share.lab_payload(lab, "playground", pristine=pristine, memo=memo)
+    assert changed == share.lab_payload(lab, "playground") and changed["t"][name]["data"][0][0] == 9.5
+    lab.tables[name] = pristine.tables[name]  # back to the scenario's own table: no longer in the link
+    assert name not in share.lab_payload(lab, "playground", pristine=pristine, memo=memo).get("t", {})
+    other = new_lab(sid)  # a new pristine lab (another scenario picked and back): compared afresh
+    assert share.lab_payload(lab, "playground", pristine=other, memo=memo) == share.lab_payload(lab, "playground")
+
+
 def _token_of(document: str) -> str:
     return "1." + base64.urlsafe_b64encode(zlib.compress(document.encode(), 9)).decode().rstrip("=")
 
