@@ -56,7 +56,7 @@ def replay(s: Session, big: bool, ticking: bool) -> None:
         tick(s)
     controls(s, learning)
     run = trained(learning.job, learning.job_seed)
-    snap = next(p for p in run.snapshots if p.step == learning.job_step)
+    snap = min(run.snapshots, key=lambda p: abs(p.step - learning.job_step))  # a slider value off the grid: nearest
     tokens = [VOCAB[i] for i in run.task.example_ids]
     heat_col, loss_col = st.columns(2, gap="medium")
     with heat_col:

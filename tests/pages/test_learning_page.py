@@ -250,3 +250,12 @@ def test_a_link_opens_the_lesson_on_its_job_seed_and_step():
     assert at.number_input(key="learning_seed").value == 3
     assert at.slider(key="learning_step").value == 150
     np.testing.assert_allclose(lesson_weights(at), snapshot(JOB_INDUCTION, 3, 150).weights, atol=1e-12)
+
+
+def test_a_step_between_snapshots_shows_the_nearest_one():
+    """The slider moves in steps of JOB_EVERY; a value between two snapshots (AppTest can set one) shows the nearer
+    snapshot instead of raising."""
+    at = open_page("learning")
+    at.slider(key="learning_step").set_value(JOB_EVERY * 7 + 3).run()
+    assert_clean(at)
+    np.testing.assert_allclose(lesson_weights(at), snapshot(JOB_PREVIOUS, 0, JOB_EVERY * 7).weights, atol=1e-12)
