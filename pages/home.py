@@ -6,6 +6,7 @@ import streamlit as st
 
 from attention_views import session
 from attention_views.frame import load_scenario, scenario_cards
+from attention_views.sections import real_model
 from attention_views.widgets import NATURAL_PAGE, projector
 
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
@@ -49,3 +50,5 @@ with lectures:
                 if st.button("Open", key=f"home_open_{sid}", type="primary"):
                     load_scenario(sid)
                     st.switch_page(f"pages/{NATURAL_PAGE[sid]}.py", query_params={"scenario": sid})
+    st.subheader("A real model")
+    real_model.home_card()

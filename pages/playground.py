@@ -5,7 +5,7 @@ import streamlit as st
 from attention_views import figures, panels, session
 from attention_views.editors import TableError
 from attention_views.formats import message
-from attention_views.sections.put_back import put_back_ui
+from attention_views.sections import put_back
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
 from attention_views.widgets import (
@@ -25,8 +25,12 @@ from attention_views.widgets import (
 lab = session.current().lab
 big = projector()
 st.title("Playground")
-lecture_intro()
-if not big:  # on a projector the screen is for the tables and the heatmap
+# a real model's head: where it comes from and "Put back into the model" at the top, beside the edits (filled
+# once the head has run); otherwise the lecture's introduction
+summary = st.container() if lab.origin is not None else None
+if lab.origin is None:
+    lecture_intro()
+if not big and summary is None:  # on a projector the screen is for the tables and the heatmap
     st.caption(
         "One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions; "
         "positions count from 0, as in NumPy."
@@ -80,8 +84,11 @@ with right:
                 "playground_mask_fig",
             )
 
-if head is not None and lab.origin is not None:  # a real model's head: it can go back into the model
-    put_back_ui(lab.origin, head)
+if lab.origin is not None:  # a real model's head: it can go back into the model
+    back = put_back.put_back(lab.origin, head)
+    with summary:
+        put_back.summary_ui(lab.origin, back, big)
+    put_back.detail_ui(lab.origin, back)
 if head is not None:
     # the details in tabs, only the open one drawn: every chart below the fold that an edit redraws delays
     # the heatmap above it (benchmarks/bench_browser.py --only cell-edit, cell edit -> heatmap painted:

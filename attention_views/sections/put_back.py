@@ -2,19 +2,25 @@
 
 Only the head's attention weights go back: the model then mixes its own values with them, so an edit of Q,
 K, the mask, the scaling or the temperature reaches the prediction, and an edit of V stays in the playground.
+The playground shows it twice: a summary at the top, beside the edits (:func:`summary_ui`: where the head comes
+from, the buttons, the top 3 next tokens and their change), and the top 10 and the loss below (:func:`detail_ui`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import attention_models as am
-from attention_views.formats import message
+from attention_views.formats import message, plain
 from attention_views.sections.real_model import TOP_K, load_model, model_run, scales_key
 from attention_views.session import HeadOrigin
 from attention_views.state import SingleHead
+
+SUMMARY_K = 3  # next tokens in the summary at the top of the playground
 
 
 @st.cache_resource(max_entries=4, show_spinner="Running SmolLM2 with your head ...")
@@ -27,59 +33,111 @@ def put_back_run(ids: tuple[int, ...], layer: int, head: int, weights: bytes) ->
     return model.run(list(ids), head_weights={(layer, head): W}, reuse=unedited)
 
 
+@dataclass(frozen=True)
+class PutBack:
+    """The model's runs for a playground head: ``unedited`` (its own head), ``edited`` (the playground's weights
+    in its place; None while not put back); ``own``: the playground's weights are still the model's own."""
+
+    model: am.Model
+    unedited: am.ModelRun
+    edited: am.ModelRun | None
+    own: bool
+
+
+def put_back(origin: HeadOrigin, head: SingleHead | None) -> PutBack | str:
+    """The runs to show, or why the head cannot go back (the model is not installed, the sizes changed)."""
+    try:
+        model = load_model()
+    except am.ModelNotInstalledError as err:
+        return f"The model file is not installed, so the head cannot go back: {message(err)}"
+    if head is None:
+        return "Fix the tables above to put the head back into the model."
+    ids, W = origin.token_ids, head.result.weights  # (T,), (n_q, n_k)
+    T = len(ids)
+    if W.shape != (T, T):
+        return (
+            f"The model's head needs {T} x {T} weights (one row and column per token it ran on); the playground "
+            f"has {W.shape[0]} x {W.shape[1]} now. Change the sizes back to put it into the model."
+        )
+    unedited = model_run(ids, scales_key(np.ones((model.n_layers, model.n_heads))))
+    own = bool(np.allclose(W, unedited.attention[origin.layer, origin.head], atol=1e-5))
+    if not origin.put_back:
+        return PutBack(model, unedited, None, own)
+    edited = put_back_run(ids, origin.layer, origin.head, np.ascontiguousarray(W, dtype=np.float64).tobytes())
+    return PutBack(model, unedited, edited, own)
+
+
 def _set(origin: HeadOrigin, on: bool) -> None:
     origin.put_back = on
 
 
-def put_back_ui(origin: HeadOrigin, head: SingleHead) -> None:
-    """The "Put back into the model" button and undo; while put back, the prediction with and without the edit."""
-    st.subheader(f"Put back into the model: layer {origin.layer}, head {origin.head}")
-    try:
-        model = load_model()
-    except am.ModelNotInstalledError as err:
-        st.caption(f"The model file is not installed, so the head cannot go back: {message(err)}")
-        return
-    ids, W = origin.token_ids, head.result.weights  # (T,), (n_q, n_k)
-    T = len(ids)
-    if W.shape != (T, T):
-        st.warning(
-            f"The model's head needs {T} x {T} weights (one row and column per token it ran on); the playground "
-            f"has {W.shape[0]} x {W.shape[1]} now. Change the sizes back to put it into the model.",
-            icon="⚠️",
+def summary_ui(origin: HeadOrigin, state: PutBack | str, big: bool) -> None:
+    """Where the head comes from, "Put back into the model" and undo, and the top 3 next tokens: the model's own,
+    or with the playground's head and each one's change; ``big``: projector mode (no instructions)."""
+    with st.container(border=True, key="playground_put_back_summary"):
+        st.markdown(f":material/memory: These are the real numbers of {plain(origin.label)}.")
+        if isinstance(state, str):
+            st.caption(plain(state))
+            return
+        row = st.container(horizontal=True, vertical_alignment="center")  # wraps where it does not fit
+        row.button(
+            "Put back into the model",
+            key="playground_put_back",
+            type="primary",
+            icon=":material/input:",
+            on_click=_set,
+            args=(origin, True),
+            disabled=origin.put_back,
+            help="Run SmolLM2 with this head's attention weights replaced by the playground's (the model keeps its "
+            "own values V)",
         )
-        return
-    unedited = model_run(ids, scales_key(np.ones((model.n_layers, model.n_heads))))
-    own = np.allclose(W, unedited.attention[origin.layer, origin.head], atol=1e-5)
-    buttons = st.container(horizontal=True)
-    buttons.button(
-        "Put back into the model",
-        key="playground_put_back",
-        type="primary",
-        icon=":material/input:",
-        on_click=_set,
-        args=(origin, True),
-        disabled=origin.put_back,
-        help="Run SmolLM2 with this head's attention weights replaced by the playground's (the model keeps its "
-        "own values V)",
-    )
-    buttons.button(
-        "Undo: the model's own head",
-        key="playground_put_back_undo",
-        icon=":material/undo:",
-        on_click=_set,
-        args=(origin, False),
-        disabled=not origin.put_back,
-    )
-    if not origin.put_back:
-        st.caption(
-            "Edit Q or K, the mask, the scaling or the temperature, then put the head back: the model runs with "
-            "these weights in its place. V edits stay here (the model uses its own values)."
+        row.button(
+            "Undo: the model's own head",
+            key="playground_put_back_undo",
+            icon=":material/undo:",
+            on_click=_set,
+            args=(origin, False),
+            disabled=not origin.put_back,
         )
+        row.markdown(top_line(state), width="content")
+        if state.edited is None and not big:  # on a projector the lecturer says it
+            st.caption(
+                "Edit Q or K, the mask, the scaling or the temperature below, then put the head back: the model runs "
+                "with these weights in its place (and its own values V)."
+            )
+        elif state.own:
+            st.caption("The weights are still the model's own: nothing changes until you edit them.")
+
+
+def top_tokens(probs: np.ndarray, k: int) -> np.ndarray:
+    """The ids of the ``k`` most likely next tokens, most likely first; (vocab,) -> (k,)."""
+    return np.argsort(probs)[::-1][:k]
+
+
+def top_line(state: PutBack) -> str:
+    """The top 3 next tokens as one line of markdown: with the playground's head and each one's change against
+    the model's own head (the same token), or the model's own. Tokens are escaped: they are data."""
+    run = state.edited or state.unedited
+    own = state.unedited.next_token_probs
+    cells = []
+    for i in top_tokens(run.next_token_probs, SUMMARY_K):
+        p = run.next_token_probs[i]
+        cell = f"{plain(repr(state.model.token(int(i))))} {p:.3f}"
+        if state.edited is not None:
+            change = p - own[i]
+            colour = "green" if change > 0.0005 else "red" if change < -0.0005 else "gray"
+            cell += f" :{colour}[({change:+.3f})]"
+        cells.append(cell)
+    what = "**With your head**, next token" if state.edited is not None else "**The model's own head**, next token"
+    return f"{what}: " + " · ".join(cells)
+
+
+def detail_ui(origin: HeadOrigin, state: PutBack | str) -> None:
+    """While put back: the top-10 next tokens of both runs side by side, and the loss over the input of each."""
+    if isinstance(state, str) or state.edited is None:
         return
-    edited = put_back_run(ids, origin.layer, origin.head, np.ascontiguousarray(W, dtype=np.float64).tobytes())
-    if own:
-        st.caption("The weights are still the model's own: nothing changes until you edit them.")
-    prediction_ui(model, unedited, edited)
+    st.subheader(f"Layer {origin.layer}, head {origin.head} put back: the top 10 and the loss")
+    prediction_ui(state.model, state.unedited, state.edited)
 
 
 def prediction_ui(model: am.Model, unedited: am.ModelRun, edited: am.ModelRun) -> None:
@@ -87,7 +145,7 @@ def prediction_ui(model: am.Model, unedited: am.ModelRun, edited: am.ModelRun) -
     before, after = st.columns(2)
     for col, run, what in ((before, unedited, "The model's own head"), (after, edited, "With your head")):
         probs = run.next_token_probs
-        top = np.argsort(probs)[::-1][:TOP_K]  # (10,) ids, most likely first
+        top = top_tokens(probs, TOP_K)  # (10,) ids, most likely first
         frame = pd.DataFrame({"next token": [repr(model.token(int(i))) for i in top], "probability": probs[top]})
         col.markdown(f"**{what}**")
         col.dataframe(

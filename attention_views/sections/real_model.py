@@ -113,7 +113,18 @@ def run_for(model: am.Model, view: ModelView) -> tuple[list[int], am.ModelRun, a
 # ---------------------------------------------------------------- what the page draws
 
 LECTURE_TITLE = "From toy to real and back"
-LECTURE_STORY = "A real 135M-parameter model, head by head: which parts of it answer, and how to find out."
+HOME_CARD = """\
+“When Mary and John went to the store, John gave a drink to …”: SmolLM2-135M answers Mary. Which of its
+270 heads and 30 MLPs made it say so? Four tools, on this one sentence:
+
+- **Logit difference and attribution**: how much more it expects `' Mary'` than `' John'`, split exactly into
+  what each head and each MLP adds.
+- **Activation patching**: swap the names, copy one piece back from the clean run; where the answer comes
+  back, that piece carries it.
+- **Logit lens**: read the stream after every layer as if the model stopped there, and see the layer where
+  Mary appears.
+- **Heads**: take one head into the playground, edit its queries or keys, put it back, watch the answer move.
+"""
 LECTURE = """\
 The heads you built by hand in the playground are the same computation that runs here, 270 times over, in
 SmolLM2-135M. Four tools ask *which parts of the model produce its answer*:
@@ -143,6 +154,19 @@ def lecture_card(big: bool) -> None:
         )
     with st.expander(f"About this lecture: {LECTURE_TITLE}", icon=":material/school:"):
         st.markdown(LECTURE)
+
+
+def home_card() -> None:
+    """The Home page's card of this lecture: its button opens the page afresh on the indirect-object sentence."""
+    with st.container(border=True):
+        st.markdown(f"**{LECTURE_TITLE}: who gets the drink?**  \n{HOME_CARD}")
+        st.caption(f"Input: {PRESET_LABELS['ioi']} · link: `/real_model`")
+        st.button("Open", key="home_open_real_model", type="primary", on_click=_open_afresh, args=(session.current(),))
+
+
+def _open_afresh(s: session.Session) -> None:
+    s.lab.model = ModelView()  # the preset "ioi", every head as trained, the answers " Mary" and " John"
+    s.goto = "real_model"
 
 
 def not_installed(err: am.ModelNotInstalledError) -> None:

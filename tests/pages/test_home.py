@@ -1,6 +1,9 @@
-"""The home page: the math and one card per scenario."""
+"""The home page: the math, one card per scenario and the real model's card."""
 
 from conftest import SCENARIOS, assert_clean, open_page
+
+import attention_models as am
+from attention_views.sections import real_model as rm
 
 
 def test_home_shows_math_and_a_card_per_scenario():
@@ -15,3 +18,21 @@ def test_home_shows_math_and_a_card_per_scenario():
 def test_every_page_runs_alone_for_every_scenario(scenario):
     for page in ("home",):
         assert_clean(open_page(page, scenario))
+
+
+def test_the_real_model_card_tells_the_four_tools_and_opens_the_page_afresh_on_the_indirect_object_sentence():
+    at = open_page("home")
+    card = next(m.value for m in at.markdown if "who gets the drink" in m.value)
+    for tool in ("Logit difference and attribution", "Activation patching", "Logit lens", "put it back"):
+        assert tool in card
+    view = at.session_state["session"].lab.model  # a lecture earlier: another input, a head off, another answer
+    view.preset, view.text, view.other = "sink", rm.SINK_SENTENCE, " Tom"
+    view.scales[23, 3] = 0.0
+    at.button(key="home_open_real_model").click().run()
+    assert_clean(at)
+    assert [t.value for t in at.title] == ["Real model: SmolLM2-135M"]
+    view = at.session_state["session"].lab.model
+    assert (view.preset, view.text, view.answer, view.other) == ("ioi", am.DEFAULT_SENTENCE, " Mary", " John")
+    assert (view.scales == 1.0).all()
+    assert at.selectbox(key="real_model_preset").value == "ioi"
+    assert at.text_input(key="real_model_text").value == am.DEFAULT_SENTENCE

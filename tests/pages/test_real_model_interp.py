@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import assert_clean, open_page, open_tab, plotly_figures, sent_array
+from conftest import _in_order, assert_clean, open_page, open_tab, plotly_figures, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am
@@ -72,6 +72,64 @@ def test_a_head_put_back_with_a_hotter_softmax_changes_the_prediction_and_undo_r
     assert not at.session_state["session"].lab.origin.put_back
     assert not _put_back_tables(at)
     assert not any(m.label.startswith("Loss over the input") for m in at.metric)
+
+
+def _summary(at: AppTest) -> str:
+    """The top-3 line of the summary at the top of the playground."""
+    return next(m.value for m in at.markdown if ", next token: " in m.value)
+
+
+def _expected_line(model: am.Model, run: am.ModelRun, own: am.ModelRun | None) -> list[str]:
+    """The summary's cells, computed apart from the page: token and probability, and the change against ``own``."""
+    cells = []
+    for i in np.argsort(run.next_token_probs)[::-1][:3]:
+        p = run.next_token_probs[i]
+        change = "" if own is None else f"({p - own.next_token_probs[i]:+.3f})"
+        cells.append((f"{model.token(int(i))!r} {p:.3f}", change))
+    return cells
+
+
+def test_the_summary_beside_the_edits_shows_the_full_sections_top_three_and_their_change_and_undo_restores_them(
+    model,
+):
+    at = open_page(PAGE)
+    at.number_input(key="real_model_layer").set_value(23).run()
+    at.number_input(key="real_model_head").set_value(3).run()
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")
+    ids = model.tokenize(am.DEFAULT_SENTENCE)
+    own = model.run(ids)
+    line = _summary(at.run())
+    assert_clean(at)
+    assert line.startswith("**The model's own head**")
+    for cell, _ in _expected_line(model, own, None):
+        assert cell in line, (cell, line)
+    assert not _put_back_tables(at)  # the top 10 and the loss only while the head is put back
+    at.slider(key="playground_temperature").set_value(5.0).run()
+    at.button(key="playground_put_back").click().run()
+    assert_clean(at)
+    edited = model.run(ids, head_weights={(23, 3): run_single_head(at.session_state["session"].lab).result.weights})
+    line = _summary(at)
+    assert line.startswith("**With your head**")
+    for cell, change in _expected_line(model, edited, own):
+        assert cell in line and change in line, (cell, change, line)
+    before, after = _put_back_tables(at)  # the full section below says the same
+    for k in range(3):
+        assert f"{after['next token'][k]} {after['probability'][k]:.3f}" in line
+    assert f"({after['probability'][0] - before['probability'][0]:+.3f})" in line  # ' Mary', first in both
+    order = [n for n in _in_order(at.main) if n.type in ("markdown", "slider", "dataframe")]
+    where = {
+        "summary": next(k for k, n in enumerate(order) if n.type == "markdown" and n.value == line),
+        "temperature": next(k for k, n in enumerate(order) if n.type == "slider"),
+        "tables": next(k for k, n in enumerate(order) if n.type == "dataframe" and "next token" in n.value),
+    }
+    assert where["summary"] < where["temperature"] < where["tables"], where  # the summary sits above the edits
+    at.button(key="playground_put_back_undo").click().run()
+    assert_clean(at)
+    line = _summary(at)
+    assert line.startswith("**The model's own head**") and "(" not in line
+    for cell, _ in _expected_line(model, own, None):
+        assert cell in line
 
 
 def test_attribution_shows_the_logit_difference_and_its_parts_sum_to_it(model):
