@@ -21,7 +21,9 @@ def test_every_page_runs_alone_for_every_scenario(scenario):
 
 
 def test_the_real_model_card_tells_the_four_tools_and_opens_the_page_afresh_on_the_indirect_object_sentence():
-    at = open_page("home")
+    at = open_page("real_model")
+    at.session_state["real_model_tab"] = "Logit lens"
+    at.switch_page("pages/home.py").run()
     card = next(m.value for m in at.markdown if "who gets the drink" in m.value)
     for tool in ("Logit difference and attribution", "Activation patching", "Logit lens", "put it back"):
         assert tool in card
@@ -36,3 +38,5 @@ def test_the_real_model_card_tells_the_four_tools_and_opens_the_page_afresh_on_t
     assert (view.scales == 1.0).all()
     assert at.selectbox(key="real_model_preset").value == "ioi"
     assert at.text_input(key="real_model_text").value == am.DEFAULT_SENTENCE
+    assert at.session_state["real_model_tab"] == "Heads"  # a tab not drawn on Home is forgotten: the first again
+    assert at.button(key="real_model_open") is not None  # the Heads tab is drawn: it opens a head in the playground
