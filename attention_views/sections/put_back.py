@@ -100,11 +100,12 @@ def summary_ui(origin: HeadOrigin, state: PutBack | str, big: bool) -> None:
             disabled=not origin.put_back,
         )
         row.markdown(top_line(state), width="content")
-        if state.edited is None and not big:  # on a projector the lecturer says it
-            st.caption(
-                "Edit Q or K, the mask, the scaling or the temperature below, then put the head back: the model runs "
-                "with these weights in its place (and its own values V)."
-            )
+        if state.edited is None:
+            if not big:  # on a projector the lecturer says it
+                st.caption(
+                    "Edit Q or K, the mask, the scaling or the temperature below, then put the head back: the model "
+                    "runs with these weights in its place (and its own values V)."
+                )
         elif state.own:
             st.caption("The weights are still the model's own: nothing changes until you edit them.")
 

@@ -114,3 +114,18 @@ def test_the_link_of_a_text_with_control_tokens_reopens_the_same_tokens(model):
     other.run()
     assert_clean(other)
     assert _ticks(other) == _ticks(at)
+
+
+def test_a_head_opened_on_hostile_text_names_its_sentence_as_typed_at_the_top_of_the_playground():
+    from tests.hostile_text import MODEL_TEXT, markup_problems, unescape
+
+    at = _typed(MODEL_TEXT)
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")  # AppTest reruns the page it was given; a browser follows the switch
+    assert_clean(at.run())
+    origin = next(m.value for m in at.markdown if "These are the real numbers of" in m.value)
+    assert MODEL_TEXT in unescape(origin)
+    assert not markup_problems(at)
+    at.button(key="playground_put_back").click().run()  # the top-3 line: tokens of the same text, as data
+    assert_clean(at)
+    assert not markup_problems(at)
