@@ -6,6 +6,7 @@ If it is missing, every browser test fails with a message saying how to install 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +28,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 VIEWPORT = {"width": 1280, "height": 720}
-_E2E_SECONDS: list[float] = []  # setup + call + teardown of every browser test, for the summary line
 
 
 @pytest.fixture(scope="session")
@@ -35,13 +35,19 @@ def app_url() -> Iterator[str]:
     """Start `streamlit run app.py` from the repo root; yield its base URL once /_stcore/health says ok."""
     OUTPUT.mkdir(exist_ok=True)
     try:
-        server = devserver.start(REPO_ROOT, log=OUTPUT / "streamlit-e2e.log")
+        server = devserver.start(REPO_ROOT, log=OUTPUT / f"streamlit-e2e{_worker_suffix()}.log")
     except devserver.ServerError as err:
         pytest.fail(str(err), pytrace=False)
     try:
         yield server.url
     finally:
         devserver.stop_server(server)
+
+
+def _worker_suffix() -> str:
+    """ "-gw0", "-gw1", ... under pytest-xdist, where each worker starts its own server; "" without it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return f"-{worker}" if worker else ""
 
 
 @pytest.fixture(scope="session")
@@ -68,13 +74,3 @@ def page(browser, app_url):
     context.set_default_timeout(30_000)
     yield context.new_page()
     context.close()
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if "e2e" in report.keywords:
-        _E2E_SECONDS.append(report.duration)
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if _E2E_SECONDS:
-        terminalreporter.write_line(f"browser tests (e2e): {sum(_E2E_SECONDS):.0f}s in all, server start included")

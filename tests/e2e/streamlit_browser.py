@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
@@ -18,12 +19,22 @@ PAGE_PATHS = ("/", "/playground", "/multi_head", "/step_by_step", "/scaling", "/
 HEADER_PX = 35  # a glide-data-grid header row; data rows are about as tall
 KEY_PAUSE_MS = 200  # the grid's cell editor drops keys typed while it is still opening
 
-# Streamlit marks the app root with its script and connection state.
-_IDLE_JS = """() => {
+# Streamlit marks the app root with its script and connection state. The first wait on a page puts a watcher on
+# the root that notes when either state last changed; idle means notRunning and connected, with no change
+# since ``since`` (the wait's start) for ``quietMs``: long enough for an action's rerun to have begun.
+_QUIET_JS = """([since, quietMs]) => {
   const app = document.querySelector('[data-testid="stApp"]');
-  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+  if (!app) return false;
+  if (!window.__labWatch || window.__labWatch.app !== app) {
+    const watch = window.__labWatch = {app, changed: performance.now()};
+    new MutationObserver(() => { watch.changed = performance.now(); }).observe(
+      app, {attributes: true, attributeFilter: ['data-test-script-state', 'data-test-connection-state']});
+  }
+  const idle = app.getAttribute('data-test-script-state') === 'notRunning'
     && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+  return idle && performance.now() - Math.max(window.__labWatch.changed, since) >= quietMs;
 }"""
+QUIET_MS = 400  # an action's rerun starts within this: the data editor holds an edit 150 ms, then the round trip
 
 # The start of a script that maps every plotly chart ``gd`` on the page, with ``key``: its Streamlit key.
 _EACH_CHART_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
@@ -202,39 +213,54 @@ def app_pages() -> list[tuple[str, str]]:
 
 
 def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
-    """Wait until Streamlit has finished the current script run (state notRunning, connected)."""
+    """Wait until Streamlit has finished the current script run: notRunning and connected, with neither state
+    changed for QUIET_MS since this call began (so a rerun the last action asked for has begun and ended)."""
     page.wait_for_selector('[data-testid="stElementContainer"]', timeout=timeout_ms)
-    for _ in range(3):  # the state reads notRunning for a moment before a rerun starts: see it settle
-        page.wait_for_function(_IDLE_JS, timeout=timeout_ms)
-        page.wait_for_timeout(300)
+    since = page.evaluate("performance.now()")
+    page.wait_for_function(_QUIET_JS, arg=[since, QUIET_MS], polling=50, timeout=timeout_ms)
 
 
-_LAYOUT_JS = """() => Array.from(
-  document.querySelectorAll('.js-plotly-plot .main-svg text, [data-testid="stDataFrame"], .katex-display'),
-  e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map(Math.round).join(); }
-).join(';')"""
+# The boxes of every chart text, table and formula, or null while the page is not drawn yet: an element still
+# loading its code (Streamlit's skeleton), left over from the last run (stale), or a chart in the window that
+# plotly has not drawn.
+_LAYOUT_JS = """() => {
+  const inSight = e => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth;
+  };
+  if (document.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return null;
+  for (const c of document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+    if (inSight(c) && !c.querySelector('.main-svg')) return null;
+  return Array.from(
+    document.querySelectorAll('.js-plotly-plot .main-svg text, [data-testid="stDataFrame"], .katex-display'),
+    e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width, r.height].map(Math.round).join(); }
+  ).join(';');
+}"""
 
 
-def wait_laid_out(page: Page, quiet_ms: int = 300, timeout_s: float = 15) -> None:
-    """Wait until nothing on the page moves: every chart's texts (plotly grows its margins to fit tick labels
-    after the figure arrives, and again after a resize), every table and formula keep their boxes for
-    ``quiet_ms``."""
+def wait_laid_out(page: Page, quiet_ms: int = 300, timeout_s: float = 30) -> None:
+    """Wait until the page is drawn (no element still loading or stale, every chart in the window drawn) and
+    nothing on it moves: every chart's texts (plotly grows its margins to fit tick labels after the figure arrives,
+    and again after a resize), every table and formula keep their boxes for ``quiet_ms``."""
     last, since, deadline = None, time.monotonic(), time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         now, boxes = time.monotonic(), page.evaluate(_LAYOUT_JS)
-        if boxes != last:
+        if boxes is None or boxes != last:
             last, since = boxes, now
         elif (now - since) * 1000 >= quiet_ms:
             return
         page.wait_for_timeout(50)
-    raise AssertionError(f"the page was still moving after {timeout_s}s")
+    what = "not drawn yet" if last is None else "still moving"
+    raise AssertionError(f"the page was {what} after {timeout_s}s")
 
 
 def open_page(page: Page, path: str) -> None:
-    """Open ``path`` (relative to the app's base URL) and wait for its first script run to finish."""
+    """Open ``path`` (relative to the app's base URL), wait for its first script run to finish and the page to be
+    drawn and still (:func:`wait_laid_out`)."""
     page.goto(path, wait_until="domcontentloaded")
     page.wait_for_selector('[data-testid="stApp"]')
     wait_idle(page)
+    wait_laid_out(page)
 
 
 def wait_until(page: Page, probe: Callable[[], Any], what: str, timeout_s: float = 30, required: bool = True) -> Any:
@@ -329,6 +355,18 @@ def stable_box(page: Page, locator: Locator, settle_ms: int = 300, timeout_s: fl
     return last
 
 
+# Resolves once the grid's scroller shows its last column (it has scrolled to its right end), rejects after ms.
+_SCROLLED_TO_END_JS = """(s, ms) => new Promise((resolve, reject) => {
+  const start = performance.now();
+  const check = () => {
+    if (s.scrollLeft + s.clientWidth >= s.scrollWidth - 1) resolve(true);
+    else if (performance.now() - start > ms) reject(new Error('the grid did not scroll to its last column'));
+    else requestAnimationFrame(check);
+  };
+  check();
+})"""
+
+
 def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 3) -> Locator:
     """Open the cell editor on data row ``row`` (0 = first) of the editor's last column as a person
     would: click a cell of that row, End (the grid scrolls its last column into view), double-click
@@ -336,11 +374,16 @@ def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int =
     editor.scroll_into_view_if_needed()
     canvas = editor.locator("canvas").first
     cell = page.locator("#portal .gdg-clip-region input, #portal .gdg-clip-region textarea").first
+    scroller = editor.locator(".dvn-scroller").first
     for _ in range(attempts):
         box = stable_box(page, canvas)
         y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
         page.mouse.click(box["x"] + box["width"] / 2, y)
         page.keyboard.press("End")
+        try:  # a key pressed before the grid has taken the click's focus is lost: then click and press again
+            scroller.evaluate(_SCROLLED_TO_END_JS, 2_000)
+        except PlaywrightError:
+            continue
         box = stable_box(page, canvas)
         page.mouse.dblclick(box["x"] + box["width"] - 25, y)
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlparse
 
 import pytest
 from streamlit_browser import (
@@ -20,6 +21,7 @@ from streamlit_browser import (
     screenshot,
     wait_idle,
     wait_laid_out,
+    wait_until,
 )
 
 from attention_views import share
@@ -66,37 +68,45 @@ VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
 ]
 
 
-@pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
 @pytest.mark.parametrize(("path", "scenario"), VIEWS)
-def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario, projector):
-    """At 1024x768 and at 1280x720 (the same page, the window widened), projector mode on and off: no chart label
-    is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
+def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario):
+    """At 1024x768 and at 1280x720 (the same page, the window widened), projector mode off and then on: no chart
+    label is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
     (Found before: the home page's formulas past their column, the positions page's digits, apple-orange's key
     labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.)"""
-    link = projector_link(path, scenario) if projector else f"{path}?state={share.encode(new_lab(scenario))}"
-    name = f"{'projector' if projector else 'normal'}_{scenario}"
-    problems = _layout_problems(browser, app_url, link, name)
-    assert not problems, "\n".join(problems)
-
-
-def _layout_problems(browser, app_url: str, link: str, name: str) -> list[str]:
-    """Cut-off or overlapping chart labels, digits running into each other and cut text, on ``link`` opened at
-    1024x768 and then widened to 1280x720 (a screenshot of each size named after the page and ``name`` kept)."""
     context = browser.new_context(viewport=SIZES["1024x768"], base_url=app_url)
     try:
         page = context.new_page()
-        open_page(page, link)
-        problems = []
-        for size, viewport in SIZES.items():
-            page.set_viewport_size(viewport)
-            wait_laid_out(page)
-            assert_clean(page)
-            found = label_problems(page) + cell_text_problems(page) + cut_text_problems(page)
-            problems += [f"{size}: {problem}" for problem in found]
-            screenshot(page, f"layout{link.split('?')[0].replace('/', '_')}_{name}_{size}")
-        return problems
+        open_page(page, f"{path}?state={share.encode(new_lab(scenario))}")
+        problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"))
+        set_projector(page, on=True)  # at 1280 px, where the sidebar and its toggle are open
+        problems += _layout_problems(page, f"projector_{scenario}", ("1280x720", "1024x768"))
     finally:
         context.close()
+    assert not problems, "\n".join(problems)
+
+
+def set_projector(page, on: bool) -> None:
+    """Turn projector mode on or off with the sidebar's toggle, as the lecturer does, and wait for the rerun."""
+    toggle = page.locator(".st-key-sidebar_projector input[type=checkbox]")
+    if toggle.is_checked() != on:
+        page.locator(".st-key-sidebar_projector").get_by_text("Projector mode").click()
+        wait_idle(page)
+    assert toggle.is_checked() == on
+
+
+def _layout_problems(page, name: str, sizes: tuple[str, ...]) -> list[str]:
+    """Cut-off or overlapping chart labels, digits running into each other and cut text on the open page, at each
+    of ``sizes`` in turn (a screenshot of each named after the page and ``name`` kept), prefixed with the mode."""
+    problems = []
+    for size in sizes:
+        page.set_viewport_size(SIZES[size])
+        wait_laid_out(page)
+        assert_clean(page)
+        found = label_problems(page) + cell_text_problems(page) + cut_text_problems(page)
+        problems += [f"{name.split('_')[0]}, {size}: {problem}" for problem in found]
+        screenshot(page, f"layout{urlparse(page.url).path.replace('/', '_') or '_'}_{name}_{size}")
+    return problems
 
 
 # what a lecturer changes and the chart it changes, at a projector's 1280x720: (page, scenario, control, chart)
@@ -190,6 +200,7 @@ def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(bro
 SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
 _TABLE_JS = """() => {
   const s = document.querySelector('[data-testid="stDataFrame"] .dvn-scroller');
+  if (!s) return null;  // the grid not drawn yet
   const box = s.getBoundingClientRect();
   return {hidden: s.scrollWidth - s.clientWidth, left: box.left, right: box.right, top: box.top};
 }"""
@@ -207,7 +218,7 @@ def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(brows
     the heatmap at least half the row (its cells stay readable); the table shows at least 12rem of itself and
     scrolls sideways for the rest (before browser layout, every column of the seeds' tables was planned to fit)."""
     with _projector_page(browser, app_url, path, scenario) as page:
-        table = page.evaluate(_TABLE_JS)
+        table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
         heatmap = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
         row = page.locator(f".st-key-beside_{path.strip('/')}").bounding_box()  # widgets.beside's row
         screenshot(page, f"columns{path.replace('/', '_')}_{scenario}")
@@ -217,82 +228,85 @@ def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(brows
     assert table["right"] - table["left"] >= 12 * 16 - 1, "less than 12rem of the table in sight"
 
 
-@pytest.mark.parametrize(
-    ("projector", "size"),
-    [(True, "1280x720"), (False, "1280x720"), (True, "1024x768")],
-    ids=["projector", "normal", "projector-1024"],
-)
-def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url, projector, size):
+def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url):
     """The block's table (block max, running max m, rescale, running sum ℓ) shows every column beside the scores
-    at 1280x720, and on a 1024x768 projector: with headers such as "running sum ℓ" the lesson's running sum was
-    the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at 1024 px on a projector,
-    in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
-    link = (
-        projector_link("/online_softmax", "online-softmax") if projector else "/online_softmax?scenario=online-softmax"
-    )
-    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, link)
-        assert_clean(page)
-        wait_laid_out(page)
-        table = page.evaluate(_TABLE_JS)  # the first table on the page: the block's running values
-        headers = page.evaluate(
-            """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
-                 .map(th => th.textContent)"""
-        )
-        scores = page.locator(".st-key-online_softmax_scores .js-plotly-plot").bounding_box()
-        screenshot(page, f"columns_online_softmax_{'projector' if projector else 'normal'}_{size}")
-    finally:
-        context.close()
-    assert any("ℓ" in h for h in headers), headers
-    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden"
-    assert table["left"] >= scores["x"] + scores["width"], "the table is not beside the scores"
-    assert table["top"] < SIZES[size]["height"] - 100, f"the table starts at y = {table['top']}"
-
-
-# read-only result tables: (page, scenario, the table's last column, projector mode)
-RESULT_TABLES = [
-    (path, scenario, last, projector)
-    for path, scenario, last in (
-        ("/playground", "random-causal", "v7"),
-        ("/playground", "apple-orange", "v7"),
-        ("/cross_attention", "random-causal", "v7"),
-        ("/online_softmax", "random-causal", "o7"),
-        ("/kv_cache", "kv-cache", "k3"),
-    )
-    for projector in (True, False)
-] + [("/kv_cache", "apple-orange", "k7", True)]  # off a projector its ten keys' heatmap keeps its least width
-
-
-@pytest.mark.parametrize(("path", "scenario", "last", "projector"), RESULT_TABLES)
-def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scenario, last, projector):
-    """At 1280x720 a result table (the output, the online softmax's accumulated output, the KV cache) shows every
-    column: in half the page or beside the heatmap, eight dimensions hid the last one to three (the playground's
-    output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online softmax 163 and 116; the
-    KV cache of apple-orange 50 px on a projector)."""
-    link = projector_link(path, scenario) if projector else f"{path}?scenario={scenario}"
+    at 1280x720, projector mode off and on, and on a 1024x768 projector: with headers such as "running sum ℓ" the
+    lesson's running sum was the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at
+    1024 px on a projector, in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
     context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    problems = []
     try:
         page = context.new_page()
-        open_page(page, link)
-        assert_clean(page)
-        wait_laid_out(page)
-        table = page.evaluate(  # the table of columns token, v0 ... (the grid writes only the columns in sight)
-            """(last) => {
-              for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) {
-                const headers = [...d.querySelectorAll('th')].map(th => th.textContent.trim());
-                if (headers[1] !== last[0] + '0') continue;
-                const s = d.querySelector('.dvn-scroller');
-                return {hidden: s.scrollWidth - s.clientWidth, headers};
-              }
-              return null;
-            }""",
-            last,
-        )
-        screenshot(page, f"result_table{path.replace('/', '_')}_{scenario}_{'projector' if projector else 'normal'}")
+        open_page(page, "/online_softmax?scenario=online-softmax")
+        for projector, size in ((False, "1280x720"), (True, "1280x720"), (True, "1024x768")):
+            where = f"{'projector' if projector else 'normal'}, {size}"
+            set_projector(page, on=projector)
+            page.set_viewport_size(SIZES[size])
+            assert_clean(page)
+            wait_laid_out(page)
+            # the first table on the page: the block's running values
+            table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
+            headers = page.evaluate(
+                """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
+                     .map(th => th.textContent)"""
+            )
+            scores = page.locator(".st-key-online_softmax_scores .js-plotly-plot").bounding_box()
+            screenshot(page, f"columns_online_softmax_{where.replace(', ', '_')}")
+            if not any("ℓ" in h for h in headers):
+                problems.append(f"{where}: no running sum ℓ among {headers}")
+            if table["hidden"] > 1:
+                problems.append(f"{where}: {table['hidden']} px of columns hidden")
+            if table["left"] < scores["x"] + scores["width"]:
+                problems.append(f"{where}: the table is not beside the scores")
+            if table["top"] >= SIZES[size]["height"] - 100:
+                problems.append(f"{where}: the table starts at y = {table['top']}")
     finally:
         context.close()
-    assert table is not None, f"no table of columns {last[0]}0 ... {last}"
-    assert table["hidden"] <= 1, f"{table['hidden']} px of columns hidden ({table['headers']})"
-    assert table["headers"][-1] == last, table["headers"]
+    assert not problems, "\n".join(problems)
+
+
+# read-only result tables: (page, scenario, the table's last column, projector mode off and on, or on only)
+RESULT_TABLES = [
+    ("/playground", "random-causal", "v7", (False, True)),
+    ("/playground", "apple-orange", "v7", (False, True)),
+    ("/cross_attention", "random-causal", "v7", (False, True)),
+    ("/online_softmax", "random-causal", "o7", (False, True)),
+    ("/kv_cache", "kv-cache", "k3", (False, True)),
+    ("/kv_cache", "apple-orange", "k7", (True,)),  # off a projector its ten keys' heatmap keeps its least width
+]
+_RESULT_TABLE_JS = """(last) => {  // the table of columns token, v0 ... (the grid writes only the columns in sight)
+  for (const d of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+    const headers = [...d.querySelectorAll('th')].map(th => th.textContent.trim());
+    if (headers[1] !== last[0] + '0') continue;
+    const s = d.querySelector('.dvn-scroller');
+    return {hidden: s.scrollWidth - s.clientWidth, headers};
+  }
+  return null;
+}"""
+
+
+@pytest.mark.parametrize(("path", "scenario", "last", "modes"), RESULT_TABLES)
+def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scenario, last, modes):
+    """At 1280x720, projector mode off and on, a result table (the output, the online softmax's accumulated output,
+    the KV cache) shows every column: in half the page or beside the heatmap, eight dimensions hid the last one to
+    three (the playground's output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online
+    softmax 163 and 116; the KV cache of apple-orange 50 px on a projector)."""
+    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
+    problems = []
+    try:
+        page = context.new_page()
+        open_page(page, f"{path}?state={share.encode(new_lab(scenario))}")
+        for projector in modes:
+            mode = "projector" if projector else "normal"
+            set_projector(page, on=projector)
+            assert_clean(page)
+            wait_laid_out(page)
+            table = wait_until(page, lambda: page.evaluate(_RESULT_TABLE_JS, last), "the table", 10, required=False)
+            screenshot(page, f"result_table{path.replace('/', '_')}_{scenario}_{mode}")
+            if table is None:
+                problems.append(f"{mode}: no table of columns {last[0]}0 ... {last}")
+            elif table["hidden"] > 1 or table["headers"][-1] != last:
+                problems.append(f"{mode}: {table['hidden']} px of columns hidden ({table['headers']})")
+    finally:
+        context.close()
+    assert not problems, "\n".join(problems)

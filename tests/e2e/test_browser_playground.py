@@ -13,6 +13,7 @@ from streamlit_browser import (
     shape,
     type_into_last_column_cell,
     wait_idle,
+    wait_laid_out,
     wait_until,
 )
 
@@ -83,6 +84,7 @@ def open_tab(page, label: str):
     """Click a tab of the tables' lazy tabs; the rerun draws its editor. Returns that editor."""
     page.get_by_role("tab", name=label).click()
     wait_idle(page)
+    wait_laid_out(page)  # no editor of the last tab left over (stale)
     editors = page.locator(".st-key-playground_tables_tab " + EDITOR)
     wait_until(page, lambda: editors.count() == 1, f"the editor of tab {label}")
     return editors.first

@@ -1,0 +1,21 @@
+"""The suite's summary: how long the browser tests took, added up (they run on every worker under pytest-xdist;
+the controller sees every test's report, so these hooks live here, not in tests/e2e/)."""
+
+from __future__ import annotations
+
+import pytest
+
+_E2E_SECONDS: list[float] = []  # setup + call + teardown of every browser test
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "e2e" in report.keywords:
+        _E2E_SECONDS.append(report.duration)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    if _E2E_SECONDS:
+        terminalreporter.write_line(
+            f"browser tests (e2e): {sum(_E2E_SECONDS):.0f}s of test time in all (summed over the workers), "
+            "server starts included"
+        )
