@@ -367,7 +367,7 @@ _SCROLLED_TO_END_JS = """(s, ms) => new Promise((resolve, reject) => {
 })"""
 
 
-def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 3) -> Locator:
+def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 5) -> Locator:
     """Open the cell editor on data row ``row`` (0 = first) of the editor's last column as a person
     would: click a cell of that row, End (the grid scrolls its last column into view), double-click
     the cell. A double-click that lands while the page is still settling is lost; try again then."""

@@ -87,6 +87,8 @@ def open_tab(page, label: str):
     wait_laid_out(page)  # no editor of the last tab left over (stale)
     editors = page.locator(".st-key-playground_tables_tab " + EDITOR)
     wait_until(page, lambda: editors.count() == 1, f"the editor of tab {label}")
+    editors.first.scroll_into_view_if_needed()  # the grid draws its canvas once in the window
+    wait_until(page, lambda: editors.count() == 1 and editors.first.locator("canvas").count(), f"tab {label}'s grid")
     return editors.first
 
 
