@@ -38,18 +38,26 @@ def projector_link(path: str, scenario: str = "emma-friend") -> str:
     return f"{path}?state={share.encode(lab)}"
 
 
+def plain_link(path: str, scenario: str = "emma-friend") -> str:
+    return f"{path}?state={share.encode(new_lab(scenario))}"
+
+
 @contextmanager
-def _projector_page(browser, app_url: str, path: str, scenario: str, size: str = "1280x720") -> Iterator:
-    """``path`` opened on ``scenario`` in projector mode at ``size``, drawn, with no error on it."""
+def _opened(browser, app_url: str, link: str, size: str = "1280x720") -> Iterator:
+    """``link`` opened in a fresh session at ``size``, drawn (:func:`open_page`), with no error on it."""
     context = browser.new_context(viewport=SIZES[size], base_url=app_url)
     try:
         page = context.new_page()
-        open_page(page, projector_link(path, scenario))
+        open_page(page, link)
         assert_clean(page)
-        wait_laid_out(page)
         yield page
     finally:
         context.close()
+
+
+def _projector_page(browser, app_url: str, path: str, scenario: str, size: str = "1280x720"):
+    """``path`` opened on ``scenario`` in projector mode at ``size`` (see :func:`_opened`)."""
+    return _opened(browser, app_url, projector_link(path, scenario), size)
 
 
 # every page on emma-friend, and the views where another scenario showed a problem (a sweep of every page on
@@ -74,15 +82,10 @@ def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browse
     label is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
     (Found before: the home page's formulas past their column, the positions page's digits, apple-orange's key
     labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.)"""
-    context = browser.new_context(viewport=SIZES["1024x768"], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, f"{path}?state={share.encode(new_lab(scenario))}")
+    with _opened(browser, app_url, plain_link(path, scenario), "1024x768") as page:
         problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"))
         set_projector(page, on=True)  # at 1280 px, where the sidebar and its toggle are open
         problems += _layout_problems(page, f"projector_{scenario}", ("1280x720", "1024x768"))
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
@@ -145,11 +148,8 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(br
     """On the ten-token exercise after *Random start*, projector mode on and off, at 1280x720 and 1024x768: the
     Play button, the first editor and the weights heatmap all start above the fold, so the lecturer never scrolls
     between Play and what it moves (the Play button sat under the editors, below the fold)."""
-    link = projector_link("/exercises") if projector else f"/exercises?state={share.encode(new_lab('emma-friend'))}"
-    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, link)
+    link = projector_link("/exercises") if projector else plain_link("/exercises")
+    with _opened(browser, app_url, link, size) as page:
         choose_option(page, "exercises_pick", "6. it -> dog, she -> Maria")
         page.get_by_role("button", name="Random start").click()
         wait_idle(page)
@@ -158,8 +158,6 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(br
         wait_laid_out(page)
         tops = {what: page.locator(selector).first.bounding_box() for what, selector in EXERCISES_FIRST_SCREEN.items()}
         screenshot(page, f"fold_exercises_{'projector' if projector else 'normal'}_{size}")
-    finally:
-        context.close()
     fold = SIZES[size]["height"] - 40
     assert all(box is not None for box in tops.values()), f"not drawn: {[w for w, b in tops.items() if b is None]}"
     low = {what: round(box["y"]) for what, box in tops.items() if box["y"] >= fold}
@@ -169,10 +167,7 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(br
 @pytest.mark.parametrize("size", SIZES)
 def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
     """The playground's Q, K, V tab is drawn only when opened: its heatmaps get the same check."""
-    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
-    try:
-        page = context.new_page()
-        open_page(page, projector_link("/playground"))
+    with _projector_page(browser, app_url, "/playground", "emma-friend", size) as page:
         page.get_by_role("tab", name="Queries, keys and values").click()
         page.locator(".st-key-playground_V_fig .js-plotly-plot").wait_for()
         wait_idle(page)
@@ -180,9 +175,7 @@ def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
         wait_laid_out(page)
         problems = label_problems(page)
         screenshot(page, f"layout_playground_qkv_{size}")
-        assert not problems, "\n".join(problems)
-    finally:
-        context.close()
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("scenario", ["random-causal", "random-seed42"])
@@ -233,11 +226,8 @@ def test_the_online_softmax_running_values_show_every_column_beside_the_scores(b
     at 1280x720, projector mode off and on, and on a 1024x768 projector: with headers such as "running sum ℓ" the
     lesson's running sum was the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at
     1024 px on a projector, in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
-    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
     problems = []
-    try:
-        page = context.new_page()
-        open_page(page, "/online_softmax?scenario=online-softmax")
+    with _opened(browser, app_url, "/online_softmax?scenario=online-softmax") as page:
         for projector, size in ((False, "1280x720"), (True, "1280x720"), (True, "1024x768")):
             where = f"{'projector' if projector else 'normal'}, {size}"
             set_projector(page, on=projector)
@@ -260,8 +250,6 @@ def test_the_online_softmax_running_values_show_every_column_beside_the_scores(b
                 problems.append(f"{where}: the table is not beside the scores")
             if table["top"] >= SIZES[size]["height"] - 100:
                 problems.append(f"{where}: the table starts at y = {table['top']}")
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
 
 
@@ -291,11 +279,8 @@ def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scen
     the KV cache) shows every column: in half the page or beside the heatmap, eight dimensions hid the last one to
     three (the playground's output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online
     softmax 163 and 116; the KV cache of apple-orange 50 px on a projector)."""
-    context = browser.new_context(viewport=SIZES["1280x720"], base_url=app_url)
     problems = []
-    try:
-        page = context.new_page()
-        open_page(page, f"{path}?state={share.encode(new_lab(scenario))}")
+    with _opened(browser, app_url, plain_link(path, scenario)) as page:
         for projector in modes:
             mode = "projector" if projector else "normal"
             set_projector(page, on=projector)
@@ -307,6 +292,4 @@ def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scen
                 problems.append(f"{mode}: no table of columns {last[0]}0 ... {last}")
             elif table["hidden"] > 1 or table["headers"][-1] != last:
                 problems.append(f"{mode}: {table['hidden']} px of columns hidden ({table['headers']})")
-    finally:
-        context.close()
     assert not problems, "\n".join(problems)
