@@ -25,6 +25,22 @@ def open_page(page: str, scenario: str | None = None) -> AppTest:
     return at
 
 
+def link_state(at: AppTest) -> str:
+    """The view's ``?state=`` token, as the address bar holds it after a run (AppTest keeps a list or a string)."""
+    token = at.query_params["state"]
+    return token[0] if isinstance(token, list) else token
+
+
+def reopen(at: AppTest, page: str, scenario: str | None = None) -> AppTest:
+    """A new session opened by ``at``'s link on ``pages/<page>.py`` (with ``?scenario=`` when given), run."""
+    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    other.switch_page(f"pages/{page}.py")
+    if scenario is not None:
+        other.query_params["scenario"] = scenario
+    other.query_params["state"] = link_state(at)
+    return other.run()
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception element and no traceback text anywhere on the page."""
     assert not at.exception, [e.value for e in at.exception]

@@ -3,7 +3,7 @@ learning) and the lesson "A head learns a job" (both jobs, every step, play); li
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, sent_array
+from conftest import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -182,12 +182,7 @@ def test_a_link_brings_back_the_settings_and_the_step_of_a_seeded_run():
         at.button(key="exercises_step").click().run()
     learning = at.session_state["session"].lab.learning
     assert (learning.exercise, learning.step, learning.seed, learning.lr, learning.speed) == ("first", 4, 7, 0.3, 9)
-    token = at.query_params["state"]
-    token = token[0] if isinstance(token, list) else token
-    reopened = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    reopened.switch_page("pages/exercises.py")
-    reopened.query_params["state"] = token
-    reopened.run()
+    reopened = reopen(at, "exercises")
     assert_clean(reopened)
     assert reopened.selectbox(key="exercises_pick").value == "first"
     assert reopened.select_slider(key="exercises_lr").value == 0.3

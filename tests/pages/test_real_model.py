@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, heatmap_z, open_page, plotly_figures, sent_array
+from conftest import assert_clean, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -117,13 +117,8 @@ def test_the_link_reopens_the_sentence_head_and_edits():
     at.text_input(key="real_model_text").set_value("The cat sat on the mat because it was tired").run()
     at.number_input(key="real_model_layer").set_value(12).run()
     at.button(key="real_model_off_one").click().run()
-    token = at.query_params["state"]
-    token = token[0] if isinstance(token, list) else token
     view = at.session_state["session"].lab.model
-    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    other.switch_page(f"pages/{PAGE}.py")
-    other.query_params["scenario"], other.query_params["state"] = "emma-friend", token
-    other.run()
+    other = reopen(at, PAGE, "emma-friend")
     assert_clean(other)
     again = other.session_state["session"].lab.model
     assert again == view and again.scales[12, 0] == 0.0

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import _in_order, assert_clean, open_page, open_tab, plotly_figures, sent_array
+from conftest import _in_order, assert_clean, link_state, open_page, open_tab, plotly_figures, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am
@@ -35,11 +35,6 @@ def _figure(at: AppTest, title: str) -> dict:
 def _put_back_tables(at: AppTest) -> list:
     """The playground's next-token tables: the model's own head, then with the playground's."""
     return [d.value for d in at.dataframe if "next token" in d.value.columns]
-
-
-def _token(at: AppTest) -> str:
-    token = at.query_params["state"]
-    return token[0] if isinstance(token, list) else token
 
 
 def test_a_head_put_back_with_a_hotter_softmax_changes_the_prediction_and_undo_restores_it(model):
@@ -243,7 +238,7 @@ def test_heads_are_labelled_by_their_strongest_type_and_duplicate_tokens_can_col
 def test_the_link_carries_the_answers_and_prompts_and_refuses_a_bad_head():
     at = open_tab(open_page(PAGE), TAB, "Attribution")
     at.text_input(key="real_model_other").set_value(" Tom").run()
-    again = share.decode(_token(at))[0].model
+    again = share.decode(link_state(at))[0].model
     assert (again.answer, again.other, again.clean) == (" Mary", " Tom", am.IOI.clean)
     payload = share.lab_payload(share.new_lab("random-causal"), full=True)
     payload["og"] = {"l": 3, "h": 9, "i": [1, 2], "x": "x", "pb": True}  # there is no head 9

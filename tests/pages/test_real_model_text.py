@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 import pytest
-from conftest import ROOT, assert_clean, open_page, plotly_figures
+from conftest import ROOT, assert_clean, open_page, plotly_figures, reopen
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am
@@ -106,12 +106,7 @@ def test_a_link_with_more_text_than_the_box_takes_is_refused_with_a_message():
 
 def test_the_link_of_a_text_with_control_tokens_reopens_the_same_tokens(model):
     at = _typed(CONTROL_TYPED)
-    token = at.query_params["state"]
-    token = token[0] if isinstance(token, list) else token
-    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    other.switch_page(f"pages/{PAGE}.py")
-    other.query_params["scenario"], other.query_params["state"] = "emma-friend", token
-    other.run()
+    other = reopen(at, PAGE, "emma-friend")
     assert_clean(other)
     assert _ticks(other) == _ticks(at)
 

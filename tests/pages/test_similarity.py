@@ -2,8 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
-from streamlit.testing.v1 import AppTest
+from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen
 
 import attention_core as ac
 from attention_views.editors import table_to_matrix
@@ -147,12 +146,7 @@ def test_the_vectors_travel_in_the_link_and_stay_when_the_scenario_changes():
     edit_cells(at, EDITOR, {0: {"d0": 3.0}, 1: {"d3": -1.5}})
     edited = metrics(at)
     assert edited != SEED_METRICS
-    token = at.query_params["state"]
-    token = token[0] if isinstance(token, list) else token
-    other = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    other.switch_page("pages/similarity.py")
-    other.query_params["state"] = token
-    other.run()
+    other = reopen(at, "similarity")
     assert_clean(other)
     assert metrics(other) == edited, "the link reopens the edited vectors"
     other.selectbox(key="sidebar_scenario").set_value("apple-orange").run()
