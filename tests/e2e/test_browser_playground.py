@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from attention_views.widgets import EDITOR_TABS
 from streamlit_browser import (
     assert_clean,
     chart,
@@ -81,15 +82,19 @@ def test_causal_mask_zeroes_the_upper_triangle(page):
 
 
 def open_tab(page, label: str):
-    """Click a tab of the tables' lazy tabs; the rerun draws its editor. Returns that editor."""
+    """Click a tab of the tables' lazy tabs; the rerun draws its editor. Returns that editor, drawn.
+
+    The editor is found by its table's key, so an editor of the tab open before (still on the page while
+    the rerun is on its way) is never taken for it."""
+    name = next(n for n, shown in EDITOR_TABS.items() if shown == label)
     page.get_by_role("tab", name=label).click()
+    editor = page.locator(f'.st-key-playground_tables_tab [class*="st-key-playground_editor_{name}_"] {EDITOR}')
+    editor.wait_for(timeout=30_000)
     wait_idle(page)
-    wait_laid_out(page)  # no editor of the last tab left over (stale)
-    editors = page.locator(".st-key-playground_tables_tab " + EDITOR)
-    wait_until(page, lambda: editors.count() == 1, f"the editor of tab {label}")
-    editors.first.scroll_into_view_if_needed()  # the grid draws its canvas once in the window
-    wait_until(page, lambda: editors.count() == 1 and editors.first.locator("canvas").count(), f"tab {label}'s grid")
-    return editors.first
+    wait_laid_out(page)
+    editor.scroll_into_view_if_needed()  # the grid draws its canvas once in the window
+    editor.locator("canvas").first.wait_for(timeout=30_000)
+    return editor
 
 
 def test_an_edit_in_a_closed_tab_survives_switching_tabs(page):
