@@ -12,15 +12,16 @@ lab, big, head = lessons.open_lesson("Where am I? Positional encodings")
 if head is None:
     st.stop()
 n, tokens = len(head.query_tokens), head.query_tokens
+positions = max(len(head.query_tokens), len(head.key_tokens))  # keys can outnumber queries
 
 kind_col, shift_col, slope_col = st.columns([3, 2, 2])
 encoding = kind_col.selectbox(
     "Encoding", lessons.ENCODINGS, format_func=lessons.ENCODING_LABELS.get, key="positions_encoding"
 )
-shift = shift_col.slider("Shift every position by k", 0, lessons.MAX_POSITION - n, 3, key="positions_shift")
+shift = shift_col.slider("Shift every position by k", 0, lessons.MAX_POSITION - positions, 3, key="positions_shift")
 slope = slope_col.slider("ALiBi slope m", 0.0, 2.0, 0.5, 0.05, key="positions_slope", disabled=encoding != "alibi")
 width = head.X.shape[1] if head.X is not None else head.result.Q.shape[1]
-learned = lessons.learned_table(n, width, 0)
+learned = lessons.learned_table(width, 0)
 if encoding == "learned":
     with st.expander("The learned position table (one row per position; edit it)", expanded=False):
         rows, cols = [str(p) for p in range(len(learned))], [f"d{j}" for j in range(width)]

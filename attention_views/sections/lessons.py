@@ -28,7 +28,7 @@ ENCODING_LABELS = {
     "rope": "RoPE (rotates Q and K)",
     "alibi": "ALiBi (bias on scores)",
 }
-MAX_POSITION = 64  # the learned table's rows: positions 0 .. 63
+MAX_POSITION = 128  # the learned table's rows, positions 0 .. 127: the longest input (64 tokens) shifts by up to 64
 
 
 def open_lesson(title: str) -> tuple[Lab, bool, SingleHead | None]:
@@ -60,9 +60,9 @@ def projections(lab: Lab) -> dict[str, np.ndarray] | None:
 # ---------------------------------------------------------------- 1. positions
 
 
-def learned_table(n: int, d: int, seed: int) -> np.ndarray:
+def learned_table(d: int, seed: int) -> np.ndarray:
     """A stand-in for a learned position table: (MAX_POSITION, d) seeded normal numbers, scale 0.5."""
-    return np.round(np.random.default_rng(seed).normal(scale=0.5, size=(max(n, MAX_POSITION), d)), 2)
+    return np.round(np.random.default_rng(seed).normal(scale=0.5, size=(MAX_POSITION, d)), 2)
 
 
 def encoded_attention(

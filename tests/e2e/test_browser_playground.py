@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from attention_views.widgets import EDITOR_TABS
 from streamlit_browser import (
     assert_clean,
     chart,
@@ -17,6 +16,8 @@ from streamlit_browser import (
     wait_laid_out,
     wait_until,
 )
+
+from attention_views.widgets import EDITOR_TABS
 
 pytestmark = pytest.mark.e2e
 

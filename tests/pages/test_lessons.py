@@ -60,6 +60,24 @@ def test_without_positions_the_two_the_rows_are_identical_and_rope_keeps_scores_
     assert float(at.metric[0].value) < 1e-9
 
 
+@pytest.mark.parametrize("sid", ["mammal-query", "cross-attention"])
+def test_every_encoding_takes_the_largest_shift_when_keys_outnumber_queries(sid):
+    """The shift slider ends where the learned table still holds a row for every key: with 3 queries and 5 keys the
+    learned table's rows ran out first (found by the fuzz walk: shapes (5,3) and (3,3) could not be added)."""
+    at = open_page("positions", sid)
+    slider = at.slider(key="positions_shift")
+    sc = ac.load_scenario(sid)
+    assert slider.max == 128 - max(len(sc.query_tokens), len(sc.key_tokens)), slider.max
+    slider.set_value(slider.max).run()
+    for encoding in ("none", "sinusoidal", "learned", "rope", "alibi"):
+        at.selectbox(key="positions_encoding").set_value(encoding).run()
+        assert_clean(at)
+        if encoding == "rope" and sc.K.shape[1] % 2:  # RoPE turns pairs of dimensions: the page says so instead
+            assert any("d_k must be even" in e.value for e in at.error)
+            continue
+        assert _figure(at, f"Positions from {int(slider.max)}").shape == (len(sc.query_tokens), len(sc.key_tokens))
+
+
 def test_each_decoding_step_equals_the_row_of_full_causal_attention():
     at = open_page("kv_cache", "kv-cache")
     assert_clean(at)
