@@ -51,10 +51,14 @@ _LIVE_MARKUP = re.compile(
 )
 
 
+# the hostile strings that markdown would parse, each found only where no backslash escapes its first character
+_RAW = [(h, re.compile(r"(?<!\\)" + re.escape(h))) for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h]
+
+
 def live_markup(text: str) -> list[str]:
     """The pieces of ``text`` (Streamlit markdown) where user text would become markup: a raw hostile string,
     or a link, image, tag, formula, directive or autolink as only a hostile string brings."""
-    raw = [h for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h and re.search(r"(?<!\\)" + re.escape(h), text)]
+    raw = [h for h, unescaped in _RAW if h in text and unescaped.search(text)]
     return raw + [m.group() for m in _LIVE_MARKUP.finditer(text)]
 
 
