@@ -1,4 +1,5 @@
-"""Layout facts in Chromium, with projector mode on and off, at a projector's 1280x720 and at 1024x768: on every
+"""Every page opened by its bare URL, and layout facts in Chromium, with projector mode on and off, at a projector's
+1280x720 and at 1024x768: each page is app.py's (no false "Page not found", the page list, its charts drawn); on every
 page no chart label is cut off or overlaps another (tick labels, axis and colour-bar titles, legends,
 titles, subplot titles), the digits written in cells never run into their neighbours', and no formula
 or metric value is cut off."""
@@ -11,8 +12,10 @@ from urllib.parse import urlparse
 
 import pytest
 from streamlit_browser import (
+    PAGE_PATHS,
     app_pages,
     assert_clean,
+    assert_opened_directly,
     cell_text_problems,
     choose_option,
     cut_text_problems,
@@ -24,8 +27,9 @@ from streamlit_browser import (
     wait_until,
 )
 
+import attention_core as ac
 from attention_views import share
-from attention_views.session import new_lab
+from attention_views.session import DEFAULT_SCENARIO, new_lab
 
 pytestmark = pytest.mark.e2e
 
@@ -60,11 +64,13 @@ def _projector_page(browser, app_url: str, path: str, scenario: str, size: str =
     return _opened(browser, app_url, projector_link(path, scenario), size)
 
 
-# every page on emma-friend, and the views where another scenario showed a problem (a sweep of every page on
-# every scenario at both sizes): the heads control of apple-orange (emma-friend gives Q, K and V directly),
-# two queries under the step-by-step grid's axis title, eight and four dot-product terms in a line, a long
-# multiply-add metric, upright key labels above a colour bar, the download buttons beside a two-column output
-VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
+# every page on the default scenario (emma-friend, by its bare URL), and the views where another scenario showed a
+# problem (a sweep of every page on every scenario at both sizes): the heads control of apple-orange (emma-friend
+# gives Q, K and V directly), two queries under the step-by-step grid's axis title, eight and four dot-product terms
+# in a line, a long multiply-add metric, upright key labels above a colour bar, the download buttons beside a
+# two-column output
+APP_PAGES = app_pages()
+VIEWS = [(path, DEFAULT_SCENARIO) for path, _ in APP_PAGES] + [
     ("/multi_head", "apple-orange"),
     ("/playground", "apple-orange"),
     ("/playground", "online-softmax"),
@@ -76,14 +82,30 @@ VIEWS = [(path, "emma-friend") for path, _ in app_pages()] + [
 ]
 
 
+_DEFAULT = ac.load_scenario(DEFAULT_SCENARIO)
+TOKEN_GRID = {  # the token grid a page draws for the scenario a fresh session opens on
+    "/playground": (len(_DEFAULT.query_tokens), len(_DEFAULT.key_tokens)),  # attention weights: queries x keys
+    "/multi_head": (len(_DEFAULT.query_tokens), len(_DEFAULT.key_tokens)),  # one weights grid per head
+    "/similarity": (len(_DEFAULT.key_tokens), len(_DEFAULT.key_tokens)),  # pairwise cosine of the token vectors
+}
+
+
+def test_app_has_the_documented_pages():
+    assert set(PAGE_PATHS) <= {path for path, _ in APP_PAGES}, f"app.py's pages: {APP_PAGES}"
+
+
 @pytest.mark.parametrize(("path", "scenario"), VIEWS)
 def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario):
-    """At 1024x768 and at 1280x720 (the same page, the window widened), projector mode off and then on: no chart
+    """Opened by its bare URL on the default scenario, the page is app.py's (:func:`assert_opened_directly`). At
+    1024x768 and at 1280x720 (the same page, the window widened), projector mode off and then on: no chart
     label is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
     (Found before: the home page's formulas past their column, the positions page's digits, apple-orange's key
     labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.)"""
-    with _opened(browser, app_url, plain_link(path, scenario), "1024x768") as page:
+    direct = scenario == DEFAULT_SCENARIO  # the page's bare URL: a fresh session opens on this scenario
+    with _opened(browser, app_url, path if direct else plain_link(path, scenario), "1024x768") as page:
         problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"))
+        if direct:
+            assert_opened_directly(page, path, TOKEN_GRID.get(path))
         set_projector(page, on=True)  # at 1280 px, where the sidebar and its toggle are open
         problems += _layout_problems(page, f"projector_{scenario}", ("1280x720", "1024x768"))
     assert not problems, "\n".join(problems)

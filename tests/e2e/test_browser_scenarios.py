@@ -1,9 +1,12 @@
-"""Picking each scenario in the sidebar puts its tokens on the playground heatmap's axes."""
+"""Each scenario picked in the sidebar puts its tokens on the playground heatmap's axes, and the view's link, taken
+from the address bar after a change, reopens the same view in a new session."""
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlparse
+
 import pytest
-from streamlit_browser import assert_clean, chart, open_page, pick_sidebar_scenario, wait_until
+from streamlit_browser import assert_clean, chart, choose_option, open_page, pick_sidebar_scenario, wait_until
 
 import attention_core as ac
 
@@ -12,10 +15,14 @@ pytestmark = pytest.mark.e2e
 SCENARIOS = ac.list_scenarios()
 
 
-@pytest.mark.parametrize("scenario_id", SCENARIOS)
-def test_sidebar_scenario_shows_its_tokens(page, scenario_id):
-    sc = ac.load_scenario(scenario_id)
-    start = SCENARIOS[(SCENARIOS.index(scenario_id) + 1) % len(SCENARIOS)]  # open on another one first
+def _state_param(page) -> str | None:
+    return (parse_qs(urlparse(page.url).query).get("state") or [None])[0]
+
+
+@pytest.mark.parametrize("sid", SCENARIOS)
+def test_a_scenario_picked_in_the_sidebar_shows_its_tokens_and_its_link_reopens_the_view(page, sid):
+    sc = ac.load_scenario(sid)
+    start = SCENARIOS[(SCENARIOS.index(sid) + 1) % len(SCENARIOS)]  # open on another one first
     open_page(page, f"/playground?scenario={start}")
     pick_sidebar_scenario(page, sc.title)
 
@@ -24,6 +31,23 @@ def test_sidebar_scenario_shows_its_tokens(page, scenario_id):
         return fig and (fig["xticks"], fig["yticks"])
 
     want = (list(sc.key_tokens), list(sc.query_tokens))
-    got = wait_until(page, lambda: heatmap_ticks() == want, f"{scenario_id}'s tokens", timeout_s=30, required=False)
+    got = wait_until(page, lambda: heatmap_ticks() == want, f"{sid}'s tokens", timeout_s=30, required=False)
     assert got, f"playground heatmap ticks (x keys, y queries) {heatmap_ticks()} != {want}"
     assert_clean(page)
+
+    mask = "none" if sc.default_mask == "causal" else "causal"  # differ from the default
+    choose_option(page, "playground_mask", mask)
+    token = wait_until(page, lambda: _state_param(page), "the view's state in the address bar")
+    before = wait_until(page, lambda: chart(page, "playground_heatmap"), "the weights heatmap")["z"]
+    upper = [v for i, row in enumerate(before) for j, v in enumerate(row) if j > i]
+    assert all(v == 0 for v in upper) == (mask == "causal")
+
+    other = page.context.new_page()  # a new tab: a new Streamlit session
+    try:
+        open_page(other, f"/playground?scenario={sid}&state={token}")
+        assert_clean(other)
+        after = wait_until(other, lambda: chart(other, "playground_heatmap"), "the reopened heatmap")["z"]
+        assert after == before, "the link did not reopen the same weights"
+        assert _state_param(other) == token, "the reopened view's link should be the same link"
+    finally:
+        other.close()

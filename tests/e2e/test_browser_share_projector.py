@@ -1,14 +1,11 @@
-"""Share links and projector mode in a real browser: the link reopens the exact view in a new
-session, and projector mode enlarges the figures' text (read from the drawn plotly figures)."""
+"""Share links and projector mode in a real browser: a damaged link shows a warning and the defaults (a good one
+reopens the view: tests/e2e/test_browser_scenarios.py), and projector mode enlarges the figures' text (read from the
+drawn plotly figures)."""
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlparse
-
 import pytest
-from streamlit_browser import assert_clean, chart, choose_option, open_page, screenshot, wait_idle, wait_until
-
-import attention_core as ac
+from streamlit_browser import assert_clean, chart, open_page, screenshot, wait_idle, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -21,31 +18,6 @@ _LAYOUT_JS = """(key) => {
     .map(e => parseFloat(getComputedStyle(e).fontSize));
   return {font: gd._fullLayout.font.size, drawn, shown: !!(heat && heat.texttemplate && heat.text)};
 }"""
-
-
-def _state_param(page) -> str | None:
-    return (parse_qs(urlparse(page.url).query).get("state") or [None])[0]
-
-
-@pytest.mark.parametrize("sid", ac.list_scenarios())
-def test_link_reopens_the_same_view_in_a_new_session(browser, app_url, page, sid):
-    open_page(page, f"/playground?scenario={sid}")
-    mask = "none" if ac.load_scenario(sid).default_mask == "causal" else "causal"  # differ from the default
-    choose_option(page, "playground_mask", mask)
-    token = wait_until(page, lambda: _state_param(page), "the view's state in the address bar")
-    before = wait_until(page, lambda: chart(page, "playground_heatmap"), "the weights heatmap")["z"]
-    upper = [v for i, row in enumerate(before) for j, v in enumerate(row) if j > i]
-    assert all(v == 0 for v in upper) == (mask == "causal")
-
-    other = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=app_url).new_page()
-    try:
-        open_page(other, f"/playground?scenario={sid}&state={token}")
-        assert_clean(other)
-        after = wait_until(other, lambda: chart(other, "playground_heatmap"), "the reopened heatmap")["z"]
-        assert after == before, "the link did not reopen the same weights"
-        assert _state_param(other) == token, "the reopened view's link should be the same link"
-    finally:
-        other.context.close()
 
 
 def test_damaged_link_shows_a_warning_and_the_defaults(page):
