@@ -67,10 +67,20 @@ def browser():
         chromium.close()
 
 
-@pytest.fixture
-def page(browser, app_url):
-    """A fresh browser context (so a fresh Streamlit session) on a 1280x720 viewport."""
+@pytest.fixture(scope="session")
+def context(browser, app_url):
+    """One browser context per worker, on a 1280x720 viewport: its tabs share the HTTP cache (the frontend's
+    files load once), and each tab is a Streamlit session of its own. Tests that need browsers that share nothing
+    (two students) make their own contexts."""
     context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
     context.set_default_timeout(30_000)
-    yield context.new_page()
+    yield context
     context.close()
+
+
+@pytest.fixture
+def page(context):
+    """A new tab, so a fresh Streamlit session, on a 1280x720 viewport."""
+    page = context.new_page()
+    yield page
+    page.close()

@@ -47,21 +47,21 @@ def plain_link(path: str, scenario: str = "emma-friend") -> str:
 
 
 @contextmanager
-def _opened(browser, app_url: str, link: str, size: str = "1280x720") -> Iterator:
-    """``link`` opened in a fresh session at ``size``, drawn (:func:`open_page`), with no error on it."""
-    context = browser.new_context(viewport=SIZES[size], base_url=app_url)
+def _opened(context, link: str, size: str = "1280x720") -> Iterator:
+    """``link`` opened in a new tab (a fresh session) at ``size``, drawn (:func:`open_page`), with no error on it."""
+    page = context.new_page()
     try:
-        page = context.new_page()
+        page.set_viewport_size(SIZES[size])
         open_page(page, link)
         assert_clean(page)
         yield page
     finally:
-        context.close()
+        page.close()
 
 
-def _projector_page(browser, app_url: str, path: str, scenario: str, size: str = "1280x720"):
+def _projector_page(context, path: str, scenario: str, size: str = "1280x720"):
     """``path`` opened on ``scenario`` in projector mode at ``size`` (see :func:`_opened`)."""
-    return _opened(browser, app_url, projector_link(path, scenario), size)
+    return _opened(context, projector_link(path, scenario), size)
 
 
 # every page on the default scenario (emma-friend, by its bare URL), and the views where another scenario showed a
@@ -95,14 +95,14 @@ def test_app_has_the_documented_pages():
 
 
 @pytest.mark.parametrize(("path", "scenario"), VIEWS)
-def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(browser, app_url, path, scenario):
+def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(context, path, scenario):
     """Opened by its bare URL on the default scenario, the page is app.py's (:func:`assert_opened_directly`). At
     1024x768 and at 1280x720 (the same page, the window widened), projector mode off and then on: no chart
     label is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
     (Found before: the home page's formulas past their column, the positions page's digits, apple-orange's key
     labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.)"""
     direct = scenario == DEFAULT_SCENARIO  # the page's bare URL: a fresh session opens on this scenario
-    with _opened(browser, app_url, path if direct else plain_link(path, scenario), "1024x768") as page:
+    with _opened(context, path if direct else plain_link(path, scenario), "1024x768") as page:
         problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"))
         if direct:
             assert_opened_directly(page, path, TOKEN_GRID.get(path))
@@ -144,10 +144,8 @@ CAUSE_AND_EFFECT = [
 
 
 @pytest.mark.parametrize(("path", "scenario", "control", "chart"), CAUSE_AND_EFFECT)
-def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(
-    browser, app_url, path, scenario, control, chart
-):
-    with _projector_page(browser, app_url, path, scenario) as page:
+def test_the_control_and_the_chart_it_changes_both_start_above_the_fold(context, path, scenario, control, chart):
+    with _projector_page(context, path, scenario) as page:
         tops = {}
         for what, selector in (("control", control), ("chart", chart)):
             box = page.locator(selector).first.bounding_box()
@@ -166,12 +164,12 @@ EXERCISES_FIRST_SCREEN = {  # "Learn it" and the editors, and the weights they c
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
-def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(browser, app_url, size, projector):
+def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(context, size, projector):
     """On the ten-token exercise after *Random start*, projector mode on and off, at 1280x720 and 1024x768: the
     Play button, the first editor and the weights heatmap all start above the fold, so the lecturer never scrolls
     between Play and what it moves (the Play button sat under the editors, below the fold)."""
     link = projector_link("/exercises") if projector else plain_link("/exercises")
-    with _opened(browser, app_url, link, size) as page:
+    with _opened(context, link, size) as page:
         choose_option(page, "exercises_pick", "6. it -> dog, she -> Maria")
         page.get_by_role("button", name="Random start").click()
         wait_idle(page)
@@ -187,9 +185,9 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(br
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
+def test_the_playground_qkv_tab_labels_are_not_cut_off(context, size):
     """The playground's Q, K, V tab is drawn only when opened: its heatmaps get the same check."""
-    with _projector_page(browser, app_url, "/playground", "emma-friend", size) as page:
+    with _projector_page(context, "/playground", "emma-friend", size) as page:
         page.get_by_role("tab", name="Queries, keys and values").click()
         page.locator(".st-key-playground_V_fig .js-plotly-plot").wait_for()
         wait_idle(page)
@@ -201,10 +199,10 @@ def test_the_playground_qkv_tab_labels_are_not_cut_off(browser, app_url, size):
 
 
 @pytest.mark.parametrize("scenario", ["random-causal", "random-seed42"])
-def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(browser, app_url, scenario):
+def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(context, scenario):
     """Three or four keys leave room for "0.53" in every cell even at 1024 pixels (mammal-query's five keys,
     with labels up to seven letters, do not: there the digits stay out on a projector, the hover has them)."""
-    with _projector_page(browser, app_url, "/playground", scenario, "1024x768") as page:
+    with _projector_page(context, "/playground", scenario, "1024x768") as page:
         digits = page.locator(".st-key-playground_heatmap .hm text").count()
         problems = cell_text_problems(page)
         screenshot(page, f"digits_playground_{scenario}_1024x768")
@@ -228,11 +226,11 @@ TABLES_BESIDE = [("/playground", scenario, "playground_heatmap") for scenario in
 
 
 @pytest.mark.parametrize(("path", "scenario", "key"), TABLES_BESIDE)
-def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(browser, app_url, path, scenario, key):
+def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(context, path, scenario, key):
     """At 1280x720 in projector mode the first table and the weights heatmap lie side by side, both above the fold,
     the heatmap at least half the row (its cells stay readable); the table shows at least 12rem of itself and
     scrolls sideways for the rest (before browser layout, every column of the seeds' tables was planned to fit)."""
-    with _projector_page(browser, app_url, path, scenario) as page:
+    with _projector_page(context, path, scenario) as page:
         table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
         heatmap = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
         row = page.locator(f".st-key-beside_{path.strip('/')}").bounding_box()  # widgets.beside's row
@@ -243,13 +241,13 @@ def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(brows
     assert table["right"] - table["left"] >= 12 * 16 - 1, "less than 12rem of the table in sight"
 
 
-def test_the_online_softmax_running_values_show_every_column_beside_the_scores(browser, app_url):
+def test_the_online_softmax_running_values_show_every_column_beside_the_scores(context):
     """The block's table (block max, running max m, rescale, running sum ℓ) shows every column beside the scores
     at 1280x720, projector mode off and on, and on a 1024x768 projector: with headers such as "running sum ℓ" the
     lesson's running sum was the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at
     1024 px on a projector, in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
     problems = []
-    with _opened(browser, app_url, "/online_softmax?scenario=online-softmax") as page:
+    with _opened(context, "/online_softmax?scenario=online-softmax") as page:
         for projector, size in ((False, "1280x720"), (True, "1280x720"), (True, "1024x768")):
             where = f"{'projector' if projector else 'normal'}, {size}"
             set_projector(page, on=projector)
@@ -296,13 +294,13 @@ _RESULT_TABLE_JS = """(last) => {  // the table of columns token, v0 ... (the gr
 
 
 @pytest.mark.parametrize(("path", "scenario", "last", "modes"), RESULT_TABLES)
-def test_a_result_table_shows_every_value_dimension(browser, app_url, path, scenario, last, modes):
+def test_a_result_table_shows_every_value_dimension(context, path, scenario, last, modes):
     """At 1280x720, projector mode off and on, a result table (the output, the online softmax's accumulated output,
     the KV cache) shows every column: in half the page or beside the heatmap, eight dimensions hid the last one to
     three (the playground's output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online
     softmax 163 and 116; the KV cache of apple-orange 50 px on a projector)."""
     problems = []
-    with _opened(browser, app_url, plain_link(path, scenario)) as page:
+    with _opened(context, plain_link(path, scenario)) as page:
         for projector in modes:
             mode = "projector" if projector else "normal"
             set_projector(page, on=projector)
