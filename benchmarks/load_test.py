@@ -4,6 +4,8 @@
     python benchmarks/load_test.py --sessions 60 --think 5 --duration 60
     python benchmarks/load_test.py --url http://127.0.0.1:8080 --server-pid 1234   # an already running server
     python benchmarks/load_test.py --sessions 60 --join-window 10 --think 5 --duration 60   # a class joining at once
+    python benchmarks/load_test.py --page real_model --own-text --first-page-only --sessions 60 --join-window 10 \
+        --duration 20 --solo 0   # a class opening the real-model page, each on a sentence of its own
 
 Each student does what a browser tab does, in the same order as Streamlit 1.67's frontend:
 
@@ -23,6 +25,10 @@ Each student does what a browser tab does, in the same order as Streamlit 1.67's
 4. Every ``--think`` seconds (±50 %, seeded) changes a control: alternately the temperature slider
    (``WidgetState.double_array_value``) and the mask selectbox (``string_value``, the displayed option),
    in a ``rerun_script`` with ``page_script_hash`` set, and times it from the send to ``script_finished``.
+
+With ``--own-text`` each student's link carries a sentence of its own (``state=...``, 40-63 tokens of the real
+model; the query string goes on the GET and on the first run, as a browser sends it), and with ``--first-page-only``
+the students open the page and change nothing, so the server's CPU divided by the first pages is the cost of one.
 
 Students arrive evenly over ``--ramp`` seconds, or, with ``--join-window N``, each at a random (seeded)
 moment within N seconds, as a class opening a link the lecturer just shared. The *first page* is timed
@@ -168,7 +174,49 @@ def next_state(widget: Widget, rng: random.Random) -> WidgetState:
         option = rng.choice([o for o in p.options if o != current])
         p.raw_value = option
         return radio_state(p.id, option)
-    raise ValueError(f"the load test cannot change a {widget.kind} widget; choose a slider, radio or selectbox key")
+    if widget.kind == "number_input":  # an integer input sends int_value, a float one double_value
+        current = p.value if p.HasField("value") else p.default
+        low, high = (p.min if p.has_min else current - 10), (p.max if p.has_max else current + 10)
+        steps = round((high - low) / (p.step or 1))
+        value = current
+        while abs(value - current) < (p.step or 1) / 2:
+            value = low + rng.randint(0, steps) * (p.step or 1)
+        p.value = value
+        if p.data_type == p.INT:
+            return WidgetState(id=p.id, int_value=int(value))
+        return WidgetState(id=p.id, double_value=float(value))
+    raise ValueError(
+        f"the load test cannot change a {widget.kind} widget; choose a slider, radio, selectbox or number input key"
+    )
+
+
+# ---------------------------------------------------------------- each student's own sentence
+
+WORDS = (
+    "the teacher gave a short talk about how small models read a sentence and which words each head looks at "
+    "when it guesses the next one while students in the back row took notes on their laptops and asked why "
+    "attention spreads over earlier tokens before the answer appears at the end of a long line of text"
+).split()
+
+
+def own_text_links(n: int, page: str, seed: int) -> list[str]:
+    """``n`` query strings (``state=...``), each opening the real-model page on a sentence of its own: seeded words
+    until the model's tokenizer counts 40 to 63 tokens, as a class typing their own sentences would."""
+    import attention_models as am  # the model's tokenizer: only this mode needs it
+    from attention_views import share
+    from attention_views.session import DEFAULT_SCENARIO, new_lab
+
+    model, rng, links = am.load(), random.Random(f"text-{seed}"), []
+    for i in range(n):
+        want, words = rng.randint(40, 63), [f"Student {i} wrote:"]
+        while len(model.tokenize(" ".join(words), control_tokens=False)) < want:
+            words.append(rng.choice(WORDS))
+        if len(model.tokenize(" ".join(words), control_tokens=False)) > 63:  # the last word took two tokens
+            words.pop()
+        lab = new_lab(DEFAULT_SCENARIO)
+        lab.model.text, lab.model.preset = " ".join(words), "custom"
+        links.append("state=" + share.encode(lab, page))
+    return links
 
 
 # ---------------------------------------------------------------- one student
@@ -196,19 +244,19 @@ class Run:
 class Student:
     """One browser tab: cookies, a websocket, the tab's message cache and the widgets it shows."""
 
-    def __init__(self, base: str, page: str, timeout: float, assets: bool = False) -> None:
+    def __init__(self, base: str, page: str, timeout: float, assets: bool = False, query: str = "") -> None:
         self.base, self.page, self.timeout, self.assets = base.rstrip("/"), page, timeout, assets
         self.asset_bytes = 0
         self.cookies: dict[str, str] = {}
         self.cache: dict[str, ForwardMsg] = {}
         self.widgets: dict[str, Widget] = {}
         self.page_hash = ""
-        self.query = ""
+        self.query = query  # the link's query string ("state=..."); the app may rewrite it (page_info_changed)
         self.ws = None
 
     async def open(self) -> None:
         """The HTTP requests a tab makes before the websocket, then the websocket itself."""
-        html = await self._get(f"/{self.page}")
+        html = await self._get(f"/{self.page}" + (f"?{self.query}" if self.query else ""))
         if self.assets:
             await self.fetch_assets(html)
         for path in ("/_stcore/health", "/_stcore/host-config"):
@@ -260,8 +308,9 @@ class Student:
 
     async def load(self) -> Run:
         """The first run of the page, named by its URL path as the frontend does."""
+        url = f"{self.base}/{self.page}" + (f"?{self.query}" if self.query else "")
         return await self._run(
-            rerun_msg(url=f"{self.base}/{self.page}", page_name=self.page, cached_hashes=list(self.cache))
+            rerun_msg(url=url, page_name=self.page, query_string=self.query, cached_hashes=list(self.cache))
         )
 
     async def change(self, key: str, rng: random.Random) -> Run:
@@ -350,7 +399,7 @@ async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: floa
     """Arrive after ``arrive`` seconds, open the page, then change a control every think time until the deadline."""
     rng = random.Random(args.seed * 1000 + i)
     await asyncio.sleep(arrive)
-    tab = Student(args.url, args.page, args.timeout, args.assets)
+    tab = Student(args.url, args.page, args.timeout, args.assets, args.links[i] if args.links else "")
     try:
         arrived = time.perf_counter()
         await tab.open()
@@ -359,6 +408,9 @@ async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: floa
         stats.asset_bytes += tab.asset_bytes
         stats.loads.append(run.seconds)
         stats.loaded_at.append(time.monotonic())
+        if args.first_page_only:  # the tab stays open and still
+            await asyncio.sleep(max(0.0, deadline - time.monotonic()))
+            return
         for n in itertools.count():
             await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
             if time.monotonic() >= deadline:
@@ -473,6 +525,7 @@ def print_table(r: dict) -> None:
         ("sessions (loaded)", f"{r['sessions']} ({r['loaded']})"),
         ("arrivals", joined),
         ("frontend files", assets),
+        ("links", "each student's own sentence (40-63 tokens)" if r.get("own_text") else "the page's defaults"),
         ("think time", f"{r['think_s']:g} s ±50 %"),
         ("interactions completed", f"{r['interactions']}"),
         ("errors", f"{r['errors']}"),
@@ -485,7 +538,11 @@ def print_table(r: dict) -> None:
         ("one rerun, server idle", f"{r['solo_rerun_ms']:.0f} ms (median of --solo changes by a lone tab)"),
         ("first run alone p50 / p95", f"{r['load_p50_ms']:.0f} / {r['load_p95_ms']:.0f} ms (its send -> finished)"),
         ("throughput", f"{r['throughput_per_s']:.2f} interactions/s over {r['window_s']:.0f} s"),
-        ("server CPU per rerun", f"{r['server_cpu_ms_per_interaction']:.0f} ms (loads and changes)"),
+        (
+            ("server CPU per first page", f"{r['server_cpu_ms_per_interaction']:.0f} ms (no changes: first pages only)")
+            if r.get("first_page_only")
+            else ("server CPU per rerun", f"{r['server_cpu_ms_per_interaction']:.0f} ms (loads and changes)")
+        ),
         ("CPU s server / this client", f"{r['server_cpu_s']:.0f} / {r['client_cpu_s']:.0f} s"),
         ("server cores used", f"{r['server_cores_used']:.2f} (server CPU s / wall s of the load)"),
         ("machine load average", f"{r['loadavg_1min']:.1f} (1 min, at the end; 2 cores)"),
@@ -541,6 +598,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--page", default="playground", help="URL path of the page (default playground)")
     p.add_argument(
+        "--own-text",
+        action="store_true",
+        help="each student opens the page by a link with a sentence of its own (40-63 tokens of the real model): "
+        "for --page real_model, every first page runs the model on new tokens",
+    )
+    p.add_argument(
+        "--first-page-only",
+        action="store_true",
+        help="students open the page and change nothing: the server CPU per first page, as a class joining",
+    )
+    p.add_argument(
         "--controls",
         default="{page}_temperature,{page}_mask",
         help="comma-separated widget keys to change in turn (sliders, radios or selectboxes); {page} is --page "
@@ -558,6 +626,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
     args = p.parse_args(argv)
     args.controls = [c for c in args.controls.format(page=args.page).split(",") if c]
+    args.links = own_text_links(args.sessions, args.page, args.seed) if args.own_text else []
     if args.join_window is not None and args.join_window < 0:
         p.error("--join-window must be 0 or more seconds")
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
@@ -579,10 +648,22 @@ async def solo_reruns(args: argparse.Namespace) -> list[float]:
     return times[1:]  # the first change warms caches the load phase finds warm too
 
 
+async def warm_up(args: argparse.Namespace) -> None:
+    """One tab opens the page alone, so the process has loaded what every session shares (the real model)."""
+    tab = Student(args.url, args.page, args.timeout)
+    try:
+        await tab.open()
+        await tab.load()
+    finally:
+        await tab.close()
+
+
 async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
     """All students at once, bounded by the duration plus one time-out; the figures of the run."""
     try:
         solo = await solo_reruns(args) if args.solo else []
+        if not args.solo:
+            await warm_up(args)
     except Exception as err:  # the page fails for one tab alone: a load figure would mean nothing
         raise SystemExit(f"a lone tab already fails on /{args.page}: {type(err).__name__}: {err}") from err
     stats, peak = Stats(), [rss_mib(pids) if pids else float("nan")]
@@ -602,6 +683,8 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
     return summarize(args, stats, deadline, (idle, peak[0])) | {
         "solo_rerun_ms": 1000 * statistics.median(solo) if solo else float("nan"),
         "server_cpu_ms_per_interaction": 1000 * cpu / max(len(stats.latencies) + len(stats.loads), 1),
+        "first_page_only": args.first_page_only,
+        "own_text": args.own_text,
         "client_cpu_s": time.process_time() - own0,
         "server_cpu_s": cpu,
         "server_cores_used": cpu / (time.monotonic() - wall0),

@@ -4,6 +4,7 @@ Functional only (no timing): the BackMsg bytes it sends decode to what Streamlit
 and it finds widgets, exceptions and script_finished in ForwardMsgs as a browser tab does.
 """
 
+import asyncio
 import random
 from pathlib import Path
 
@@ -163,3 +164,42 @@ def test_the_installed_streamlit_index_names_its_bundle():
     paths = lt.asset_paths(html)
     assert any(p.startswith("static/js/index.") for p in paths), "the load test fetches the main bundle"
     assert all((Path(streamlit.__file__).parent / "static" / p).is_file() for p in paths), "every one exists"
+
+
+def test_a_number_input_moves_by_its_step_within_its_bounds():
+    msg = ForwardMsg()
+    box = msg.delta.new_element.number_input
+    box.id, box.data_type, box.min, box.max, box.has_min, box.has_max = "$$ID-ab-real_model_layer", 0, 0, 29, 1, 1
+    box.step, box.default = 1, 0
+    _, layer = lt.widget_in(msg)
+    rng, seen = random.Random(0), 0
+    for _ in range(30):
+        state = lt.next_state(layer, rng)
+        assert state.WhichOneof("value") == "int_value", "an integer input sends int_value"
+        assert state.int_value != seen and 0 <= state.int_value <= 29, f"moved from {seen} to {state.int_value}"
+        seen = state.int_value
+
+
+def test_a_students_own_link_goes_on_the_get_and_on_the_first_run():
+    tab = lt.Student("http://127.0.0.1:1", "real_model", 1.0, query="state=1.abc")
+    sent = []
+
+    async def run(backmsg):
+        sent.append(BackMsg.FromString(backmsg).rerun_script)
+
+    tab._run = run
+    asyncio.run(tab.load())
+    assert sent[0].query_string == "state=1.abc" and sent[0].page_name == "real_model"
+    assert sent[0].context_info.url == "http://127.0.0.1:1/real_model?state=1.abc"
+
+
+def test_own_text_links_open_the_real_model_on_sentences_of_40_to_63_tokens():
+    import attention_models as am
+    from attention_views import share
+
+    model = am.load()
+    links = lt.own_text_links(4, "real_model", seed=0)
+    texts = [share.decode(link.removeprefix("state="))[0].model.text for link in links]
+    assert len(set(texts)) == 4, "each student writes a sentence of its own"
+    assert all(40 <= len(model.tokenize(t, control_tokens=False)) <= 63 for t in texts), texts
+    assert links == lt.own_text_links(4, "real_model", seed=0), "seeded: the same class again"
