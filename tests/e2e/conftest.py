@@ -84,3 +84,12 @@ def page(context):
     page = context.new_page()
     yield page
     page.close()
+
+
+@pytest.fixture(scope="module")
+def module_tab(context):
+    """One tab (one Streamlit session) that a module's tests share, each going on from where the last left it: for
+    checks that a click inside the app repeats (a lesson's card, a scenario's pick), one page load, not one each."""
+    page = context.new_page()
+    yield page
+    page.close()

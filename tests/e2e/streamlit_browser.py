@@ -238,6 +238,9 @@ _LAYOUT_JS = """() => {
 }"""
 
 
+LAYOUT_POLL_MS = 100  # each look measures every text box, which makes the browser lay the page out: not too often
+
+
 def wait_laid_out(page: Page, quiet_ms: int = 300, timeout_s: float = 30) -> None:
     """Wait until the page is drawn (no element still loading or stale, every chart in the window drawn) and
     nothing on it moves: every chart's texts (plotly grows its margins to fit tick labels after the figure arrives,
@@ -249,7 +252,7 @@ def wait_laid_out(page: Page, quiet_ms: int = 300, timeout_s: float = 30) -> Non
             last, since = boxes, now
         elif (now - since) * 1000 >= quiet_ms:
             return
-        page.wait_for_timeout(50)
+        page.wait_for_timeout(LAYOUT_POLL_MS)
     what = "not drawn yet" if last is None else "still moving"
     raise AssertionError(f"the page was {what} after {timeout_s}s")
 
