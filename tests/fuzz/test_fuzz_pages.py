@@ -12,7 +12,7 @@ edits reach every table). After every action the page must show no exception ele
 
 Environment variables:
 
-- ``FUZZ_ACTIONS``: actions per scenario (default 300: 19-37 s a scenario on the 2-core machine, beside the rest
+- ``FUZZ_ACTIONS``: actions per scenario (default 300: 21-28 s a scenario on the 2-core machine, beside the rest
   of the suite on its other workers). Longer runs scale linearly:
   ``FUZZ_ACTIONS=2000 python -m pytest tests/fuzz/test_fuzz_pages.py``.
 - ``FUZZ_SEED``: the base seed (default 2024); scenario ``k`` uses ``FUZZ_SEED + k``. A failure message
