@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
+from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
 
 import attention_core as ac
 from attention_views.session import new_lab

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, open_page
+from apptest_pages import ROOT, assert_clean, open_page
 
 from attention_views.editors import matrix_table
 from attention_views.session import MAX_DIMS, MAX_HEADS, MAX_TOKENS

@@ -1,6 +1,6 @@
 """The home page: the math, one card per scenario and the real model's card."""
 
-from conftest import SCENARIOS, assert_clean, open_page
+from apptest_pages import SCENARIOS, assert_clean, open_page
 
 import attention_models as am
 from attention_views.sections import real_model as rm

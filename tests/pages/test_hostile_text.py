@@ -15,7 +15,7 @@ import html
 import json
 
 import pytest
-from conftest import ROOT, assert_clean, plotly_figures
+from apptest_pages import ROOT, assert_clean, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 from attention_views import share

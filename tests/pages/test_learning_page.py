@@ -3,7 +3,7 @@ learning) and the lesson "A head learns a job" (both jobs, every step, play); li
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
+from apptest_pages import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac

@@ -1,7 +1,7 @@
 """Issue 14: each scenario's explanation is shown, open, on the page its lecture starts on, and only there."""
 
 import pytest
-from conftest import SCENARIOS, assert_clean, open_page
+from apptest_pages import SCENARIOS, assert_clean, open_page
 
 import attention_core as ac
 from attention_views.widgets import NATURAL_PAGE

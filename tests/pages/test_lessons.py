@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
+from apptest_pages import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac

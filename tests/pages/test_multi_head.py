@@ -6,7 +6,7 @@ run_scenario reproduces them (tests/core checks those against the notebook).
 
 import numpy as np
 import pytest
-from conftest import ROOT, assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
+from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 

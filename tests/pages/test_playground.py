@@ -2,7 +2,16 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures, sent_array
+from apptest_pages import (
+    assert_clean,
+    edit_cells,
+    editor_key,
+    heatmap_z,
+    open_page,
+    open_tab,
+    plotly_figures,
+    sent_array,
+)
 
 import attention_core as ac
 from attention_views.session import new_lab

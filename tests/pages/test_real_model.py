@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import assert_clean, heatmap_z, open_page, plotly_figures, reopen, sent_array
+from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import _in_order, assert_clean, link_state, open_page, open_tab, plotly_figures, sent_array
+from apptest_pages import _in_order, assert_clean, link_state, open_page, open_tab, plotly_figures, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am

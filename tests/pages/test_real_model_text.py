@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 
 import pytest
-from conftest import ROOT, assert_clean, open_page, plotly_figures, reopen
+from apptest_pages import ROOT, assert_clean, open_page, plotly_figures, reopen
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, heatmap_z, open_page, plotly_figures, sent_array
+from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures, sent_array
 
 import attention_core as ac
 

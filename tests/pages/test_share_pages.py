@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import ROOT, SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, plotly_figures
+from apptest_pages import ROOT, SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 from attention_views import share

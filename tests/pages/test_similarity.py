@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from conftest import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen
+from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen
 
 import attention_core as ac
 from attention_views.editors import table_to_matrix

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import assert_clean, open_page, plotly_figures
+from apptest_pages import assert_clean, open_page, plotly_figures
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import attention_core as ac

@@ -3,7 +3,7 @@
 import json
 
 import numpy as np
-from conftest import SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab
+from apptest_pages import SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
