@@ -69,9 +69,8 @@ def browser():
 
 @pytest.fixture(scope="session")
 def context(browser, app_url):
-    """One browser context per worker, on a 1280x720 viewport: its tabs share the HTTP cache (the frontend's
-    files load once), and each tab is a Streamlit session of its own. Tests that need browsers that share nothing
-    (two students) make their own contexts."""
+    """One browser context per worker, on a 1280x720 viewport, for tests that only look (the layout tests): its
+    tabs share the HTTP cache (the frontend's files load once), and each tab is a Streamlit session of its own."""
     context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
     context.set_default_timeout(30_000)
     yield context
@@ -79,17 +78,20 @@ def context(browser, app_url):
 
 
 @pytest.fixture
-def page(context):
-    """A new tab, so a fresh Streamlit session, on a 1280x720 viewport."""
-    page = context.new_page()
-    yield page
-    page.close()
+def page(browser, app_url):
+    """A fresh browser context (so a fresh Streamlit session, nothing shared with other tests' tabs: the grid's
+    typing and focus) on a 1280x720 viewport."""
+    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
+    context.set_default_timeout(30_000)
+    yield context.new_page()
+    context.close()
 
 
 @pytest.fixture(scope="module")
-def module_tab(context):
+def module_tab(browser, app_url):
     """One tab (one Streamlit session) that a module's tests share, each going on from where the last left it: for
     checks that a click inside the app repeats (a lesson's card, a scenario's pick), one page load, not one each."""
-    page = context.new_page()
-    yield page
-    page.close()
+    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
+    context.set_default_timeout(30_000)
+    yield context.new_page()
+    context.close()

@@ -74,6 +74,8 @@ VIEWS = [(path, DEFAULT_SCENARIO) for path, _ in APP_PAGES] + [
     ("/multi_head", "apple-orange"),
     ("/playground", "apple-orange"),
     ("/playground", "online-softmax"),
+    ("/playground", "random-causal"),  # a few tokens: the digits written even on a 1024 projector
+    ("/playground", "random-seed42"),
     ("/step_by_step", "mammal-query"),
     ("/step_by_step", "random-causal"),
     ("/step_by_step", "random-seed42"),
@@ -100,16 +102,20 @@ def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(contex
     1024x768 and at 1280x720 (the same page, the window widened), projector mode off and then on: no chart
     label is cut off or overlaps another, no cell's digits run into their neighbours', no formula or metric is cut.
     (Found before: the home page's formulas past their column, the positions page's digits, apple-orange's key
-    labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.)"""
+    labels and head titles, the dot product's formula and sum, a row of five metrics at 1024 px.) On the views that
+    have them, on the same page: the fold and tables-beside checks on a 1280x720 projector, the result tables in
+    the modes listed, the digits of a few tokens and the Q, K, V tab on a 1024x768 projector."""
     direct = scenario == DEFAULT_SCENARIO  # the page's bare URL: a fresh session opens on this scenario
     with _opened(context, path if direct else plain_link(path, scenario), "1024x768") as page:
         problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"))
         if direct:
             assert_opened_directly(page, path, TOKEN_GRID.get(path))
+        problems += [f"normal, 1280x720: {p}" for p in _result_table_problems(page, path, scenario, False)]
         set_projector(page, on=True)  # at 1280 px, where the sidebar and its toggle are open
         wait_laid_out(page)
         problems += [f"projector, 1280x720: {p}" for p in _projector_problems(page, path, scenario)]
         problems += _layout_problems(page, f"projector_{scenario}", ("1280x720", "1024x768"))
+        problems += [f"projector, 1024x768: {p}" for p in _small_projector_problems(page, path, scenario)]
     assert not problems, "\n".join(problems)
 
 
@@ -123,6 +129,29 @@ def _projector_problems(page, path: str, scenario: str) -> list[str]:
     ]
     if (path, scenario) in BESIDE_KEYS:
         problems += _beside_problems(page, path, BESIDE_KEYS[path, scenario])
+    return problems + _result_table_problems(page, path, scenario, True)
+
+
+FEW_TOKENS = {("/playground", "random-causal"), ("/playground", "random-seed42")}
+
+
+def _small_projector_problems(page, path: str, scenario: str) -> list[str]:
+    """On a 1024x768 projector: three or four keys leave room for "0.53" in every cell (mammal-query's five keys,
+    with labels up to seven letters, do not: there the digits stay out, the hover has them); and the playground's
+    Q, K, V tab, drawn only when opened, has no label cut off, there and at 1280x720 (the page is left at 1280)."""
+    problems = []
+    if (path, scenario) in FEW_TOKENS and not page.locator(".st-key-playground_heatmap .hm text").count():
+        problems.append("the weights heatmap writes no digits")
+    if (path, scenario) == ("/playground", DEFAULT_SCENARIO):
+        page.get_by_role("tab", name="Queries, keys and values").click()
+        page.locator(".st-key-playground_V_fig .js-plotly-plot").wait_for()
+        wait_idle(page)
+        for size in ("1024x768", "1280x720"):
+            page.set_viewport_size(SIZES[size])
+            wait_laid_out(page)
+            assert_clean(page)
+            problems += [f"the Q, K, V tab at {size}: {p}" for p in label_problems(page)]
+            screenshot(page, f"layout_playground_qkv_{size}")
     return problems
 
 
@@ -203,32 +232,6 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(co
     assert all(box is not None for box in tops.values()), f"not drawn: {[w for w, b in tops.items() if b is None]}"
     low = {what: round(box["y"]) for what, box in tops.items() if box["y"] >= fold}
     assert not low, f"below the fold ({fold} px) at {size}: {low}"
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_the_playground_qkv_tab_labels_are_not_cut_off(context, size):
-    """The playground's Q, K, V tab is drawn only when opened: its heatmaps get the same check."""
-    with _projector_page(context, "/playground", "emma-friend", size) as page:
-        page.get_by_role("tab", name="Queries, keys and values").click()
-        page.locator(".st-key-playground_V_fig .js-plotly-plot").wait_for()
-        wait_idle(page)
-        assert_clean(page)
-        wait_laid_out(page)
-        problems = label_problems(page)
-        screenshot(page, f"layout_playground_qkv_{size}")
-    assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize("scenario", ["random-causal", "random-seed42"])
-def test_a_few_tokens_get_their_digits_written_and_apart_on_a_1024_projector(context, scenario):
-    """Three or four keys leave room for "0.53" in every cell even at 1024 pixels (mammal-query's five keys,
-    with labels up to seven letters, do not: there the digits stay out on a projector, the hover has them)."""
-    with _projector_page(context, "/playground", scenario, "1024x768") as page:
-        digits = page.locator(".st-key-playground_heatmap .hm text").count()
-        problems = cell_text_problems(page)
-        screenshot(page, f"digits_playground_{scenario}_1024x768")
-    assert digits > 0, "the weights heatmap writes no digits"
-    assert not problems, "\n".join(problems)
 
 
 SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
@@ -329,7 +332,32 @@ _RESULT_TABLE_JS = """(last) => {  // the table of columns token, v0 ... (the gr
 }"""
 
 
-@pytest.mark.parametrize(("path", "scenario", "last", "modes"), RESULT_TABLES)
+RESULT_KEYS = {
+    (path, scenario): (last, modes) for path, scenario, last, modes in RESULT_TABLES if (path, scenario) in VIEWS
+}
+
+
+def _result_table_problems(page, path: str, scenario: str, projector: bool) -> list[str]:
+    """The view's result table of RESULT_TABLES shows every column (:func:`_table_problems`), where the view has one
+    checked in this mode."""
+    last, modes = RESULT_KEYS.get((path, scenario), (None, ()))
+    return _table_problems(page, path, scenario, last, projector) if projector in modes else []
+
+
+def _table_problems(page, path: str, scenario: str, last: str, projector: bool) -> list[str]:
+    """The result table whose columns end at ``last`` shows every one of them."""
+    table = wait_until(page, lambda: page.evaluate(_RESULT_TABLE_JS, last), "the table", 10, required=False)
+    screenshot(page, f"result_table{path.replace('/', '_')}_{scenario}_{'projector' if projector else 'normal'}")
+    if table is None:
+        return [f"no table of columns {last[0]}0 ... {last}"]
+    if table["hidden"] > 1 or table["headers"][-1] != last:
+        return [f"{table['hidden']} px of columns hidden ({table['headers']})"]
+    return []
+
+
+@pytest.mark.parametrize(
+    ("path", "scenario", "last", "modes"), [r for r in RESULT_TABLES if r[:2] not in RESULT_KEYS]
+)  # the others are checked by the layout test, on the same view
 def test_a_result_table_shows_every_value_dimension(context, path, scenario, last, modes):
     """At 1280x720, projector mode off and on, a result table (the output, the online softmax's accumulated output,
     the KV cache) shows every column: in half the page or beside the heatmap, eight dimensions hid the last one to
@@ -338,14 +366,9 @@ def test_a_result_table_shows_every_value_dimension(context, path, scenario, las
     problems = []
     with _opened(context, plain_link(path, scenario)) as page:
         for projector in modes:
-            mode = "projector" if projector else "normal"
             set_projector(page, on=projector)
             assert_clean(page)
             wait_laid_out(page)
-            table = wait_until(page, lambda: page.evaluate(_RESULT_TABLE_JS, last), "the table", 10, required=False)
-            screenshot(page, f"result_table{path.replace('/', '_')}_{scenario}_{mode}")
-            if table is None:
-                problems.append(f"{mode}: no table of columns {last[0]}0 ... {last}")
-            elif table["hidden"] > 1 or table["headers"][-1] != last:
-                problems.append(f"{mode}: {table['hidden']} px of columns hidden ({table['headers']})")
+            mode = "projector" if projector else "normal"
+            problems += [f"{mode}: {p}" for p in _table_problems(page, path, scenario, last, projector)]
     assert not problems, "\n".join(problems)
