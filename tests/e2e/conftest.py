@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from streamlit_browser import new_context
 
 from deploy import devserver
 
@@ -27,7 +28,6 @@ CHROMIUM_ARGS = [
     "--disable-quic",
     "--no-first-run",
 ]
-VIEWPORT = {"width": 1280, "height": 720}
 
 
 @pytest.fixture(scope="session")
@@ -71,8 +71,7 @@ def browser():
 def context(browser, app_url):
     """One browser context per worker, on a 1280x720 viewport, for tests that only look (the layout tests): its
     tabs share the HTTP cache (the frontend's files load once), and each tab is a Streamlit session of its own."""
-    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
-    context.set_default_timeout(30_000)
+    context = new_context(browser, app_url)
     yield context
     context.close()
 
@@ -81,8 +80,7 @@ def context(browser, app_url):
 def page(browser, app_url):
     """A fresh browser context (so a fresh Streamlit session, nothing shared with other tests' tabs: the grid's
     typing and focus) on a 1280x720 viewport."""
-    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
-    context.set_default_timeout(30_000)
+    context = new_context(browser, app_url)
     yield context.new_page()
     context.close()
 
@@ -91,7 +89,6 @@ def page(browser, app_url):
 def module_tab(browser, app_url):
     """One tab (one Streamlit session) that a module's tests share, each going on from where the last left it: for
     checks that a click inside the app repeats (a lesson's card, a scenario's pick), one page load, not one each."""
-    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
-    context.set_default_timeout(30_000)
+    context = new_context(browser, app_url)
     yield context.new_page()
     context.close()

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from playwright.sync_api import Browser, BrowserContext, Locator, Page
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Locator, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -210,6 +210,16 @@ def app_pages() -> list[tuple[str, str]]:
             url_path = kw.get("url_path", Path(ast.literal_eval(node.args[0])).stem)
             pages.append(("/" if kw.get("default") else f"/{url_path}", kw.get("title", url_path)))
     return pages
+
+
+VIEWPORT = {"width": 1280, "height": 720}  # a projector's
+
+
+def new_context(browser: Browser, app_url: str) -> BrowserContext:
+    """A browser context of its own (its tabs share nothing with other contexts') on a 1280x720 viewport."""
+    context = browser.new_context(viewport=VIEWPORT, base_url=app_url)
+    context.set_default_timeout(30_000)
+    return context
 
 
 def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:

@@ -128,7 +128,7 @@ def _projector_problems(page, path: str, scenario: str) -> list[str]:
         for problem in _fold_problems(page, control, chart)
     ]
     if (path, scenario) in BESIDE_KEYS:
-        problems += _beside_problems(page, path, BESIDE_KEYS[path, scenario])
+        problems += _beside_problems(page, path, scenario, BESIDE_KEYS[path, scenario])
     return problems + _result_table_problems(page, path, scenario, True)
 
 
@@ -192,17 +192,23 @@ assert set(CAUSE_AND_EFFECT) <= set(VIEWS)
 
 
 def _fold_problems(page, control: str, chart: str) -> list[str]:
-    """The control and the chart it changes both start above the fold of a 720-pixel window (40 px to spare)."""
+    """The control and the chart it changes both start above the fold of a 720-pixel window."""
+    screenshot(page, f"fold{urlparse(page.url).path.replace('/', '_')}")
+    return _below_the_fold(page, {control: control, chart: chart}, 720)
+
+
+def _below_the_fold(page, selectors: dict[str, str], height: int) -> list[str]:
+    """Each of ``selectors`` (what: selector) drawn and starting above the fold of a ``height``-pixel window, with
+    40 px to spare; what is not drawn or starts lower, said."""
     tops = {}
-    for what, selector in (("control", control), ("chart", chart)):
+    for what, selector in selectors.items():
         found = page.locator(selector)
         box = found.first.bounding_box() if found.count() else None
         if box is None:
-            return [f"{selector} is not drawn"]
+            return [f"{what} is not drawn"]
         tops[what] = box["y"]
-    screenshot(page, f"fold{urlparse(page.url).path.replace('/', '_')}")
-    low = {what: round(top) for what, top in tops.items() if top >= 720 - 40}
-    return [f"{control} and {chart}: below the fold {low}"] if low else []
+    low = {what: round(top) for what, top in tops.items() if top >= height - 40}
+    return [f"below the fold ({height - 40} px): {low}"] if low else []
 
 
 EXERCISES_FIRST_SCREEN = {  # "Learn it" and the editors, and the weights they change
@@ -226,12 +232,9 @@ def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(co
         page.locator(".st-key-exercises_loss .js-plotly-plot").wait_for()  # the run has started
         assert_clean(page)
         wait_laid_out(page)
-        tops = {what: page.locator(selector).first.bounding_box() for what, selector in EXERCISES_FIRST_SCREEN.items()}
+        problems = _below_the_fold(page, EXERCISES_FIRST_SCREEN, SIZES[size]["height"])
         screenshot(page, f"fold_exercises_{'projector' if projector else 'normal'}_{size}")
-    fold = SIZES[size]["height"] - 40
-    assert all(box is not None for box in tops.values()), f"not drawn: {[w for w, b in tops.items() if b is None]}"
-    low = {what: round(box["y"]) for what, box in tops.items() if box["y"] >= fold}
-    assert not low, f"below the fold ({fold} px) at {size}: {low}"
+    assert not problems, f"at {size}: {problems}"
 
 
 SEEDS = ("random-causal", "apple-orange", "emma-friend", "mammal-query", "random-seed42")
@@ -250,14 +253,14 @@ TABLES_BESIDE = [("/playground", scenario, "playground_heatmap") for scenario in
 BESIDE_KEYS = {(path, scenario): key for path, scenario, key in TABLES_BESIDE if (path, scenario) in VIEWS}
 
 
-def _beside_problems(page, path: str, key: str) -> list[str]:
+def _beside_problems(page, path: str, scenario: str, key: str) -> list[str]:
     """At 1280x720 in projector mode the first table and the weights heatmap lie side by side, both above the fold,
     the heatmap at least half the row (its cells stay readable); the table shows at least 12rem of itself and
     scrolls sideways for the rest (before browser layout, every column of the seeds' tables was planned to fit)."""
     table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
     heatmap = page.locator(f".st-key-{key} .js-plotly-plot").bounding_box()
     row = page.locator(f".st-key-beside_{path.strip('/')}").bounding_box()  # widgets.beside's row
-    screenshot(page, f"columns{path.replace('/', '_')}")
+    screenshot(page, f"columns{path.replace('/', '_')}_{scenario}")
     problems = []
     if heatmap["x"] < table["right"]:
         problems.append("the heatmap is not beside the table")
@@ -276,7 +279,7 @@ def _beside_problems(page, path: str, key: str) -> list[str]:
 def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(context, path, scenario, key):
     """:func:`_beside_problems` on a view opened in projector mode at 1280x720."""
     with _projector_page(context, path, scenario) as page:
-        problems = _beside_problems(page, path, key)
+        problems = _beside_problems(page, path, scenario, key)
     assert not problems, "\n".join(problems)
 
 

@@ -30,6 +30,7 @@ from streamlit_browser import (
     assert_clean,
     chart,
     choose_option,
+    new_context,
     open_page,
     pick_sidebar_scenario,
     wait_idle,
@@ -40,7 +41,6 @@ import attention_core as ac
 
 ROOT = Path(__file__).resolve().parents[2]
 HEATMAP = "playground_heatmap"
-VIEWPORT = {"width": 1280, "height": 720}
 
 # ---- two sessions in one browser ------------------------------------------------------------------
 
@@ -48,9 +48,7 @@ VIEWPORT = {"width": 1280, "height": 720}
 @pytest.fixture
 def two_pages(browser, app_url):
     """Two independent browser contexts (two Streamlit sessions) on the same server, open at once."""
-    contexts = [browser.new_context(viewport=VIEWPORT, base_url=app_url) for _ in range(2)]
-    for context in contexts:
-        context.set_default_timeout(30_000)
+    contexts = [new_context(browser, app_url) for _ in range(2)]
     yield [context.new_page() for context in contexts]
     for context in contexts:
         context.close()
