@@ -77,9 +77,15 @@ def context(browser, app_url):
 
 
 @pytest.fixture
-def page(browser, app_url):
-    """A fresh browser context (so a fresh Streamlit session, nothing shared with other tests' tabs: the grid's
-    typing and focus) on a 1280x720 viewport."""
+def page(request, browser, app_url):
+    """A new tab, a fresh Streamlit session, on a 1280x720 viewport: in a fresh browser context (nothing shared
+    with other tests' tabs: the grid's typing and focus); in a module marked ``looks_only`` (it opens, looks and
+    clicks, never types into a grid), in the worker's shared context, whose cache holds the frontend's files."""
+    if request.node.get_closest_marker("looks_only"):
+        tab = request.getfixturevalue("context").new_page()
+        yield tab
+        tab.close()
+        return
     context = new_context(browser, app_url)
     yield context.new_page()
     context.close()

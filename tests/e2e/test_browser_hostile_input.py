@@ -21,7 +21,7 @@ from attention_views.session import new_lab
 from tests.hostile_text import HOSTILE as HOSTILE_TEXTS
 from tests.hostile_text import LONE_SURROGATE, hostile_lab, hostile_link_state, user_texts
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 HOSTILE = [
     "[x](http://example.com)",

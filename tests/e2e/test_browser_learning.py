@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from streamlit_browser import assert_clean, choose_option, figures, open_page, screenshot, wait_idle, wait_until
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 
 def drawn(page) -> tuple[list | None, list | None]:

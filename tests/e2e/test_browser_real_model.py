@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit_browser import assert_clean, chart, figures, open_page, screenshot, wait_idle, wait_until
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 
 def _head_title(page) -> str | None:

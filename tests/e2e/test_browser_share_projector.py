@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from streamlit_browser import assert_clean, chart, open_page, screenshot, wait_idle, wait_until
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 _LAYOUT_JS = """(key) => {
   const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);

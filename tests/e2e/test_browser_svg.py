@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from streamlit_browser import assert_clean, open_page, wait_idle
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 
 def test_the_camera_saves_a_valid_svg_with_the_charts_text(page, tmp_path):
