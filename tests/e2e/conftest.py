@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from streamlit_browser import new_context
+from streamlit_browser import new_context, screenshot
 
 from deploy import devserver
 
@@ -98,3 +98,20 @@ def module_tab(browser, app_url):
     context = new_context(browser, app_url)
     yield context.new_page()
     context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test leaves a screenshot of its tab, test-output/screenshots/FAILED_<test>.png, taken
+    before its fixtures close the tab; the report names the file."""
+    report = yield
+    tab = item.funcargs.get("page") or item.funcargs.get("module_tab") if hasattr(item, "funcargs") else None
+    if report.when == "call" and report.failed and tab is not None and not tab.is_closed():
+        name = "FAILED_" + "".join(c if c.isalnum() or c in "-_" else "_" for c in item.name)[:150]
+        try:
+            path = screenshot(tab, name)
+        except Exception as err:  # the browser itself may be what failed
+            report.sections.append(("screenshot", f"none taken: {err}"))
+        else:
+            report.sections.append(("screenshot", f"{path} (at {tab.url})"))
+    return report
