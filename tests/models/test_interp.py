@@ -156,16 +156,24 @@ def test_residual_patching_is_zero_where_the_prompts_agree_and_one_on_the_last_o
     assert shares[29, T - 1] > 0.8 and abs(clean_ld - corrupt_ld) > 10
 
 
-def test_patch_heads_shares_progress_and_batching(model, answers, monkeypatch):
+def test_patch_heads_shares_and_progress(model, answers):
     seen: list[float] = []
     shares = model.patch_heads(am.IOI.clean, am.IOI.corrupt, *answers, progress=seen.append)
     assert shares.shape == (30, 9)
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
     assert np.unravel_index(np.argmax(shares), shares.shape) == (23, 3)  # the head DLA names too
     assert 0.5 < shares[23, 3] < 0.7
-    monkeypatch.setattr(am.interp, "BATCH_ROWS", 14 * 7)  # batches of 7 sequences
-    small = model.patch_heads(am.IOI.clean, am.IOI.corrupt, *answers)
-    np.testing.assert_allclose(small, shares, atol=1e-4)
+
+
+def test_the_batch_size_changes_no_patched_logit_difference(default_run, corrupt_run, answers, monkeypatch):
+    """Patches starting at four layers, run in one batch and in batches of 7 sequences (starts mixed within a
+    batch and across batches): the same numbers."""
+    patches = [Patch(layer, head=h) for layer in (0, 11, 23, 29) for h in range(9)]
+    whole = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
+    monkeypatch.setattr(am.interp, "BATCH_ROWS", len(default_run.token_ids) * 7)
+    small = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
+    np.testing.assert_allclose(small, whole, atol=1e-4)
+    assert np.ptp(whole) > 0.1  # the patches do differ
 
 
 def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_run, corrupt_run, answers):
