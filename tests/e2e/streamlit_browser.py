@@ -395,6 +395,18 @@ _SCROLLED_TO_END_JS = """(s, ms) => new Promise((resolve, reject) => {
 })"""
 
 
+# Resolves once the focus is inside the element (the grid has taken a click), rejects after ms.
+_HAS_FOCUS_JS = """(e, ms) => new Promise((resolve, reject) => {
+  const start = performance.now();
+  const check = () => {
+    if (e.contains(document.activeElement)) resolve(true);
+    else if (performance.now() - start > ms) reject(new Error('the grid did not take the focus'));
+    else requestAnimationFrame(check);
+  };
+  check();
+})"""
+
+
 def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 5) -> Locator:
     """Open the cell editor on data row ``row`` (0 = first) of the editor's last column as a person
     would: click a cell of that row, End (the grid scrolls its last column into view), double-click
@@ -407,9 +419,13 @@ def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int =
         box = stable_box(page, canvas)
         y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
         page.mouse.click(box["x"] + box["width"] / 2, y)
+        try:  # a key pressed before the grid has taken the click's focus is lost: wait for the focus
+            editor.evaluate(_HAS_FOCUS_JS, 5_000)
+        except PlaywrightError:
+            continue  # the click landed while the page was still moving: click again
         page.keyboard.press("End")
-        try:  # a key pressed before the grid has taken the click's focus is lost: then click and press again
-            scroller.evaluate(_SCROLLED_TO_END_JS, 2_000)
+        try:
+            scroller.evaluate(_SCROLLED_TO_END_JS, 5_000)
         except PlaywrightError:
             continue
         box = stable_box(page, canvas)
