@@ -105,7 +105,8 @@ def pytest_runtest_makereport(item, call):
     """A failed browser test leaves a screenshot of its tab, test-output/screenshots/FAILED_<test>.png, taken
     before its fixtures close the tab; the report names the file."""
     report = yield
-    tab = item.funcargs.get("page") or item.funcargs.get("module_tab") if hasattr(item, "funcargs") else None
+    args = getattr(item, "funcargs", {})
+    tab = args.get("page") or args.get("module_tab")
     if report.when == "call" and report.failed and tab is not None and not tab.is_closed():
         name = "FAILED_" + "".join(c if c.isalnum() or c in "-_" else "_" for c in item.name)[:150]
         try:

@@ -383,28 +383,24 @@ def stable_box(page: Page, locator: Locator, settle_ms: int = 300, timeout_s: fl
     return last
 
 
-# Resolves once the grid's scroller shows its last column (it has scrolled to its right end), rejects after ms.
-_SCROLLED_TO_END_JS = """(s, ms) => new Promise((resolve, reject) => {
+def _until_js(condition: str, failure: str) -> str:
+    """A script for ``locator.evaluate(script, ms)``: resolves once ``condition`` holds of the element ``e``, looked
+    at each frame, and rejects with ``failure`` after ``ms`` of the page's time."""
+    return f"""(e, ms) => new Promise((resolve, reject) => {{
   const start = performance.now();
-  const check = () => {
-    if (s.scrollLeft + s.clientWidth >= s.scrollWidth - 1) resolve(true);
-    else if (performance.now() - start > ms) reject(new Error('the grid did not scroll to its last column'));
+  const check = () => {{
+    if ({condition}) resolve(true);
+    else if (performance.now() - start > ms) reject(new Error({failure!r}));
     else requestAnimationFrame(check);
-  };
+  }};
   check();
-})"""
+}})"""
 
 
-# Resolves once the focus is inside the element (the grid has taken a click), rejects after ms.
-_HAS_FOCUS_JS = """(e, ms) => new Promise((resolve, reject) => {
-  const start = performance.now();
-  const check = () => {
-    if (e.contains(document.activeElement)) resolve(true);
-    else if (performance.now() - start > ms) reject(new Error('the grid did not take the focus'));
-    else requestAnimationFrame(check);
-  };
-  check();
-})"""
+_SCROLLED_TO_END_JS = _until_js(  # the grid's scroller shows its last column (it has scrolled to its right end)
+    "e.scrollLeft + e.clientWidth >= e.scrollWidth - 1", "the grid did not scroll to its last column"
+)
+_HAS_FOCUS_JS = _until_js("e.contains(document.activeElement)", "the grid did not take the focus")  # a click taken
 
 
 def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 5) -> Locator:
