@@ -32,8 +32,7 @@ def activation_bars(
         y=values,
         name=yaxis_title,
         marker={"color": theme.series_color(0)},
-        customdata=[_hover_name(t, i) for i, t in enumerate(labels)],
-        hovertemplate=f"token: %{{customdata}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
+        hovertemplate=f"token: %{{x}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     )
     layout = _bar_axes(labels, yaxis_title)
     return _finish([bar], layout, title or "Activation strength", s, height=380 if projector else 300)
@@ -55,7 +54,6 @@ def grouped_activation_bars(
     if not series:
         raise ValueError("series is empty: give at least one named list of values, e.g. {'single-head': norms}")
     labels = _as_labels(tokens, len(tokens), "tokens", "tokens")
-    names = [_hover_name(t, i) for i, t in enumerate(labels)]
     bars = []
     for n, (name, values) in enumerate(series.items()):
         v = _as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
@@ -67,8 +65,7 @@ def grouped_activation_bars(
                 name=str(name),
                 offsetgroup=str(n),
                 marker={"color": theme.series_color(n)},
-                customdata=names,
-                hovertemplate=f"{name}<br>token: %{{customdata}}<br>value: %{{y:.4f}}<extra></extra>",
+                hovertemplate=f"{name}<br>token: %{{x}}<br>value: %{{y:.4f}}<extra></extra>",
             )
         )
     x_title, y_title = axis_titles

@@ -129,27 +129,18 @@ def _template_json() -> str:
 # ---------------------------------------------------------------- shared pieces
 
 
-def _cells(rows: list[str], cols: list[str], keep: np.ndarray | None = None, *extra: np.ndarray) -> np.ndarray:
-    """customdata of a grid: [row label, column label, *extra] per cell, shape (n_rows, n_cols, 2 + len(extra)).
-
-    A string array (copied and sent without a Python call per cell). With ``keep``: an object array with None
-    where ``keep`` is False; a gap never hovers, and a masked grid's two traces would otherwise send every
-    label twice.
-    """
+def _cells(rows: list[str], cols: list[str]) -> np.ndarray:
+    """customdata of a grid whose hover names rows and columns otherwise than its ticks do (``%{customdata[0]}``,
+    ``%{customdata[1]}``): [row name, column name] per cell, shape (n_rows, n_cols, 2), a string array."""
     r = np.array([_hover_name(label, i) for i, label in enumerate(rows)], dtype=str)
     c = np.array([_hover_name(label, j) for j, label in enumerate(cols)], dtype=str)
-    shape = (r.size, c.size)
-    cells = np.stack(np.broadcast_arrays(r[:, None], c[None, :], *extra), axis=-1)  # (n_rows, n_cols, 2 + extra)
-    if keep is None:
-        return cells
-    pairs = np.empty(shape, dtype=object)  # (n_rows, n_cols): a [row, column] list or None
-    for (i, j), k in np.ndenumerate(keep):
-        pairs[i, j] = cells[i, j].tolist() if k else None
-    return pairs
+    return np.stack(np.broadcast_arrays(r[:, None], c[None, :]), axis=-1)  # (n_rows, n_cols, 2)
 
 
 def _hovertemplate(row_name: str, col_name: str, value_name: str, value: str = "%{z:.4f}") -> str:
-    return f"{row_name}: %{{customdata[0]}}<br>{col_name}: %{{customdata[1]}}<br>{value_name}: {value}<extra></extra>"
+    """A grid cell's hover: its row's and column's names from the axes (``%{y}``, ``%{x}``: see :func:`_ticks`)
+    and its value."""
+    return f"{row_name}: %{{y}}<br>{col_name}: %{{x}}<br>{value_name}: {value}<extra></extra>"
 
 
 def _z(Z: np.ndarray) -> np.ndarray:
@@ -160,8 +151,9 @@ def _z(Z: np.ndarray) -> np.ndarray:
     return Z if small or (finite.size and finite.max() >= 1e38) else Z.astype(np.float32)
 
 
-def _heatmap(z: np.ndarray, cells: np.ndarray, hover: str, s: Style, text: list | None, **kw: object) -> go.Heatmap:
-    """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a customdata hover.
+def _heatmap(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: object) -> go.Heatmap:
+    """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a hover (``kw`` may add
+    a ``customdata`` for it).
 
     The cell text has no font size: plotly sizes it to the cells (at most the figure's font), so digits never
     run into their neighbours'; the page's CSS hides digits drawn smaller than can be read (frame.py)."""
@@ -173,7 +165,6 @@ def _heatmap(z: np.ndarray, cells: np.ndarray, hover: str, s: Style, text: list 
         z=z,
         x=np.arange(n_cols),
         y=np.arange(n_rows),
-        customdata=cells,
         hovertemplate=hover,
         hoverongaps=False,
         xgap=s.gap,
@@ -182,20 +173,20 @@ def _heatmap(z: np.ndarray, cells: np.ndarray, hover: str, s: Style, text: list 
     )
 
 
-def _value_trace(M: np.ndarray, cells: np.ndarray, s: Style, *, text: bool, names, **kw) -> go.Heatmap:
-    """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`."""
+def _value_trace(M: np.ndarray, s: Style, *, text: bool, names, hover: str | None = None, **kw) -> go.Heatmap:
+    """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`. ``hover``: a template of
+    its own instead of :func:`_hovertemplate` of ``names``."""
     finite = np.isfinite(M)
     cell_text = [[formats.cell(v) if np.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
-    return _heatmap(_z(np.where(finite, M, np.nan)), cells, _hovertemplate(*names), s, cell_text, **kw)
+    return _heatmap(_z(np.where(finite, M, np.nan)), hover or _hovertemplate(*names), s, cell_text, **kw)
 
 
-def _masked_trace(blocked: np.ndarray, cells: np.ndarray, s: Style, *, text: bool, names) -> go.Heatmap:
+def _masked_trace(blocked: np.ndarray, s: Style, *, text: bool, names) -> go.Heatmap:
     """Grey cells with "−inf" and the hover "masked" where ``blocked``, filling the value trace's gaps."""
     cell_text = [[MINUS_INF if b else "" for b in row] for row in blocked.tolist()] if text else None
     grey = [[0.0, theme.MASKED_COLOR], [1.0, theme.MASKED_COLOR]]
     return _heatmap(
         _z(np.where(blocked, 1.0, np.nan)),
-        cells,
         _hovertemplate(*names[:2], names[2], "masked"),
         s,
         cell_text,
@@ -205,26 +196,33 @@ def _masked_trace(blocked: np.ndarray, cells: np.ndarray, s: Style, *, text: boo
     )
 
 
-def _grid_traces(
-    M: np.ndarray, rows: list[str], cols: list[str], s: Style, *, text: bool, names, **kw
-) -> list[go.Heatmap]:
+def _grid_traces(M: np.ndarray, s: Style, *, text: bool, names, **kw) -> list[go.Heatmap]:
     """Value heatmap of M plus, when M has -inf cells, the grey masked overlay (each hovers only its cells)."""
     blocked = np.isneginf(M)  # (n_q, n_k)
     if not blocked.any():
-        return [_value_trace(M, _cells(rows, cols), s, text=text, names=names, **kw)]
-    return [
-        _value_trace(M, _cells(rows, cols, ~blocked), s, text=text, names=names, **kw),
-        _masked_trace(blocked, _cells(rows, cols, blocked), s, text=text, names=names),
-    ]
+        return [_value_trace(M, s, text=text, names=names, **kw)]
+    return [_value_trace(M, s, text=text, names=names, **kw), _masked_trace(blocked, s, text=text, names=names)]
 
 
 def _ticks(labels: list[str]) -> dict:
-    """Tick values/labels for numeric category axes: every label, or every n-th past MAX_TICK_LABELS.
+    """A numeric axis (0..n-1) named by ``labels``: a tick label at every position, or every n-th past
+    MAX_TICK_LABELS, and every position's name in the hovers (``%{x}``, ``%{y}``).
 
-    Their angle and the margins they need are plotly's (automatic tick angle, ``automargin``)."""
+    plotly.js names a hovered position by its tick's text, else by ``labelalias`` of the number it would print
+    ("37"): the positions without a tick, and blank labels (no tick: their hover says "(blank #i)"), are
+    aliased. ``exponentformat`` "none" keeps that number plain ("1000", not "1k"). The ticks' angle and the
+    margins they need are plotly's (automatic tick angle, ``automargin``)."""
     step = max(1, math.ceil(len(labels) / MAX_TICK_LABELS))
-    idx = list(range(0, len(labels), step))
-    return {"tickmode": "array", "tickvals": idx, "ticktext": [labels[i] for i in idx]}
+    ticked = [i for i in range(0, len(labels), step) if labels[i].strip()]
+    unticked = set(range(len(labels))) - set(ticked)
+    alias = {str(i): _hover_name(labels[i], i) for i in sorted(unticked)}
+    return {
+        "tickmode": "array",
+        "tickvals": ticked,
+        "ticktext": [labels[i] for i in ticked],
+        "labelalias": alias,
+        "exponentformat": "none",
+    }
 
 
 def _grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = True) -> tuple[dict, dict]:

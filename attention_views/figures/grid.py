@@ -18,7 +18,6 @@ from attention_views.figures.base import (
     _finish,
     _grid_axes,
     _height,
-    _hover_name,
     _outline,
     _show_text,
     _trace,
@@ -59,7 +58,7 @@ def clickable_grid(
     }
     if cell is not None:
         layout["shapes"] = _outline(cell)
-    traces = [_cell_markers(W, queries, keys), _colours(W, s, NAMES, text=_show_text(None, *W.shape))]
+    traces = [_cell_markers(W), _colours(W, s, NAMES, text=_show_text(None, *W.shape))]
     height = _height(W.shape[0], s.row_px, extra=90, low=240, high=700)
     return _finish(traces, layout, "Click a cell to explain it", s, height=height)
 
@@ -74,7 +73,6 @@ def _colours(W: np.ndarray, s: Style, names: tuple, *, text: bool, signed: bool 
     zmin, zmax, scale = (-reach, reach, theme.DIVERGING_COLORSCALE) if signed else (0.0, 1.0, s.weights_colorscale)
     cells = _value_trace(
         W,
-        None,  # no customdata: the markers above carry the cells' names
         s,
         text=text,
         names=names,
@@ -89,23 +87,16 @@ def _colours(W: np.ndarray, s: Style, names: tuple, *, text: bool, signed: bool 
     return cells
 
 
-def _cell_markers(
-    W: np.ndarray,
-    rows: list[str],
-    cols: list[str],
-    names: tuple[str, str, str] = NAMES,
-    notes: np.ndarray | None = None,
-) -> go.Scatter:
-    """One invisible marker at each cell's centre (x=j, y=i): customdata [i, j], a hover naming row, column
-    and value (and the cell's ``notes`` word, when given). Clicking selects one; the heatmap under them draws
-    the cells."""
+def _cell_markers(W: np.ndarray, names: tuple[str, str, str] = NAMES, notes: np.ndarray | None = None) -> go.Scatter:
+    """One invisible marker at each cell's centre (x=j, y=i): customdata [i, j], a hover naming row and column
+    (from the axes, as every grid's), the cell's ``notes`` word when given, and the value. Clicking selects one;
+    the heatmap under them draws the cells."""
     i, j = np.indices(W.shape)  # (n_rows, n_cols) each
-    r = [_hover_name(label, a) for a, label in enumerate(rows)]
-    c = [_hover_name(label, b) for b, label in enumerate(cols)]
     row_name, col_name, value_name = names
-    hover = [f"{row_name}: {a}<br>{col_name}: {b}" for a in r for b in c]
+    hover, words = f"{row_name}: %{{y}}<br>{col_name}: %{{x}}", {}
     if notes is not None:
-        hover = [f"{h}<br>{plot_text(n)}" for h, n in zip(hover, np.ravel(notes), strict=True)]
+        hover, words = hover + "<br>%{hovertext}", {"hovertext": [plot_text(n) for n in np.ravel(notes)]}
+    hover += f"<br>{value_name}: %{{marker.color:.4f}}"
     return _trace(
         go.Scatter,
         x=j.ravel(),
@@ -114,8 +105,8 @@ def _cell_markers(
         marker={"symbol": "square", "size": 8, "opacity": 0.0, "color": W.ravel()},
         customdata=np.stack([i.ravel(), j.ravel()], axis=1).tolist(),  # (n_rows * n_cols, 2); a list, as a click
         # returns a point's customdata to Python: a NumPy array would go as a typed array and come back as none
-        hovertext=hover,
-        hovertemplate=f"%{{hovertext}}<br>{value_name}: %{{marker.color:.4f}}<extra></extra>",
+        hovertemplate=hover + "<extra></extra>",
+        **words,
         selected={"marker": {"opacity": 0.0}},
         unselected={"marker": {"opacity": 0.0}},
         showlegend=False,
@@ -159,7 +150,7 @@ def head_score_grid(
     names = ("layer", "head", score_name)
     if notes is not None and np.shape(notes) != S.shape:
         raise ValueError(f"notes has shape {np.shape(notes)} but scores {S.shape}; give one word per head")
-    markers = _cell_markers(S, layers, heads, names, notes)
+    markers = _cell_markers(S, names, notes)
     traces = [markers, _colours(S, s, names, text=False, signed=signed)]
     height = _height(n_layers, 14 if projector else 12, extra=80, low=300, high=560)  # 30 layers above the fold
     return _finish(traces, layout, title or f"Heads by {score_name}", s, height=height)

@@ -66,8 +66,6 @@ def attention_heatmap(
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
     traces = _grid_traces(
         M,
-        queries,
-        keys,
         s,
         text=_show_text(show_text, *M.shape),
         names=("query", "key", value_name),
@@ -106,8 +104,6 @@ def matrix_heatmap(
     lo, hi = _value_range(M, None, None, 0.0 if colorscale is None else None)
     traces = _grid_traces(
         M,
-        rows,
-        cols,
         s,
         text=_show_text(show_text, *M.shape),
         names=("row", "column", "value"),
@@ -136,13 +132,12 @@ def mask_heatmap(
     keys = _as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
     words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
     meaning = np.array([[f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})" for w in row] for row in words])
-    cells = _cells(queries, keys, None, meaning)  # (n_q, n_k, 3): query, key, the mask word
     trace = _heatmap(
         _z(np.where(np.isneginf(M), 0.0, 1.0)),
-        cells,
-        _hovertemplate("query", "key", "mask", "%{customdata[2]}"),
+        _hovertemplate("query", "key", "mask", "%{customdata}"),
         s,
         words if _show_text(None, *M.shape) else None,
+        customdata=meaning,  # (n_q, n_k): the mask word
         zmin=0.0,
         zmax=1.0,
         colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
@@ -213,7 +208,6 @@ def head_grid(
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
     text = _show_text(show_text, *mats[0].shape)
-    cells = _cells(queries, keys)
     panel = _height(len(queries), s.small_row_px, extra=60, low=200, high=600)
     x, y = _grid_axes(queries, keys, s)
     titles = [_panel_title(str(name), PANEL_TITLE_CHARS // n_cols) for name in typed]  # plotly never wraps them
@@ -232,7 +226,7 @@ def head_grid(
         )
         names_h = ("query", "key", f"weight ({names[h]})")
         traces.append(
-            _value_trace(M, cells, s, text=text, names=names_h, name=names[h], xaxis=f"x{k}", yaxis=f"y{k}", **colours)
+            _value_trace(M, s, text=text, names=names_h, name=names[h], xaxis=f"x{k}", yaxis=f"y{k}", **colours)
         )
     for note in layout["annotations"]:
         note["font"] = {"size": s.font}  # the subplot titles
@@ -307,10 +301,11 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
     short = [f"h{h + 1}" for h in range(S.shape[0])]
     trace = _value_trace(
         S,
-        _cells(full, full),
         s,
         text=_show_text(None, *S.shape),
         names=("head", "head", "similarity"),
+        hover="head: %{customdata[0]}<br>head: %{customdata[1]}<br>similarity: %{z:.4f}<extra></extra>",
+        customdata=_cells(full, full),  # the full names: the axes say h1, h2, ...
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,

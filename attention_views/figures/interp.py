@@ -12,13 +12,11 @@ from attention_views.figures.base import (
     _as_labels,
     _as_matrix,
     _as_vector,
-    _cells,
     _colorbar,
     _finish,
     _grid_axes,
     _heatmap,
     _height,
-    _hover_name,
     _hovertemplate,
     _ticks,
     _trace,
@@ -46,8 +44,7 @@ def contribution_bars(
         x=np.arange(v.size),
         y=v,
         marker={"color": [theme.series_color(0) if x >= 0 else theme.series_color(5) for x in v]},
-        customdata=[_hover_name(n, i) for i, n in enumerate(names)],
-        hovertemplate=f"%{{customdata}}<br>{value_name}: %{{y:+.3f}}<extra></extra>",
+        hovertemplate=f"%{{x}}<br>{value_name}: %{{y:+.3f}}<extra></extra>",
     )
     layout = {
         "xaxis": {"range": [-0.5, v.size - 0.5], "title": {"text": xaxis_title}, **_ticks(names)},
@@ -84,13 +81,13 @@ def lens_heatmap(
     if np.shape(np.array(raw, dtype=object)) != P.shape:
         raise ValueError(f"top_tokens has {len(raw)} rows but probs is {P.shape}; give one token per cell")
     words = np.array([_as_labels(row, P.shape[1], "top_tokens", "columns") for row in raw], dtype=str)  # escaped
-    hover = _hovertemplate("layer", "position", "top token", "%{customdata[2]} (p = %{z:.3f})")
+    hover = _hovertemplate("layer", "position", "top token", "%{customdata} (p = %{z:.3f})")
     trace = _heatmap(
         _z(P),
-        _cells(rows, cols, None, words),
         hover,
         s,
         [[plot_text(_cut(w)) for w in row] for row in raw],
+        customdata=words,  # (rows, T): the top token, whole
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
@@ -116,7 +113,6 @@ def residual_patching_heatmap(
     lo, hi = _value_range(M, None, None, 0.0)
     trace = _heatmap(
         _z(M),
-        _cells(rows, cols),
         _hovertemplate("entering layer", "position", "share restored", "%{z:.3f}"),
         s,
         None,

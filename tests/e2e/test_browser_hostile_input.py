@@ -12,12 +12,14 @@ import json
 import zlib
 from urllib.parse import quote, urlparse
 
+import numpy as np
 import pytest
-from streamlit_browser import app_pages, assert_clean, figures, open_page, wait_idle
+from streamlit_browser import app_pages, assert_clean, figures, open_page, wait_idle, wait_until
 
 from attention_views import share
+from attention_views.editors import TOKEN, matrix_table
 from attention_views.formats import WORD_JOINER, plain
-from attention_views.session import new_lab
+from attention_views.session import Lab, new_lab
 from tests.hostile_text import HOSTILE as HOSTILE_TEXTS
 from tests.hostile_text import LONE_SURROGATE, hostile_lab, hostile_link_state, user_texts
 
@@ -131,3 +133,58 @@ def test_every_page_shows_hostile_labels_as_typed_and_fetches_nothing(page, app_
     if name == "multi_head":
         text = page.inner_text("body").replace(WORD_JOINER, "")
         assert f"h1 = {lab.heads['head'][0]}" in text  # the head-name legend, as typed
+
+
+# ---- the hovers name every token, as typed, where the ticks are thinned ------------------------------------------
+
+_HOVER_AT_JS = """([key, panel, i, j]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  const layout = gd._fullLayout, suffix = panel ? String(panel + 1) : "";
+  const xa = layout["xaxis" + suffix], ya = layout["yaxis" + suffix], box = gd.getBoundingClientRect();
+  return [box.left + xa._offset + xa.l2p(j), box.top + ya._offset + ya.l2p(i)];
+}"""
+_HOVER_LINES_JS = """() => Array.from(document.querySelectorAll('.hoverlayer .hovertext text.nums'), text => {
+  const lines = text.querySelectorAll('tspan.line');
+  return lines.length ? Array.from(lines, line => line.textContent) : [text.textContent];
+})"""
+
+
+def _hover_lines(page, key: str, i: int, j: int, panel: int = 0) -> list[str]:
+    """The lines of the hover label plotly draws with the mouse on cell (i, j) of chart ``key``'s panel."""
+    page.mouse.move(0, 0)  # off the chart: the last hover goes
+    wait_until(page, lambda: page.evaluate(_HOVER_LINES_JS) == [], "the last hover gone")
+    x, y = page.evaluate(_HOVER_AT_JS, [key, panel, i, j])
+    page.mouse.move(x, y)
+    return wait_until(page, lambda: next(iter(page.evaluate(_HOVER_LINES_JS)), None), f"a hover on {key} ({i}, {j})")
+
+
+def _long_lab() -> Lab:
+    """30 tokens (the axes label every second one): a hostile label, blank labels and a repeat among them."""
+    lab = new_lab("gqa-heads")  # 4 heads, two panels to a row: the second's rows have no tick labels
+    rng = np.random.default_rng(3)
+    tokens = [f"w{i}" for i in range(30)]
+    tokens[3], tokens[4], tokens[5], tokens[7] = "<b>bold</b>", "", " ", "w0"
+    d = lab.tables["X"].shape[1] - 1
+    X = matrix_table(rng.normal(size=(30, d)), tokens, [c for c in lab.tables["X"].columns if c != TOKEN], tokens=True)
+    lab.tables["X"] = X
+    return lab
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "panel"), [("/playground", "playground_heatmap", 0), ("/multi_head", "multi_head_grid", 1)]
+)
+def test_hovers_name_every_token_as_typed_where_the_ticks_are_thinned(page, path, key, panel):
+    """Past 20 tokens an axis labels every n-th: the hover names the others (plotly's labelalias, figures/base.py)."""
+    open_page(page, f"{path}?state={share.encode(_long_lab())}")
+    wait_idle(page)
+    assert_clean(page)
+    ticks = next(f for f in figures(page) if f["key"] == key)["xticks"]
+    assert "w2" in ticks and "w1" not in ticks and "<b>bold</b>" not in ticks, ticks  # every second one
+    lines = _hover_lines(page, key, 3, 5, panel)
+    assert lines[:2] == ["query: <b>bold</b>", "key: (blank #5)"], lines
+    lines = _hover_lines(page, key, 4, 7, panel)
+    assert lines[:2] == ["query: (blank #4)", "key: w0"], lines  # a repeated label, at a position without a tick
+    lines = _hover_lines(page, key, 8, 29, panel)
+    assert lines[:2] == ["query: w8", "key: w29"], lines  # with a tick, and without
+    bold = page.eval_on_selector_all(".hoverlayer [style*='font-weight:bold']", "els => els.map(e => e.textContent)")
+    assert bold == [], bold

@@ -105,9 +105,8 @@ def test_big_masked_grids_leave_nan_gaps_for_the_grey_overlay():
     np.testing.assert_allclose(z[np.isfinite(S)], S[np.isfinite(S)], rtol=1e-6)
     np.testing.assert_array_equal(np.isnan(grey), np.isfinite(S))
     assert values["hoverongaps"] is masked["hoverongaps"] is False
-    assert masked["hovertemplate"] == "query: %{customdata[0]}<br>key: %{customdata[1]}<br>score: masked<extra></extra>"
-    assert values["customdata"][0][1] is None and masked["customdata"][0][1] == ["t0", "t1"]
-    assert masked["customdata"][1][0] is None, "only the cells a trace draws carry labels"
+    assert masked["hovertemplate"] == "query: %{y}<br>key: %{x}<br>score: masked<extra></extra>"
+    assert "customdata" not in values and "customdata" not in masked, "the axes name the tokens"
 
 
 def test_a_value_too_big_for_float32_keeps_float64():
@@ -117,11 +116,19 @@ def test_a_value_too_big_for_float32_keeps_float64():
     np.testing.assert_array_equal(_z(trace), M)
 
 
-def test_hovers_take_the_value_from_the_cell_and_the_tokens_from_customdata():
-    trace = _sent(figures.attention_heatmap(_weights(N), TOKENS, TOKENS))["data"][0]
-    hover = "query: %{customdata[0]}<br>key: %{customdata[1]}<br>weight: %{z:.4f}<extra></extra>"
-    assert trace["hovertemplate"] == hover
-    assert trace["customdata"][5][7] == ["t5", "t7"]
+def test_hovers_take_the_value_from_the_cell_and_the_tokens_from_the_axes():
+    """Past MAX_TICK_LABELS an axis labels every n-th token; labelalias names the others (as plotly.js reads it:
+    tests/e2e/test_browser_hostile_input.py hovers them), so no cell carries its tokens' names."""
+    sent = _sent(figures.attention_heatmap(_weights(N), TOKENS, TOKENS))
+    trace, x, y = sent["data"][0], sent["layout"]["xaxis"], sent["layout"]["yaxis"]
+    assert trace["hovertemplate"] == "query: %{y}<br>key: %{x}<br>weight: %{z:.4f}<extra></extra>"
+    assert "customdata" not in trace
+    for axis in (x, y):
+        named = dict(zip(axis["tickvals"], axis["ticktext"], strict=True)) | {
+            int(k): v for k, v in axis["labelalias"].items()
+        }
+        assert [named[i] for i in range(N)] == TOKENS
+        assert set(axis["tickvals"]).isdisjoint(int(k) for k in axis["labelalias"]), "a tick's text wins over alias"
 
 
 def _bytes(fig: go.Figure) -> int:
@@ -131,9 +138,10 @@ def _bytes(fig: go.Figure) -> int:
 def test_the_64_token_figures_stay_under_the_payload_budget():
     heads = [_weights(N, seed) for seed in range(8)]
     grid = figures.head_grid(heads, [f"head {h + 1}" for h in range(8)], TOKENS, TOKENS)
-    assert _bytes(grid) < 700_000, "8 heads x 64x64 (was 1.45 MB with per-cell value strings and float lists)"
-    assert _bytes(figures.attention_heatmap(heads[0], TOKENS, TOKENS)) < 150_000
-    assert _bytes(figures.attention_heatmap(_scores(N), TOKENS, TOKENS, zmin=None, zmax=None)) < 150_000
+    # 8 heads x 64x64: 1.45 MB with per-cell value strings and float lists, 0.66 MB with per-cell token names
+    assert _bytes(grid) < 250_000
+    assert _bytes(figures.attention_heatmap(heads[0], TOKENS, TOKENS)) < 40_000
+    assert _bytes(figures.attention_heatmap(_scores(N), TOKENS, TOKENS, zmin=None, zmax=None)) < 80_000
 
 
 @pytest.mark.parametrize("builder", ["clickable_grid", "head_score_grid"])

@@ -32,10 +32,23 @@ def _z(trace) -> np.ndarray:
     return np.array([[np.nan if v is None else v for v in row] for row in trace.z], dtype=float)
 
 
-def _hover(trace, i: int, j: int) -> str:
-    """The hover text plotly would show for grid cell (i, j) of a heatmap trace (customdata, %{z:.4f})."""
-    cell = trace.customdata[i][j]
-    text = re.sub(r"%\{customdata\[(\d)\]\}", lambda m: str(cell[int(m.group(1))]), trace.hovertemplate)
+def axis_name(axis, n: int) -> str:
+    """What plotly.js names position ``n`` of a numeric axis in a hover (``%{x}``): the text of its tick, else
+    the axis's ``labelalias`` of the number, else the number."""
+    ticks = [int(v) for v in axis.tickvals or ()]
+    if n in ticks:
+        return axis.ticktext[ticks.index(n)]
+    return (axis.labelalias or {}).get(str(n), str(n))
+
+
+def _hover(fig: go.Figure, trace, i: int, j: int) -> str:
+    """The hover text plotly would show for grid cell (i, j) of a heatmap trace of ``fig``: the axes' names
+    (%{y}, %{x}), the cell's customdata, %{z:.4f}."""
+    xa, ya = (fig.layout[name[0] + "axis" + name[1:]] for name in (trace.xaxis or "x", trace.yaxis or "y"))
+    cell = None if trace.customdata is None else trace.customdata[i][j]
+    text = trace.hovertemplate.replace("%{x}", axis_name(xa, j)).replace("%{y}", axis_name(ya, i))
+    text = re.sub(r"%\{customdata\[(\d)\]\}", lambda m: str(cell[int(m.group(1))]), text)
+    text = text.replace("%{customdata}", str(cell))
     text = text.replace("%{z:.4f}", f"{_z(trace)[i, j] + 0.0:.4f}")
     return text.replace("<extra></extra>", "")
 
@@ -69,16 +82,17 @@ def test_heatmap_keeps_repeated_and_empty_token_labels():
     fig = figures.attention_heatmap(_weights(6, 3), TOKENS, ["is", "", "is"])
     assert list(fig.layout.yaxis.ticktext) == TOKENS
     assert list(fig.layout.yaxis.tickvals) == list(range(6))
-    assert list(fig.layout.xaxis.ticktext) == ["is", "", "is"]
-    assert _hover(fig.data[0], 5, 1).startswith("query: is<br>key: (blank #1)")
+    assert list(fig.layout.xaxis.ticktext) == ["is", "is"] and list(fig.layout.xaxis.tickvals) == [0, 2]
+    assert fig.layout.xaxis.labelalias == {"1": "(blank #1)"}, "a blank label has no tick; its hover names it"
+    assert _hover(fig, fig.data[0], 5, 1).startswith("query: is<br>key: (blank #1)")
 
 
 def test_heatmap_hover_names_query_key_and_value():
     W = np.array([[0.5812, 0.4188], [0.1, 0.9]])
     fig = figures.attention_heatmap(W, ["friend", "Emma"], ["Emma", "friend"])
-    assert _hover(fig.data[0], 0, 0) == "query: friend<br>key: Emma<br>weight: 0.5812"
+    assert _hover(fig, fig.data[0], 0, 0) == "query: friend<br>key: Emma<br>weight: 0.5812"
     score = figures.attention_heatmap(W, ["friend", "Emma"], ["Emma", "friend"], value_name="score")
-    assert _hover(score.data[0], 1, 1) == "query: Emma<br>key: friend<br>score: 0.9000"
+    assert _hover(score, score.data[0], 1, 1) == "query: Emma<br>key: friend<br>score: 0.9000"
 
 
 def test_heatmap_of_the_emma_friend_scenario_hovers_friend_to_emma():
@@ -87,7 +101,7 @@ def test_heatmap_of_the_emma_friend_scenario_hovers_friend_to_emma():
     sc = ac.load_scenario("emma-friend")
     fig = figures.attention_heatmap(head.weights, sc.query_tokens, sc.key_tokens)
     row = sc.query_tokens.index("friend")
-    assert _hover(fig.data[0], row, 0).startswith("query: friend<br>key: Emma<br>weight: ")
+    assert _hover(fig, fig.data[0], row, 0).startswith("query: friend<br>key: Emma<br>weight: ")
     assert fig.data[0].text[row][0] == f"{head.weights[row, 0]:.2f}"
 
 
@@ -99,7 +113,7 @@ def test_masked_cells_are_grey_minus_inf_with_masked_hover_and_no_inf_in_json():
     assert masked.name == "masked" and masked.showscale is False
     assert masked.text[0][1] == "−inf" and masked.text[1][0] == ""
     assert values.text[0][1] == "", "the value trace leaves masked cells to the grey overlay"
-    assert _hover(masked, 0, 2) == "query: a<br>key: c<br>score: masked"
+    assert _hover(fig, masked, 0, 2) == "query: a<br>key: c<br>score: masked"
     assert masked.z[0][1] == 1.0 and np.isnan(masked.z[1][0])
     data = _json(fig)
     assert "Infinity" not in json.dumps(data)
@@ -183,6 +197,11 @@ def test_many_tokens_thin_the_tick_labels_but_keep_every_row():
     assert len(fig.data[0].y) == n
     assert len(fig.layout.yaxis.tickvals) < n
     assert fig.layout.yaxis.ticktext[1] == f"t{fig.layout.yaxis.tickvals[1]}"
+    names = [f"t{i}" for i in range(n)]
+    assert [axis_name(fig.layout.xaxis, i) for i in range(n)] == [axis_name(fig.layout.yaxis, i) for i in range(n)]
+    assert [axis_name(fig.layout.yaxis, i) for i in range(n)] == names, "the hover names every row"
+    assert fig.layout.yaxis.exponentformat == "none", "row 1000 is not hovered as 1k"
+    assert fig.data[0].customdata is None
 
 
 # ---------------------------------------------------------------- matrix, mask, delta
@@ -198,7 +217,7 @@ def test_matrix_heatmap_is_diverging_around_zero_and_keeps_labels():
     assert list(fig.layout.yaxis.ticktext) == ["is", "is"]
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     assert fig.layout.title.text == "Q"
-    assert _hover(trace, 0, 1) == "row: is<br>column: q1<br>value: -2.0000"
+    assert _hover(fig, trace, 0, 1) == "row: is<br>column: q1<br>value: -2.0000"
     big = figures.attention_heatmap(_weights(2, 3), ["is", "is"], ["q0", "q1", "q2"])
     assert fig.layout.height < big.layout.height, "matrix heatmaps are compact"
 
@@ -215,7 +234,7 @@ def test_mask_heatmap_shows_zero_and_minus_inf_in_two_colours():
     assert trace.text[0][0] == "0" and trace.text[0][1] == "−inf"
     assert trace.z[0][1] != trace.z[0][0]
     assert trace.colorscale[0][1] == theme.MASKED_COLOR and trace.colorscale[-1][1] == theme.ALLOWED_COLOR
-    assert _hover(trace, 0, 2) == "query: a<br>key: c<br>mask: −inf (blocked)"
+    assert _hover(fig, trace, 0, 2) == "query: a<br>key: c<br>mask: −inf (blocked)"
     assert fig.layout.title.text == "Additive mask"
     _json(fig)
 
@@ -255,7 +274,7 @@ def test_head_grid_shares_one_colour_axis_with_one_colour_bar():
     for axis in ("xaxis", "xaxis2", "xaxis3"):
         assert list(fig.layout[axis].ticktext) == ["x", "x", "y"]
     assert fig.layout.yaxis3.range[0] > fig.layout.yaxis3.range[1]
-    assert "weight (Head B)" in _hover(fig.data[1], 0, 0)
+    assert "weight (Head B)" in _hover(fig, fig.data[1], 0, 0)
 
 
 def test_head_grid_lays_heads_out_in_columns_and_checks_shapes():
@@ -291,8 +310,9 @@ def test_clickable_grid_is_one_invisible_marker_per_cell_with_customdata_i_j_ove
     assert cells.colorscale == go.Heatmap(colorscale=theme.WEIGHTS_COLORSCALE).colorscale
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]
     assert list(fig.layout.yaxis.ticktext) == ["is", "is"]
-    assert markers.hovertext[4] == "query: is<br>key: b"
-    assert markers.hovertemplate == "%{hovertext}<br>weight: %{marker.color:.4f}<extra></extra>"
+    assert markers.hovertext is None, "the axes name the cell's tokens"
+    assert markers.hovertemplate == "query: %{y}<br>key: %{x}<br>weight: %{marker.color:.4f}<extra></extra>"
+    assert [axis_name(fig.layout.yaxis, 1), axis_name(fig.layout.xaxis, 1)] == ["is", "b"]
     assert markers.marker.opacity == markers.selected.marker.opacity == markers.unselected.marker.opacity == 0.0
     assert fig.layout.hoverdistance == -1 and fig.layout.clickmode == "event+select"
 
@@ -317,7 +337,8 @@ def test_activation_bars_keep_duplicate_tokens_as_separate_bars():
     assert trace.type == "bar" and list(trace.x) == list(range(6))
     np.testing.assert_allclose(trace.y, norms)
     assert list(fig.layout.xaxis.ticktext) == TOKENS
-    assert list(trace.customdata) == TOKENS
+    assert trace.customdata is None and trace.hovertemplate.startswith("token: %{x}<br>")
+    assert [axis_name(fig.layout.xaxis, i) for i in range(6)] == TOKENS
     assert "L2 norm of output row: %{y:.4f}" in trace.hovertemplate
     assert fig.layout.yaxis.title.text == "L2 norm of output row"
     with pytest.raises(ValueError, match="tokens has 5 labels but there are 6 values"):

@@ -121,6 +121,7 @@ def test_head_similarity_heatmap_draws_the_matrix_with_short_axes_and_full_names
     np.testing.assert_allclose(np.array(trace.z, dtype=float), S)
     assert list(fig.layout.xaxis.ticktext) == ["h1", "h2", "h3", "h4"]
     assert list(trace.customdata[0][1][:2]) == [names[0], names[1]]
+    assert trace.hovertemplate.startswith("head: %{customdata[0]}<br>head: %{customdata[1]}<br>"), "the full names"
     assert (trace.zmin, trace.zmax) == (0.0, 1.0)
     with pytest.raises(ValueError, match="square"):
         figures.head_similarity_heatmap(np.ones((2, 3)), ["a", "b"])
