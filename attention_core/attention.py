@@ -149,7 +149,8 @@ def _stages_in_one_block(
 
 def _stage_shape(Q: np.ndarray, K: np.ndarray) -> tuple[int, ...]:
     """``(..., n_q, n_k)``: the shape of Q @ K.T, leading axes broadcast."""
-    return (*np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]), Q.shape[-2], K.shape[-2])
+    lead = Q.shape[:-2] if Q.shape[:-2] == K.shape[:-2] else np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
+    return (*lead, Q.shape[-2], K.shape[-2])
 
 
 def _check_overflow(scores: np.ndarray, scaled: np.ndarray) -> None:

@@ -221,7 +221,7 @@ def _stacks(heads: list[Head], n_q: int, n_k: int) -> list[range]:
 
 def _shape(head: Head) -> tuple[int, int, bool, bool, bool]:
     """What heads share to run as one stack: d_k, d_v, and which of the biases they have."""
-    return head.d_k, head.d_v, head.b_q is None, head.b_k is None, head.b_v is None
+    return head.W_q.shape[1], head.W_v.shape[1], head.b_q is None, head.b_k is None, head.b_v is None  # checked
 
 
 def _label(head: Head, i: int) -> str:
@@ -242,6 +242,8 @@ def _check_head(h: Head, i: int, d_model: int) -> Head:
             f"heads[{i}] is a {type(h).__name__}, not a Head; make one with Head(W_q, W_k, W_v), "
             "split_heads or selection_head"
         )
+    if _ready(h, d_model):
+        return h
     label = _label(h, i)
     mats = {n: as_matrix(getattr(h, n), f"{label} {n}", copy=False, finite=False) for n in ("W_q", "W_k", "W_v")}
     _check_same_rows({f"{label} {n}": W for n, W in mats.items()}, d_model)
@@ -255,6 +257,22 @@ def _check_head(h: Head, i: int, d_model: int) -> Head:
         for w, b in (("W_q", "b_q"), ("W_k", "b_k"), ("W_v", "b_v"))
     ]
     return Head(mats["W_q"], mats["W_k"], mats["W_v"], *biases, name=h.name)
+
+
+def _ready(h: Head, d_model: int) -> bool:
+    """True when ``h`` is usable as it is: float64 matrices with ``d_model`` rows, W_q and W_k of one width, and
+    each bias absent or a finite float64 vector as wide as its matrix. Anything else goes through the checks
+    above, which convert it or name what is wrong."""
+    for W, b in ((h.W_q, h.b_q), (h.W_k, h.b_k), (h.W_v, h.b_v)):
+        if type(W) is not np.ndarray or W.dtype != np.float64 or W.ndim != 2 or W.shape[0] != d_model:
+            return False
+        if W.shape[1] == 0:
+            return False
+        if b is not None and not (
+            type(b) is np.ndarray and b.dtype == np.float64 and b.shape == (W.shape[1],) and np.isfinite(b).all()
+        ):
+            return False
+    return h.W_q.shape[1] == h.W_k.shape[1]
 
 
 def _check_same_rows(mats: dict[str, np.ndarray], d_model: int | None = None) -> None:

@@ -338,3 +338,20 @@ def test_stages_in_one_block_equal_the_plain_stages_on_a_batch_with_inf_and_mask
     for name in ("scores", "scaled", "masked", "weights", "output"):
         assert getattr(fast, name).dtype == dtype
         np.testing.assert_array_equal(getattr(fast, name), getattr(plain, name), err_msg=name)
+
+
+def test_heads_of_lists_or_integers_give_the_bits_of_float64_heads():
+    """Float64 heads pass the checks as they are (multihead._ready); any other form is converted to the same."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(5, 4))
+    ints = [rng.integers(-3, 4, size=(4, 2)) for _ in range(3)]
+    bias = rng.integers(-2, 3, size=2)
+    as_given = ac.Head(*(W.tolist() for W in ints), b_q=bias, b_v=bias.tolist(), name="typed")
+    as_float = ac.Head(*(W.astype(np.float64) for W in ints), b_q=bias * 1.0, b_v=bias * 1.0, name="typed")
+    a, b = (ac.multi_head_attention(X, heads=[h, h]) for h in (as_given, as_float))
+    for name in STAGES:
+        np.testing.assert_array_equal(getattr(a.heads[1], name), getattr(b.heads[1], name), err_msg=name)
+    np.testing.assert_array_equal(a.output, b.output)
+    wide = ac.Head(*(W.astype(np.float64) for W in ints), b_k=np.ones(3))  # a bias one entry too long
+    with pytest.raises(ac.AttentionInputError, match="b_k has 3 entries but its matrix has 2 columns"):
+        ac.multi_head_attention(X, heads=[wide])
