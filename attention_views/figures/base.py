@@ -177,7 +177,7 @@ def _value_trace(M: np.ndarray, s: Style, *, text: bool, names, hover: str | Non
     """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`. ``hover``: a template of
     its own instead of :func:`_hovertemplate` of ``names``."""
     finite = np.isfinite(M)
-    cell_text = [[formats.cell(v) if np.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
+    cell_text = [[formats.cell(v) if math.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
     return _heatmap(_z(np.where(finite, M, np.nan)), hover or _hovertemplate(*names), s, cell_text, **kw)
 
 
