@@ -269,7 +269,7 @@ def link_token(s: Session) -> str | None:
         s.pristine = new_lab(s.lab.scenario)
     payload = share.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
     if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
-        token = share.encode_payload(payload) if payload.keys() - {"v", "s", "p"} else None
+        token = share.encode_payload(payload, s.link_tables) if payload.keys() - {"v", "s", "p"} else None
         s.link = LinkMemo(payload, token)
     return s.link.token
 

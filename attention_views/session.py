@@ -23,6 +23,8 @@ place. This module never draws anything; :func:`current` is the only read of ``s
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -261,6 +263,11 @@ class TableMemo:
     frame: pd.DataFrame
     pristine: pd.DataFrame | None
     payload: dict | None
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The payload as compact JSON, written once: a link made again after another change reuses it."""
+        return json.dumps(self.payload, separators=(",", ":"), allow_nan=False)
 
 
 @dataclass

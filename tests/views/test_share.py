@@ -211,6 +211,24 @@ def test_payload_with_the_sessions_table_memo_equals_the_one_without_it_and_keep
     assert share.lab_payload(lab, "playground", pristine=other, memo=memo) == share.lab_payload(lab, "playground")
 
 
+@pytest.mark.parametrize("sid", ["emma-friend", "random-causal", "cross-attention"])
+def test_a_token_written_with_the_memo_has_the_bytes_of_one_written_at_once(sid):
+    """encode_payload writes each memoised table part's JSON once (TableMemo.text) and reuses it."""
+    lab, pristine, memo = _edited(sid), new_lab(sid), {}
+    name = next(iter(lab.tables))
+    lab.tables[name] = lab.tables[name].copy()
+    lab.tables[name].iat[0, 1] = "1e400"  # a bad cell travels as typed, in the memo's text too
+    first = share.lab_payload(lab, "playground", pristine=pristine, memo=memo)
+    assert share.encode_payload(first, memo) == share.encode_payload(first)
+    texts = {name: kept.text for name, kept in memo.items() if kept.payload is not None}
+    assert texts and all(json.loads(text) == first["t"][name] for name, text in texts.items())
+    lab.temperature, lab.selected = 1.5, (1, 0)  # scalars change, tables do not: their JSON is not written again
+    again = share.lab_payload(lab, "playground", pristine=pristine, memo=memo)
+    assert share.encode_payload(again, memo) == share.encode_payload(again) == share.encode(lab, "playground")
+    assert all(memo[name].text is text for name, text in texts.items())
+    assert share.decode(share.encode_payload(again, memo))[0].temperature == 1.5
+
+
 def _token_of(document: str) -> str:
     return "1." + base64.urlsafe_b64encode(zlib.compress(document.encode(), 9)).decode().rstrip("=")
 
