@@ -79,15 +79,14 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
         bump_rev(lab)
 
 
-def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False, help: str = "") -> None:
+def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False) -> None:
     """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
     apply_pending_edits(lab, prefix, name)
     frame = lab.tables[name]
-    big = projector()  # two decimals on a projector, as in the heatmaps; Streamlit sizes the columns to their text
-    config = {
-        c: st.column_config.NumberColumn(c, help=help or None, format="%.2f" if big else None)
-        for c in value_columns(frame)
-    }
+    # two decimals on a projector, as in the heatmaps (Streamlit sizes the columns to their text); otherwise the
+    # float columns need no configuration (a NumberColumn each cost a 64-column editor a few ms of every rerun)
+    number = st.column_config.NumberColumn
+    config = {c: number(c, format="%.2f") for c in value_columns(frame)} if projector() else {}
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
     st.data_editor(
