@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -125,23 +124,19 @@ def parse_number(value: object) -> float:
     return number
 
 
-_READ: dict[int, tuple[weakref.ref, list[str], np.ndarray]] = {}
-"""What :func:`table_to_matrix` read from each live table, by the table's identity (tables are replaced, never
-edited in place: session.py): (a weak reference to the table, its row labels, its read-only matrix). An entry
-goes when its table does. Only the table's holder can look its entry up, so no session sees another's data."""
-
-
-def table_to_matrix(frame: pd.DataFrame, table: str) -> tuple[list[str], np.ndarray]:
+def table_to_matrix(frame: pd.DataFrame, table: str, memo: dict | None = None) -> tuple[list[str], np.ndarray]:
     """Row labels and the float matrix ``(rows, cols)`` of a table, or TableError naming row and column.
 
-    A table read before gives the same matrix again, read-only (every rerun reads every table, some twice)."""
-    kept = _READ.get(id(frame))
-    if kept is not None and kept[0]() is frame:
+    ``memo``: a lab's ``read`` (table name -> the table, its labels, its read-only matrix). While ``table`` is
+    still the same object (tables are replaced, never edited in place: session.py), it is not read again and
+    its matrix comes back read-only; a rerun reads each table up to three times."""
+    kept = memo.get(table) if memo is not None else None
+    if kept is not None and kept[0] is frame:
         return list(kept[1]), kept[2]
     labels, M = _read_table(frame, table)
-    M.flags.writeable = False
-    key = id(frame)
-    _READ[key] = (weakref.ref(frame, lambda _, key=key: _READ.pop(key, None)), labels, M)
+    if memo is not None:
+        M.flags.writeable = False
+        memo[table] = (frame, labels, M)
     return list(labels), M
 
 

@@ -318,7 +318,7 @@ def run_multi(lab: Lab) -> MultiHeadView:
     query_tokens, key_tokens, names, heads, single, single_name = run(lab)
     concat = np.concatenate([r.output for r in heads], axis=1)  # (n_q, sum of d_v)
     labels = tuple(concat_labels(lab))
-    W_o = table_to_matrix(lab.tables[W_O], W_O) if lab.use_W_o and W_O in lab.tables else None
+    W_o = table_to_matrix(lab.tables[W_O], W_O, lab.read) if lab.use_W_o and W_O in lab.tables else None
     output = mix(concat, None if W_o is None else W_o[1])
     fix = "V" if is_direct(lab) else "W_v"
     check_output_lengths(single.output, "the single head's output (weights · V)", query_tokens, fix)
@@ -345,14 +345,14 @@ def _check_tokens(query_tokens: list[str], key_tokens: list[str]) -> None:
 
 
 def _run_embedded(lab: Lab) -> tuple:
-    tokens, X = table_to_matrix(lab.tables["X"], "X")  # X (n, d_model)
+    tokens, X = table_to_matrix(lab.tables["X"], "X", lab.read)  # X (n, d_model)
     _check_tokens(tokens, tokens)
     kwargs = attention_kwargs(lab, len(tokens), len(tokens))
     if head_mode(lab) == "selection":
         heads = parse_heads(lab.heads, X.shape[1])
         single = ac.identity_head(X.shape[1], "Single head (identity)")
     else:
-        W = {name: table_to_matrix(lab.tables[name], name)[1] for name in ("W_q", "W_k", "W_v")}
+        W = {name: table_to_matrix(lab.tables[name], name, lab.read)[1] for name in ("W_q", "W_k", "W_v")}
         check_split(split_widths(lab), lab.n_heads)
         names = split_names(split_widths(lab), lab.n_heads)
         split = ac.split_heads(W["W_q"], W["W_k"], W["W_v"], lab.n_heads)
@@ -374,7 +374,7 @@ def _run_embedded(lab: Lab) -> tuple:
 
 
 def _run_direct(lab: Lab) -> tuple:
-    (q_tokens, Q), (k_tokens, K), (_, V) = (table_to_matrix(lab.tables[n], n) for n in ("Q", "K", "V"))
+    (q_tokens, Q), (k_tokens, K), (_, V) = (table_to_matrix(lab.tables[n], n, lab.read) for n in ("Q", "K", "V"))
     _check_tokens(q_tokens, k_tokens)
     kwargs = attention_kwargs(lab, len(q_tokens), len(k_tokens))
     one = ac.scaled_dot_product_attention(Q, K, V, **kwargs)  # validates the shapes first

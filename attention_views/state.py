@@ -50,12 +50,12 @@ class SingleHead:
     X: np.ndarray | None = None
 
 
-def table_errors(tables: dict[str, pd.DataFrame]) -> dict[str, str]:
-    """The message for every table that does not parse, by table name."""
+def table_errors(tables: dict[str, pd.DataFrame], memo: dict | None = None) -> dict[str, str]:
+    """The message for every table that does not parse, by table name (``memo``: table_to_matrix's)."""
     errors = {}
     for name, frame in tables.items():
         try:
-            table_to_matrix(frame, name)
+            table_to_matrix(frame, name, memo)
         except TableError as err:
             errors[name] = str(err)
     return errors
@@ -64,7 +64,9 @@ def table_errors(tables: dict[str, pd.DataFrame]) -> dict[str, str]:
 def run_single_head(lab: Lab) -> SingleHead:
     """Parse the lab's tables and run one head; raises TableError or AttentionInputError."""
     mats = {
-        name: table_to_matrix(frame, name) for name, frame in lab.tables.items() if name in DIRECT_TABLES + EMBED_TABLES
+        name: table_to_matrix(frame, name, lab.read)
+        for name, frame in lab.tables.items()
+        if name in DIRECT_TABLES + EMBED_TABLES
     }  # not W_o: the multi-head page's, and only there
     if "Q" in mats:
         (q_tokens, Q), (k_tokens, K), (v_labels, V) = mats["Q"], mats["K"], mats["V"]

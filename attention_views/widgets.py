@@ -79,7 +79,7 @@ def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
         bump_rev(lab)
 
 
-def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = False) -> None:
+def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic_rows: bool = False) -> None:
     """An editor for one of the lab's tables, with its error (matrix, row, column) right below it."""
     apply_pending_edits(lab, prefix, name)
     frame = lab.tables[name]
@@ -97,7 +97,7 @@ def matrix_editor(lab: Lab, prefix: str, name: str, *, dynamic_rows: bool = Fals
         column_config=config,
         width="content",
     )
-    error = table_errors({name: frame}).get(name)
+    error = table_errors({name: frame}, lab.read).get(name)
     if error:
         st.error(message(error), icon="⚠️")
     _csv_popover(lab, prefix, name)
@@ -450,7 +450,7 @@ def editors_panel(lab: Lab, prefix: str) -> None:
     if tabs[-1].open:
         with tabs[-1]:
             _sizes(lab, prefix)
-    for name, error in table_errors(closed).items():
+    for name, error in table_errors(closed, lab.read).items():
         st.error(f"{message(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
 
 

@@ -1,13 +1,10 @@
 """Editor tables <-> arrays, delta application, and the lab state (no Streamlit needed)."""
 
-import gc
-
 import numpy as np
 import pandas as pd
 import pytest
 
 import attention_core as ac
-from attention_views import editors
 from attention_views.editors import (
     TOKEN,
     Delta,
@@ -63,21 +60,22 @@ def test_bad_cell_names_table_row_and_column(value, reason):
     assert err.value.table == "X"
 
 
-def test_a_table_is_read_once_while_it_lives_and_its_matrix_is_read_only():
-    """table_to_matrix keeps what it read by the table's identity (tables are replaced, never edited in place)."""
-    frame = matrix_table(np.arange(6.0).reshape(2, 3), ["a", "b"], ["x", "y", "z"], tokens=True)
-    labels, M = editors.table_to_matrix(frame, "X")
-    again_labels, again = editors.table_to_matrix(frame, "X")
-    assert again is M and again_labels == labels == ["a", "b"] and again_labels is not labels
+def test_a_table_is_read_once_while_it_is_the_labs_and_its_matrix_is_read_only():
+    """table_to_matrix with a lab's memo (Lab.read) keeps what it read while the table is the same object (tables
+    are replaced, never edited in place); each lab has its own memo."""
+    lab, other = new_lab("emma-friend"), new_lab("emma-friend")
+    frame = lab.tables["K"]
+    labels, M = table_to_matrix(frame, "K", lab.read)
+    again_labels, again = table_to_matrix(frame, "K", lab.read)
+    assert again is M and again_labels == labels and again_labels is not labels
     with pytest.raises(ValueError, match="read-only"):
         M[0, 0] = 9.0
     replaced = frame.copy()  # an edit: a new table, read afresh
     replaced.iat[0, 1] = 9.0
-    assert editors.table_to_matrix(replaced, "X")[1][0, 0] == 9.0 and M[0, 0] == 0.0
-    key = id(replaced)
-    del replaced
-    gc.collect()
-    assert key not in editors._READ, "an entry goes with its table"
+    lab.tables["K"] = replaced
+    assert table_to_matrix(replaced, "K", lab.read)[1][0, 0] == 9.0 and M[0, 0] != 9.0
+    assert other.read == {} and table_to_matrix(other.tables["K"], "K", other.read)[1] is not M
+    assert table_to_matrix(frame, "K")[1].flags.writeable, "without a memo: a new, writable matrix"
 
 
 def test_parse_number_accepts_text_numbers_and_unicode_minus():
