@@ -40,3 +40,18 @@ def test_the_real_model_card_tells_the_four_tools_and_opens_the_page_afresh_on_t
     assert at.text_input(key="real_model_text").value == am.DEFAULT_SENTENCE
     assert at.session_state["real_model_tab"] == "Heads"  # a tab not drawn on Home is forgotten: the first again
     assert at.button(key="real_model_open") is not None  # the Heads tab is drawn: it opens a head in the playground
+
+
+def test_each_session_makes_its_navigation_once_and_has_its_own():
+    """app.py keeps the session's st.Page objects (st.navigation marks one of them as the page to run)."""
+    at = open_page("home")
+    made = at.session_state["app_pages"]
+    at.switch_page("pages/playground.py").run()
+    at.run()
+    assert_clean(at)
+    assert [t.value for t in at.title] == ["Playground"]
+    assert at.session_state["app_pages"] is made, "a rerun reuses the session's pages"
+    other = open_page("home")
+    pages = [p for section in made.values() for p in section]
+    others = [p for section in other.session_state["app_pages"].values() for p in section]
+    assert len(pages) == len(others) == 14 and not {id(p) for p in pages} & {id(p) for p in others}
