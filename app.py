@@ -8,40 +8,42 @@ st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 PAGES = "app_pages"  # this session's navigation (session state)
 
 
+NAVIGATION = {  # section -> (file in pages/, title, Material icon); home is the default page
+    "Lectures": (
+        ("home", "Home", "home"),
+        ("playground", "Playground", "grid_on"),
+        ("multi_head", "Multi-head", "view_module"),
+        ("step_by_step", "Step by step", "calculate"),
+        ("scaling", "Scaling", "show_chart"),
+        ("similarity", "Similarity", "explore"),
+        ("exercises", "Exercises", "school"),
+    ),
+    "Modern attention": (
+        ("positions", "Positions", "pin_drop"),
+        ("kv_cache", "KV cache", "stacks"),
+        ("online_softmax", "Online softmax", "view_column"),
+        ("sinks", "Attention sinks", "anchor"),
+        ("cross_attention", "Cross-attention", "translate"),
+        ("real_model", "Real model", "memory"),
+        ("learning", "A head learns", "model_training"),
+    ),
+}
+
+
 def pages() -> dict[str, list[st.Page]]:
-    """The navigation, by section. url_path equals each file's name: a mismatch shows a false "Page not found"
-    (Streamlit #8860, #9992)."""
+    """The navigation's pages by section. Each url_path is its file's name: a mismatch shows a false "Page not
+    found" (Streamlit #8860, #9992); the default page (home) has none."""
     return {
-        "Lectures": [
-            st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-            st.Page("pages/playground.py", title="Playground", icon=":material/grid_on:", url_path="playground"),
-            st.Page("pages/multi_head.py", title="Multi-head", icon=":material/view_module:", url_path="multi_head"),
+        section: [
             st.Page(
-                "pages/step_by_step.py", title="Step by step", icon=":material/calculate:", url_path="step_by_step"
-            ),
-            st.Page("pages/scaling.py", title="Scaling", icon=":material/show_chart:", url_path="scaling"),
-            st.Page("pages/similarity.py", title="Similarity", icon=":material/explore:", url_path="similarity"),
-            st.Page("pages/exercises.py", title="Exercises", icon=":material/school:", url_path="exercises"),
-        ],
-        "Modern attention": [
-            st.Page("pages/positions.py", title="Positions", icon=":material/pin_drop:", url_path="positions"),
-            st.Page("pages/kv_cache.py", title="KV cache", icon=":material/stacks:", url_path="kv_cache"),
-            st.Page(
-                "pages/online_softmax.py",
-                title="Online softmax",
-                icon=":material/view_column:",
-                url_path="online_softmax",
-            ),
-            st.Page("pages/sinks.py", title="Attention sinks", icon=":material/anchor:", url_path="sinks"),
-            st.Page(
-                "pages/cross_attention.py",
-                title="Cross-attention",
-                icon=":material/translate:",
-                url_path="cross_attention",
-            ),
-            st.Page("pages/real_model.py", title="Real model", icon=":material/memory:", url_path="real_model"),
-            st.Page("pages/learning.py", title="A head learns", icon=":material/model_training:", url_path="learning"),
-        ],
+                f"pages/{name}.py",
+                title=title,
+                icon=f":material/{icon}:",
+                **({"default": True} if name == "home" else {"url_path": name}),
+            )
+            for name, title, icon in entries
+        ]
+        for section, entries in NAVIGATION.items()
     }
 
 

@@ -202,14 +202,15 @@ def _quads_overlap(p: list[tuple[float, float]], q: list[tuple[float, float]]) -
 
 
 def app_pages() -> list[tuple[str, str]]:
-    """(url path, title) of every ``st.Page`` in app.py, in navigation order, read from its source."""
-    pages = []
-    for node in ast.walk(ast.parse((REPO_ROOT / "app.py").read_text())):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page":
-            kw = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("title", "url_path", "default")}
-            url_path = kw.get("url_path", Path(ast.literal_eval(node.args[0])).stem)
-            pages.append(("/" if kw.get("default") else f"/{url_path}", kw.get("title", url_path)))
-    return pages
+    """(url path, title) of every page in app.py's NAVIGATION, in navigation order, read from its source (home is
+    the default page, at "/"; every other page's url path is its file's name)."""
+    tree = ast.parse((REPO_ROOT / "app.py").read_text())
+    table = next(
+        ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "NAVIGATION" for t in node.targets)
+    )
+    return [("/" if name == "home" else f"/{name}", title) for entries in table.values() for name, title, _ in entries]
 
 
 VIEWPORT = {"width": 1280, "height": 720}  # a projector's
