@@ -269,7 +269,12 @@ class TableMemo:
     @functools.cached_property
     def text(self) -> str:
         """The payload as compact JSON, written once: a link made again after another change reuses it."""
-        return json.dumps(self.payload, separators=(",", ":"), allow_nan=False)
+        return compact_json(self.payload)
+
+
+def compact_json(value: object) -> str:
+    """``value`` as the link's JSON: no spaces, NaN and infinities refused."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
 
 
 @dataclass

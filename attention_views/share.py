@@ -58,6 +58,7 @@ from attention_views.session import (
     Snapshot,
     TableMemo,
     Vectors,
+    compact_json,
     new_lab,
     new_vectors,
 )
@@ -214,21 +215,16 @@ def encode_payload(payload: dict, memo: dict | None = None) -> str:
 
 
 def _compact_json(payload: dict, memo: dict | None) -> str:
-    """``json.dumps(payload, separators=(",", ":"))``, each table part that is ``memo``'s own taken from its text."""
+    """``compact_json(payload)``, each table part that is ``memo``'s own taken from its text."""
     if not memo or "t" not in payload:
-        return _dumps(payload)
-    tables = ",".join(f"{_dumps(name)}:{_part_json(part, memo.get(name))}" for name, part in payload["t"].items())
-    return (
-        "{" + ",".join(f"{_dumps(k)}:{'{' + tables + '}' if k == 't' else _dumps(v)}" for k, v in payload.items()) + "}"
-    )
+        return compact_json(payload)
+    tables = ",".join(f"{compact_json(name)}:{_part_json(part, memo.get(name))}" for name, part in payload["t"].items())
+    items = (f"{compact_json(k)}:{'{' + tables + '}' if k == 't' else compact_json(v)}" for k, v in payload.items())
+    return "{" + ",".join(items) + "}"
 
 
 def _part_json(part: dict, kept: TableMemo | None) -> str:
-    return kept.text if kept is not None and kept.payload is part else _dumps(part)
-
-
-def _dumps(value: object) -> str:
-    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    return kept.text if kept is not None and kept.payload is part else compact_json(part)
 
 
 def decode(token: str) -> tuple[Lab, str]:
