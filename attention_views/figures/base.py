@@ -199,9 +199,8 @@ def _masked_trace(blocked: np.ndarray, s: Style, *, text: bool, names) -> go.Hea
 def _grid_traces(M: np.ndarray, s: Style, *, text: bool, names, **kw) -> list[go.Heatmap]:
     """Value heatmap of M plus, when M has -inf cells, the grey masked overlay (each hovers only its cells)."""
     blocked = np.isneginf(M)  # (n_q, n_k)
-    if not blocked.any():
-        return [_value_trace(M, s, text=text, names=names, **kw)]
-    return [_value_trace(M, s, text=text, names=names, **kw), _masked_trace(blocked, s, text=text, names=names)]
+    traces = [_value_trace(M, s, text=text, names=names, **kw)]
+    return traces + [_masked_trace(blocked, s, text=text, names=names)] if blocked.any() else traces
 
 
 def _ticks(labels: list[str]) -> dict:
