@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 import plotly.graph_objects as go
+import pyarrow as pa
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -221,10 +222,20 @@ def number_table(frame: pd.DataFrame, key: str, decimals: int = 3, help: Mapping
     help = help or {}
     fixed = {  # Streamlit's small columns: a result of eight value dimensions fits the page whole
         c: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(c), width="small")
-        for c in frame
-        if frame[c].dtype.kind == "f"
+        for c, dtype in zip(frame.columns, frame.dtypes, strict=True)  # a name may repeat: a head's dims "1, 1"
+        if dtype.kind == "f"
     }
-    st.dataframe(frame, hide_index=True, key=key, column_config=fixed, width="content")
+    st.dataframe(arrow_table(frame), hide_index=True, key=key, column_config=fixed, width="content")
+
+
+def arrow_table(frame: pd.DataFrame) -> pa.Table:
+    """``frame``'s columns as the Arrow table st.dataframe sends, for a table shown without its index.
+
+    The schema and values are those of Streamlit's own conversion (``pa.Table.from_pandas``: NaN as null,
+    repeated column names kept); what is left out is the pandas index and its metadata, about 1 ms of a
+    table's rerun that a hidden index does not need."""
+    columns = [pa.array(frame.iloc[:, j], from_pandas=True) for j in range(frame.shape[1])]
+    return pa.Table.from_arrays(columns, names=[str(c) for c in frame.columns])
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:

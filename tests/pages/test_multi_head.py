@@ -6,7 +6,17 @@ run_scenario reproduces them (tests/core checks those against the notebook).
 
 import numpy as np
 import pytest
-from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures, sent_array
+from apptest_pages import (
+    ROOT,
+    assert_clean,
+    edit_cells,
+    editor_key,
+    heatmap_z,
+    open_page,
+    plotly_figures,
+    reopen,
+    sent_array,
+)
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
@@ -186,6 +196,26 @@ def test_adding_a_head_row_adds_a_subplot():
     assert_clean(at)
     assert len(grid_weights(at)) == 5
     assert table(at, "multi_head_concat").shape == (10, 13)
+
+
+def test_a_head_that_selects_a_dimension_twice_shows_both_columns_and_its_link_reopens():
+    """dims "1, 1" is a valid head (the notebook's selection, a dimension counted twice): its concat has two
+    columns named h1·d1, in the table, under W_O and in a link (it once raised on the repeated name)."""
+    at = open_page("multi_head", "apple-orange")
+    edit_cells(at, editor_key(at, PREFIX, "heads"), {0: {"dims": "1, 1"}})
+    at.checkbox(key="multi_head_use_W_o").check().run()
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    gold = multi.run_multi(lab)
+    concat = table(at, "multi_head_concat")
+    assert concat.columns.tolist()[:3] == ["token", "h1·d1", "h1·d1"]
+    np.testing.assert_allclose(concat.drop(columns="token").to_numpy(dtype=float), gold.concat, atol=1e-12)
+    np.testing.assert_allclose(gold.concat[:, 0], gold.concat[:, 1])  # the same dimension twice
+    again = reopen(at, "multi_head")
+    assert_clean(again)
+    np.testing.assert_allclose(
+        table(again, "multi_head_output").drop(columns="token").to_numpy(dtype=float), gold.output
+    )
 
 
 def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
