@@ -24,7 +24,7 @@ from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
-from attention_views.widgets import beside, bound, chart, csv_download, number_table, numbers_frame
+from attention_views.widgets import arrow_table, beside, bound, chart, csv_download, number_table, numbers_frame
 
 READOUT_COLUMNS = ("entropy (bits)", "max weight", "top key", "effective tokens", "row sum")
 READOUT_DISPLAY = {  # column -> (short header that fits beside a heatmap, format, tooltip)
@@ -146,7 +146,7 @@ def _number_config(columns: tuple[str, ...], fmt: str = "%.3f") -> dict:
 def readouts_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], key: str) -> None:
     """The per-row readouts of a weight matrix as a read-only table, with a one-line legend."""
     frame = readouts_frame(weights, query_tokens, key_tokens)
-    st.dataframe(frame, hide_index=True, key=key, width="stretch", column_config=_readout_config())
+    st.dataframe(arrow_table(frame), hide_index=True, key=key, width="stretch", column_config=_readout_config())
     st.caption(
         "Readouts of the weights, one row per query. H bits: entropy, 0 = all weight on one key, "
         "log₂ n_k = spread evenly. N eff = 2^H, about how many keys the query reads. sum 0: the mask hid every key."
@@ -265,7 +265,7 @@ def _compare(prefix: str, snap: Snapshot, weights: np.ndarray, q_tokens: list, k
             st.caption("No weight has changed by 0.0005 or more since the snapshot.")
         else:
             st.dataframe(
-                changes_frame(changes, q_tokens, k_tokens),
+                arrow_table(changes_frame(changes, q_tokens, k_tokens)),
                 hide_index=True,
                 key=f"{prefix}_changes",
                 width="stretch",
@@ -367,7 +367,7 @@ def head_readouts(
                 continue
             with tab:
                 st.dataframe(
-                    readouts_frame(W, query_tokens, key_tokens),
+                    arrow_table(readouts_frame(W, query_tokens, key_tokens)),
                     hide_index=True,
                     key=f"{prefix}_readouts_{h}",
                     width="stretch",

@@ -19,6 +19,7 @@ from attention_views.formats import message, plain
 from attention_views.sections.real_model import TOP_K, load_model, model_run, scales_key
 from attention_views.session import HeadOrigin
 from attention_views.state import SingleHead
+from attention_views.widgets import arrow_table
 
 SUMMARY_K = 3  # next tokens in the summary at the top of the playground
 
@@ -150,7 +151,7 @@ def prediction_ui(model: am.Model, unedited: am.ModelRun, edited: am.ModelRun) -
         frame = pd.DataFrame({"next token": [repr(model.token(int(i))) for i in top], "probability": probs[top]})
         col.markdown(f"**{what}**")
         col.dataframe(
-            frame,
+            arrow_table(frame),
             hide_index=True,
             key=f"playground_put_back_top_{'after' if run is edited else 'before'}",
             column_config={

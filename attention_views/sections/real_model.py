@@ -19,7 +19,7 @@ from attention_views.editors import matrix_table
 from attention_views.formats import message, plain
 from attention_views.frame import replace_lab
 from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, Lab, ModelView, new_lab
-from attention_views.widgets import bump_rev, chart, clicked_cell, folded
+from attention_views.widgets import arrow_table, bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
 PRESET_TEXT = {"ioi": am.DEFAULT_SENTENCE, "sink": SINK_SENTENCE}
@@ -323,7 +323,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
     if run is not unedited:
         frame["change"] = probs[top] - before[top]
     st.dataframe(
-        frame,
+        arrow_table(frame),
         hide_index=True,
         key="real_model_top",
         column_config={

@@ -13,7 +13,7 @@ from attention_views import figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
-from attention_views.widgets import MASK_LABELS, chart, clicked_cell
+from attention_views.widgets import MASK_LABELS, arrow_table, chart, clicked_cell
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 MARK = "▶"  # before the selected key's label in the tables
@@ -55,7 +55,7 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     if marked is not None:
         frame[label] = [f"{MARK} {v}" if n == marked else v for n, v in enumerate(frame[label])]
     where.dataframe(
-        frame,
+        arrow_table(frame),
         hide_index=True,
         key=key,
         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers},

@@ -4,12 +4,15 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 import attention_core as ac
 from attention_views import figures, panels, share
 from attention_views.session import new_lab
 from attention_views.state import run_single_head
+from attention_views.widgets import arrow_table, numbers_frame
 
 SCENARIOS = ac.list_scenarios()
 
@@ -35,6 +38,26 @@ def test_readouts_frame_matches_the_core_readouts_row_by_row():
     np.testing.assert_array_equal(frame["max weight"], r.max_weight)
     np.testing.assert_array_equal(frame["row sum"], r.row_sum)
     assert frame.loc[8, "top key"] == "Emma"  # friend -> Emma, seed 003
+
+
+@pytest.mark.parametrize("sid", ["emma-friend", "random-causal"])
+def test_a_read_only_table_sends_what_streamlits_own_conversion_sends(sid):
+    """arrow_table leaves out only the pandas index: the same names, types and values (NaN as null, -inf kept,
+    labels as typed) as pa.Table.from_pandas, which Streamlit would call; a repeated column name, which
+    from_pandas refuses, is kept."""
+    head = _head(sid, mask="causal")
+    frames = [
+        panels.readouts_frame(head.result.weights, head.query_tokens, head.key_tokens),
+        numbers_frame(head.result.masked, head.query_tokens, head.key_tokens),  # -inf above the diagonal
+        pd.DataFrame({"token": ["<b>x</b>", "", "a"], "v": [np.nan, 1.5, -np.inf], "n": [1, 2, 3]}),
+        pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], columns=["h1·d1", "h1·d1"]),  # a head that selects a dim twice
+    ]
+    for frame in frames:
+        ours = arrow_table(frame)
+        assert ours.column_names == [str(c) for c in frame.columns]
+        unique = frame.set_axis([f"c{j}" for j in range(frame.shape[1])], axis=1)
+        theirs = pa.Table.from_pandas(unique, preserve_index=False).replace_schema_metadata(None)
+        assert ours.rename_columns(unique.columns.tolist()).equals(theirs)
 
 
 def test_uniform_and_masked_rows_in_the_table():
