@@ -26,7 +26,12 @@ LOSS_SENTENCE = (
     "Gradient descent on the cross-entropy between each row of your weights and the target's row: every step "
     "moves each table downhill, W ← W − rate · ∂loss/∂W."
 )
-STOP_TEXT = {STOP_SOLVED: "solved: the score passed", STOP_STALLED: "stopped: the loss no longer falls"}
+STOP_OVERFLOW = "overflow"  # a step would give numbers too large for a float: the run stays before it
+STOP_TEXT = {
+    STOP_SOLVED: "solved: the score passed",
+    STOP_STALLED: "stopped: the loss no longer falls",
+    STOP_OVERFLOW: "stopped: the next step's numbers are too large for a float; use smaller entries or a smaller rate",
+}
 
 
 def matrices(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray] | None:
@@ -85,7 +90,10 @@ def advance(ex: ac.Exercise, a: Attempt, learning: Learning, steps: int) -> None
         if ac.score(state.weights, ex.target) <= ex.threshold:
             run.stopped = STOP_SOLVED
             break
-        new = ac.learn_step(state, learning.lr)
+        new = _step(state, learning.lr)
+        if new is None:
+            run.stopped = STOP_OVERFLOW
+            break
         if not new.loss < state.loss - 1e-6 * abs(state.loss):  # learn_until_solved's rule for "stops falling"
             run.stopped = STOP_STALLED
             break
@@ -101,8 +109,17 @@ def one_step(ex_id: str, a: Attempt, learning: Learning) -> None:
     ex = ac.load_exercise(ex_id)
     run = current_run(ex, a)
     if run is not None:
-        run.playing, run.stopped = False, ""
-        _record(ex, a, learning, [ac.learn_step(run.state, learning.lr)])
+        new = _step(run.state, learning.lr)
+        run.playing, run.stopped = False, "" if new is not None else STOP_OVERFLOW
+        _record(ex, a, learning, [new] if new is not None else [])
+
+
+def _step(state: ac.LearningState, lr: float) -> ac.LearningState | None:
+    """``ac.learn_step``, or None when the step would overflow (tables a student typed huge numbers into)."""
+    try:
+        return ac.learn_step(state, lr)
+    except ac.AttentionInputError:
+        return None
 
 
 def until_solved(ex_id: str, a: Attempt, learning: Learning) -> None:
@@ -135,7 +152,10 @@ def replay(ex: ac.Exercise, learning: Learning) -> LearnRun:
     state = ac.start_learning(ex, ac.random_start(ex, np.random.default_rng(learning.seed)))
     losses = [state.loss]
     for _ in range(learning.step):
-        state = ac.learn_step(state, learning.lr)
+        new = _step(state, learning.lr)
+        if new is None:
+            return LearnRun(state, losses, seeded=True, stopped=STOP_OVERFLOW)
+        state = new
         losses.append(state.loss)
     solved = ac.score(state.weights, ex.target) <= ex.threshold
     return LearnRun(state, losses, seeded=True, stopped=STOP_SOLVED if solved else "")
@@ -208,7 +228,7 @@ def loss_figure(a: Attempt, big: bool) -> go.Figure:
 def learned_beside_solution(ex: ac.Exercise, a: Attempt) -> None:
     """Once the run stopped by itself: each learned table beside the worked solution's, and why they may differ."""
     run = a.learn
-    if run is None or not run.stopped:
+    if run is None or run.stopped not in (STOP_SOLVED, STOP_STALLED):
         return
     with st.expander("What was learned, beside the worked solution", expanded=True, icon=":material/compare:"):
         st.caption(

@@ -154,6 +154,24 @@ def test_a_hand_edit_after_learning_counts_and_learning_goes_on_from_it():
     )
 
 
+@pytest.mark.parametrize("button", ["exercises_step", "exercises_until"])
+def test_a_step_too_large_for_a_float_stops_the_run_and_says_why(button):
+    """K with 1e300 in it starts (Q is zero) but its first step would overflow: the run stays where it was and
+    the status says so (once an exception from the button's callback, found by tests/fuzz/test_fuzz_pages.py)."""
+    at = open_exercise("self")
+    a = attempt(at, "self")
+    edit_cells(at, f"exercises_editor_self_K_{a.rev}", {1: {"d2": 1e300}})
+    tables = {name: frame.to_numpy(dtype=float) for name, frame in attempt(at, "self").tables.items()}
+    at.button(key=button).click().run()
+    assert_clean(at)
+    run = attempt(at, "self").learn
+    assert run is not None and run.stopped == "overflow" and len(run.losses) == 1
+    for name, M in tables.items():
+        np.testing.assert_array_equal(attempt(at, "self").tables[name].to_numpy(dtype=float), M)  # unchanged
+    assert any("too large for a float" in c.value for c in at.caption), [c.value for c in at.caption]
+    assert not any("What was learned" in e.label for e in at.expander)
+
+
 def test_start_over_forgets_the_run():
     at = open_exercise("self")
     at.button(key="exercises_step").click().run()
