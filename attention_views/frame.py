@@ -24,6 +24,7 @@ from attention_views.theme import IMAGE_FORMATS
 from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
+SHARE = "sidebar_share"  # the "Share and save" expander's open state
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
 PAGE_PREFIXES = (
     "home_",
@@ -179,7 +180,8 @@ def _on_reset() -> None:  # callbacks read st.session_state themselves: see sess
 
 
 def sidebar(s: Session) -> DeltaGenerator:
-    """Scenario picker, Reset, projector mode; returns the share panel's container (filled by :func:`finish`)."""
+    """Scenario picker, Reset, projector mode; returns the share panel, st.expander's container (its ``.open``
+    says whether :func:`finish` fills it)."""
     ss, cards = st.session_state, scenario_cards()
     if ss.get("sidebar_scenario") != s.lab.scenario:
         ss["sidebar_scenario"] = s.lab.scenario
@@ -206,13 +208,13 @@ def sidebar(s: Session) -> DeltaGenerator:
             key="sidebar_chart_format",
             help="What the camera icon above every chart saves: PNG at slide resolution, or SVG (vector) for slides",
         )
-        slot = st.expander("Share and save", icon=":material/share:").container()
+        slot = st.expander("Share and save", icon=":material/share:", key=SHARE, on_change="rerun")
     st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
     return slot
 
 
 def finish(s: Session, slot: DeltaGenerator) -> None:
-    """Keep the address bar and the sidebar's share panel equal to the current view."""
+    """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
     lab = s.lab
     params = {"scenario": lab.scenario}
     token = link_token(s)
@@ -221,41 +223,48 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
         params["state"] = token
     if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
         st.query_params.from_dict(params)
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    with slot:
-        if not openable:
-            st.warning(
-                f"This view is too large for a link ({len(token):,} characters; the app opens links of up to "
-                f"{share.MAX_TOKEN_CHARS:,}), so the address bar holds only the scenario and reloading the page "
-                "would start it afresh. Download the view as a JSON file to keep or share it."
-            )
-        elif len(query) > share.LINK_LIMIT:
-            st.warning(
-                f"This view is too large for a link ({len(query)} characters; the limit is "
-                f"{share.LINK_LIMIT}). Download it as a JSON file instead."
-            )
-        else:
-            link = f"{(st.context.url or '').split('?')[0]}?{query}".replace("`", "%60")
-            # a code span shows its text literally; st.code would load a 1.5 MB highlighter into every first
-            # page (about 0.3 s before the first chart, benchmarks/bench_browser.py)
-            st.markdown(f"Link to this view (the address bar holds it too): `{link}`")
-        view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
-        # edited): the callable runs on another thread, maybe while the next rerun changes the lab
-        st.download_button(
-            "Download this view (JSON)",
-            lambda: share.to_json(view, page),  # made on click
-            file_name=f"attention-lab-{lab.scenario}.json",
-            mime="application/json",
-            key="sidebar_download",
-            width="stretch",
-        )
-        st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
-        if s.upload_error:
-            st.error(message(s.upload_error), icon="⚠️")
+    if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
+        with slot:
+            _share_panel(s, token, "&".join(f"{k}={v}" for k, v in params.items()))
     reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
     if reproduce.open:  # the script is written only while someone is looking at it
         with reproduce:
             reproduce_panel(lab)
+
+
+def _share_panel(s: Session, token: str | None, query: str) -> None:
+    """The view's link (``query``, with its ``state=`` token when it has one) or why there is none, its download
+    as JSON, and the upload of a saved view."""
+    lab = s.lab
+    if token is not None and len(token) > share.MAX_TOKEN_CHARS:
+        st.warning(
+            f"This view is too large for a link ({len(token):,} characters; the app opens links of up to "
+            f"{share.MAX_TOKEN_CHARS:,}), so the address bar holds only the scenario and reloading the page "
+            "would start it afresh. Download the view as a JSON file to keep or share it."
+        )
+    elif len(query) > share.LINK_LIMIT:
+        st.warning(
+            f"This view is too large for a link ({len(query)} characters; the limit is "
+            f"{share.LINK_LIMIT}). Download it as a JSON file instead."
+        )
+    else:
+        link = f"{(st.context.url or '').split('?')[0]}?{query}".replace("`", "%60")
+        # a code span shows its text literally; st.code would load a 1.5 MB highlighter into every first
+        # page (about 0.3 s before the first chart, benchmarks/bench_browser.py)
+        st.markdown(f"Link to this view (the address bar holds it too): `{link}`")
+    view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
+    # edited): the callable runs on another thread, maybe while the next rerun changes the lab
+    st.download_button(
+        "Download this view (JSON)",
+        lambda: share.to_json(view, page),  # made on click
+        file_name=f"attention-lab-{lab.scenario}.json",
+        mime="application/json",
+        key="sidebar_download",
+        width="stretch",
+    )
+    st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
+    if s.upload_error:
+        st.error(message(s.upload_error), icon="⚠️")
 
 
 def link_token(s: Session) -> str | None:

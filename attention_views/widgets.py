@@ -105,8 +105,14 @@ def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic
 
 
 def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
+    """The table's download and upload as CSV, in a popover drawn only while it is open."""
     errors = session.current().csv_errors
-    with st.popover(f"{message(name)} as CSV", icon=":material/table_view:"):
+    popover = st.popover(
+        f"{message(name)} as CSV", icon=":material/table_view:", key=f"{prefix}_csv_{name}", on_change="rerun"
+    )
+    if not popover.open:
+        return
+    with popover:
         frame = holder.tables[name]  # never edited in place, so the callable made on click sees this table
         st.download_button(
             f"Download {message(name)}.csv",
@@ -463,6 +469,13 @@ def editors_panel(lab: Lab, prefix: str) -> None:
             _sizes(lab, prefix)
     for name, error in table_errors(closed, lab.read).items():
         st.error(f"{message(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
+
+
+def fold_hidden_editors(lab: Lab, prefix: str) -> None:
+    """While the editors of :func:`editors_panel` are not drawn (their expander closed), the edits made before
+    they were hidden are folded into the lab's tables; the page names a table that does not parse."""
+    for name in _editor_tables(lab):
+        apply_pending_edits(lab, prefix, name)
 
 
 def _editor_tables(lab: Lab) -> tuple[str, ...]:

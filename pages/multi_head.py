@@ -7,7 +7,14 @@ from attention_views.editors import TableError
 from attention_views.formats import message
 from attention_views.sections import multi_head
 from attention_views.state import run_or_last
-from attention_views.widgets import attention_controls, bound, editors_panel, lecture_intro, projector
+from attention_views.widgets import (
+    attention_controls,
+    bound,
+    editors_panel,
+    fold_hidden_editors,
+    lecture_intro,
+    projector,
+)
 
 lab = session.current().lab
 big = projector()
@@ -31,8 +38,13 @@ with controls_col:
         "use_W_o",
         help="output = concat · W_O, one row per concatenated column; starts as the identity",
     )
-    with st.expander("Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V"), icon=":material/edit:"):
-        editors_panel(lab, "multi_head")
+    label = "Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V")
+    tables = st.expander(label, icon=":material/edit:", key="multi_head_tables", on_change="rerun")
+    if tables.open:  # the editors are drawn only while someone looks at them
+        with tables:
+            editors_panel(lab, "multi_head")
+    else:
+        fold_hidden_editors(lab, "multi_head")
     tables_slot = st.empty()  # shape errors between the tables, right under their editors
     if mix_heads:
         multi_head.w_o_editor(lab)

@@ -218,6 +218,28 @@ def test_a_head_that_selects_a_dimension_twice_shows_both_columns_and_its_link_r
     )
 
 
+def test_the_tables_are_drawn_only_while_their_expander_is_open_and_an_edit_survives_closing_it():
+    at = open_page("multi_head", "apple-orange")
+    key = editor_key(at, PREFIX, "X")
+
+    def drawn() -> bool:
+        return any(user_key_from_element_id(d.proto.id) == key for d in at.dataframe)
+
+    assert not drawn()
+    at.session_state["multi_head_tables"] = True  # what a click on the expander sends
+    at.run()
+    assert drawn()
+    edit_cells(at, key, {0: {"d0": 5.0}})
+    at.session_state["multi_head_tables"] = False  # closed with the edit just made
+    at.run()
+    assert_clean(at)
+    assert not drawn()
+    lab = at.session_state["session"].lab
+    assert lab.tables["X"]["d0"].iloc[0] == 5.0
+    for ours, theirs in zip(grid_weights(at), multi.run_multi(lab).weights, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=1e-12)
+
+
 def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
     at = open_page("multi_head", "apple-orange")
     at.checkbox(key="multi_head_use_W_o").check().run()

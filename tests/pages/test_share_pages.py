@@ -190,6 +190,7 @@ def test_a_view_too_large_for_a_link_keeps_it_out_of_the_address_bar_and_says_so
     lab.tables = {"X": matrix_table(rng.normal(size=(64, 64)), tokens, dims, tokens=True)} | {
         name: matrix_table(rng.normal(size=(64, 64)), dims, dims, tokens=False) for name in ("W_q", "W_k", "W_v")
     }
+    at.session_state["sidebar_share"] = True  # the share panel says why there is no link
     at.run()
     assert_clean(at)
     assert len(share.encode(lab, "playground")) > share.MAX_TOKEN_CHARS  # the app could not open this link
@@ -204,3 +205,72 @@ def test_projector_mode_stays_on_when_the_lecturer_picks_another_scenario():
     assert_clean(at)
     assert at.session_state["session"].lab.scenario == "mammal-query"
     assert at.toggle(key="sidebar_projector").value is True and at.session_state["session"].lab.projector
+
+
+def _drawn_keys(at: AppTest, kind: str) -> set[str]:
+    return {w.key for w in at.get(kind) if w.key}
+
+
+def test_the_share_panel_is_drawn_only_while_open_and_shows_the_address_bars_link():
+    at = _open({"scenario": "emma-friend"})
+    at.slider(key="playground_temperature").set_value(0.5).run()
+    token = _param(at, "state")
+    assert token, "a changed view has a link"
+    assert "sidebar_download" not in _drawn_keys(at, "download_button")  # closed: nothing in it is drawn
+    assert "sidebar_upload" not in _drawn_keys(at, "file_uploader")
+    at.session_state["sidebar_share"] = True  # what a click on the expander sends
+    at.run()
+    assert_clean(at)
+    links = [m.value for m in at.sidebar.markdown if m.value.startswith("Link to this view")]
+    assert len(links) == 1 and f"state={token}`" in links[0], links
+    assert "sidebar_download" in _drawn_keys(at, "download_button")
+    at.slider(key="playground_temperature").set_value(0.7).run()  # still open, and following the view
+    assert f"state={_param(at, 'state')}`" in next(m.value for m in at.sidebar.markdown if "Link" in m.value)
+
+
+def test_a_saved_view_uploaded_in_the_share_panel_opens_and_a_bad_file_changes_nothing():
+    saved = new_lab("emma-friend")
+    saved.temperature = 0.25
+    at = _open({"scenario": "mammal-query"})
+    at.session_state["sidebar_share"] = True
+    at.run()
+    at.file_uploader(key="sidebar_upload").set_value(
+        ("view.json", share.to_json(saved, "playground").encode(), "application/json")
+    )
+    at.run()
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    assert (lab.scenario, lab.temperature) == ("emma-friend", 0.25)
+    at.file_uploader(key="sidebar_upload").set_value(("view.json", b"{not json", "application/json"))
+    at.run()
+    assert_clean(at)
+    assert any("That file was not opened" in e.value for e in at.sidebar.error), [e.value for e in at.error]
+    lab = at.session_state["session"].lab
+    assert (lab.scenario, lab.temperature) == ("emma-friend", 0.25)
+
+
+def test_a_csv_popover_is_drawn_only_while_open_and_its_upload_replaces_the_table():
+    from attention_views.editors import table_to_csv
+
+    at = _open({"scenario": "mammal-query"})
+    lab = at.session_state["session"].lab
+    name = next(iter(lab.tables))  # the first tab's table, whose editor is drawn
+    assert f"playground_csv_down_{name}" not in _drawn_keys(at, "download_button")  # closed
+    at.session_state[f"playground_csv_{name}"] = True  # what a click on the popover sends
+    at.run()
+    assert f"playground_csv_down_{name}" in _drawn_keys(at, "download_button")
+    changed = lab.tables[name].copy()
+    column = [c for c in changed.columns if c != "token"][0]
+    changed.loc[changed.index[0], column] = 9.5
+    upload = next(u for u in at.file_uploader if u.key.startswith(f"playground_csv_up_{name}"))
+    upload.set_value((f"{name}.csv", table_to_csv(changed).encode(), "text/csv"))
+    at.run()
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    assert lab.tables[name][column].iloc[0] == 9.5
+    upload = next(u for u in at.file_uploader if u.key.startswith(f"playground_csv_up_{name}"))
+    upload.set_value((f"{name}.csv", b"token,a\nx,not a number\n", "text/csv"))
+    at.run()
+    assert_clean(at)
+    assert any("Nothing was changed" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state["session"].lab.tables[name][column].iloc[0] == 9.5
