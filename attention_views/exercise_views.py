@@ -124,14 +124,21 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
 
 
 def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
-    """A tab per editable table (plus the fixed X, read-only); name -> its matrix, None while it is invalid."""
+    """A tab per editable table (plus the fixed X, read-only); name -> its matrix, None while it is invalid.
+
+    Only the open tab is drawn (the tabs rerun when switched): a closed table's edits, made before its tab was
+    closed, are folded in all the same, and a closed table that does not parse is named under the tabs.
+    """
     names = [*ex.tables, *([X_TAB] if ex.X is not None else [])]
-    tabs = st.tabs([TAB_LABELS.get(n, n) for n in names])
+    tabs = st.tabs([TAB_LABELS.get(n, n) for n in names], key=f"exercises_tables_tab_{ex.id}", on_change="rerun")
     mats = {}
     for tab, name in zip(tabs, ex.tables, strict=False):
-        with tab:
-            mats[name] = editor(ex, a, name)
-    if ex.X is not None:
+        if tab.open:
+            with tab:
+                mats[name] = editor(ex, a, name)
+        else:
+            mats[name] = _hidden_matrix(ex, a, name)
+    if ex.X is not None and tabs[-1].open:
         tabs[-1].caption("X is fixed: token i is the one-hot position p_i plus a constant 1. Q = X·W_Q, K = X·W_K.")
         tabs[-1].dataframe(
             display_table(matrix_table(ex.X, ex.tokens, ex.x_labels, tokens=False)),
@@ -139,6 +146,17 @@ def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
             column_config=narrow(ex.x_labels),
         )
     return mats
+
+
+def _hidden_matrix(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
+    """A table whose tab is closed: its editor's last edits folded in, its matrix, or None with its error."""
+    if a.learn is None or not a.learn.playing:
+        a.tables[name], _ = folded(a.tables[name], f"exercises_editor_{ex.id}_{name}_{a.rev}")
+    try:
+        return table_to_matrix(a.tables[name], name)[1]
+    except TableError as err:
+        st.error(f"{message(err)} (tab {TAB_LABELS.get(name, name)})", icon="⚠️")
+        return None
 
 
 def help_notes(ex: ac.Exercise, a: Attempt) -> None:

@@ -4,9 +4,10 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures
+from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
+from attention_views.exercise_views import TAB_LABELS
 from attention_views.session import new_lab
 
 IDS = ac.list_exercises()
@@ -53,9 +54,10 @@ def test_every_exercise_starts_not_yet_and_shows_target_and_weights(eid):
     for h in range(ex.n_heads):
         np.testing.assert_allclose(shown[2 * h], ex.target[h], atol=1e-12)
         np.testing.assert_allclose(shown[2 * h + 1], start.weights[h], atol=1e-12)
-    editors = [d.proto.id for d in at.dataframe if "exercises_editor_" in d.proto.id]
-    assert len(editors) == len(ex.tables), "one editor per editable table"
-    assert all(any(f"_{name}_0" in e for e in editors) for name in ex.tables)
+    for name in ex.tables:  # a tab per editable table; only the open tab's editor is drawn
+        open_tab(at, f"exercises_tables_tab_{eid}", TAB_LABELS.get(name, name))
+        editors = [d.proto.id for d in at.dataframe if "exercises_editor_" in d.proto.id]
+        assert len(editors) == 1 and editors[0].endswith(f"exercises_editor_{eid}_{name}_0"), editors
     assert any(ex.instructions[:40] in m.value for m in at.markdown)
 
 
@@ -92,6 +94,22 @@ def test_editing_a_projection_changes_the_score():
     assert_clean(at)
     assert shown_score(at) < before
     assert at.session_state["session"].exercises.attempts["first"].tables["W_q"].at["one", "k0"] == 10.0
+
+
+def test_an_edit_to_a_table_whose_tab_is_closed_counts_and_a_bad_one_names_its_tab():
+    """K's tab is closed (Q's is open): its editor is not drawn, its edits (made while it was open) still count."""
+    at = open_exercise("self")
+    ex = ac.load_exercise("self")
+    assert not [d for d in at.dataframe if d.proto.id.endswith(key_of(at, "self", "K"))], "K's tab is closed"
+    edit_cells(at, key_of(at, "self", "K"), {0: {"d0": 5.0}})
+    assert_clean(at)
+    K = ex.start["K"].copy()
+    K[0, 0] = 5.0
+    expected = ac.grade(ex, {"Q": ex.start["Q"], "K": K})
+    assert shown_score(at) == pytest.approx(expected.score, abs=5e-5)
+    edit_cells(at, key_of(at, "self", "K"), {0: {"d0": 5.0}, 1: {"d2": "abc"}})
+    assert any("K row 1 ('cat'), column 'd2'" in e.value and "(tab K (keys))" in e.value for e in at.error), at.error
+    assert shown_score(at) == pytest.approx(expected.score, abs=5e-5)  # the last valid result stays
 
 
 @pytest.mark.parametrize("value", ["abc", None])

@@ -3,12 +3,23 @@ learning) and the lesson "A head learns a job" (both jobs, every step, play); li
 
 import numpy as np
 import pytest
-from apptest_pages import ROOT, assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
+from apptest_pages import (
+    ROOT,
+    assert_clean,
+    edit_cells,
+    heatmap_z,
+    open_page,
+    open_tab,
+    plotly_figures,
+    reopen,
+    sent_array,
+)
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
 from attention_views import share
+from attention_views.exercise_views import TAB_LABELS
 from attention_views.sections.head_lesson import trained
 from attention_views.session import JOB_EVERY, JOB_STEPS, Learning, new_lab
 
@@ -47,7 +58,9 @@ def verdict(at) -> str:
 
 
 def editor_matrix(at, eid: str, name: str) -> np.ndarray:
-    """The table the page's editor for ``name`` was given (its current key), as a matrix."""
+    """The table the page's editor for ``name`` was given (its current key), as a matrix; its tab is opened first
+    (only the open tab's editor is drawn)."""
+    open_tab(at, f"exercises_tables_tab_{eid}", TAB_LABELS.get(name, name))
     a = attempt(at, eid)
     key = f"exercises_editor_{eid}_{name}_{a.rev}"
     assert any(d.proto.id.endswith(key) or key in d.proto.id for d in at.dataframe), f"no editor {key} on the page"
@@ -103,8 +116,8 @@ def test_play_takes_steps_on_every_run_and_pause_stops_them():
     assert playing_steps >= 3 and playing_steps % 3 == 0, playing_steps
     assert at.button(key="exercises_play").label == "Pause"
     assert not [d for d in at.dataframe if "exercises_editor_" in d.proto.id], "no editor while learning plays"
-    shown = [d.value.to_numpy(dtype=float) for d in at.dataframe]  # read-only tables, Q then K
-    assert len(shown) == 2, "the tables are shown read-only while learning plays"
+    shown = [d.value.to_numpy(dtype=float) for d in at.dataframe]  # the open tab's table, Q
+    assert len(shown) == 1, "the table is shown read-only while learning plays"
     np.testing.assert_array_equal(shown[0], a.learn.state.tables["Q"])
     at.button(key="exercises_play").click().run()
     assert_clean(at)
