@@ -356,7 +356,6 @@ def head_readouts(
     weights: list[np.ndarray], names: list[str], query_tokens: list[str], key_tokens: list[str], prefix: str, big: bool
 ) -> None:
     """Per-head readouts in tabs, beside the head-similarity heatmap (two heads or more)."""
-    st.subheader("Readouts per head")
     tabs_col, sim_col = st.columns([3, 2], gap="medium")
     with tabs_col:
         shown = [plain(name) for name in names]  # tab labels are markdown

@@ -127,20 +127,32 @@ def heads_grid(view: multi.MultiHeadView, big: bool) -> None:
     )
 
 
+DETAILS = ("Concatenated heads", "Readouts per head", "Activation strength")  # the tabs under the heads
+
+
 def heads_details(view: multi.MultiHeadView, big: bool) -> None:
-    """Under the heads: their concatenation (and mix), per-head readouts and the activation strengths."""
+    """Under the heads, in tabs of which only the open one is drawn (the tabs rerun the page when switched):
+    their concatenation (and mix), per-head readouts beside the heads' similarity, and the activation strengths."""
     queries = list(view.query_tokens)
     keys = list(view.key_tokens)
-    st.markdown(
-        f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
-        "columns h1·… are head 1's output, h2·… head 2's, and so on"
-    )
-    number_table(numbers_frame(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
-    if view.mixed:
-        st.markdown("**Output** = concat · W_O")
-        number_table(numbers_frame(view.output, queries, list(view.output_labels)), "multi_head_output")
-    panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)
-    chart(figures.grouped_activation_bars(queries, view.activation(), projector=big), key="multi_head_activation")
+    concat_tab, readouts_tab, activation_tab = st.tabs(list(DETAILS), key="multi_head_details_tab", on_change="rerun")
+    if concat_tab.open:
+        with concat_tab:
+            st.markdown(
+                f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
+                "columns h1·… are head 1's output, h2·… head 2's, and so on"
+            )
+            number_table(numbers_frame(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
+            if view.mixed:
+                st.markdown("**Output** = concat · W_O")
+                number_table(numbers_frame(view.output, queries, list(view.output_labels)), "multi_head_output")
+    if readouts_tab.open:
+        with readouts_tab:
+            panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)
+    if activation_tab.open:
+        with activation_tab:
+            bars = figures.grouped_activation_bars(queries, view.activation(), projector=big)
+            chart(bars, key="multi_head_activation")
 
 
 def kv_heads_control(lab: Lab) -> None:

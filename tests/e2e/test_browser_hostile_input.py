@@ -116,6 +116,10 @@ def test_every_page_shows_hostile_labels_as_typed_and_fetches_nothing(page, app_
     page.on("request", lambda r: seen.append(r.url))
     lab = hostile_lab("apple-orange")
     open_page(page, f"{path}?scenario=apple-orange&state={hostile_link_state(lab, name)}")
+    if name == "multi_head":  # the head names are also the readouts' tab labels and the similarity's legend
+        page.get_by_role("tab", name="Readouts per head").click()
+        page.locator(".st-key-multi_head_similarity .js-plotly-plot").wait_for()
+        wait_idle(page)
     assert_clean(page)
     assert page.evaluate(_LIVE_JS) == []
     assert [u for u in seen if urlparse(u).netloc not in (urlparse(app_url).netloc, "")] == []

@@ -13,6 +13,7 @@ from apptest_pages import (
     editor_key,
     heatmap_z,
     open_page,
+    open_tab,
     plotly_figures,
     reopen,
     sent_array,
@@ -64,6 +65,8 @@ def test_every_scenario_shows_the_head_grid(scenario):
     for ours, theirs in zip(shown, expected.weights, strict=True):
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
     assert table(at, "multi_head_concat").shape == (len(expected.query_tokens), expected.concat.shape[1] + 1)
+    open_tab(at, "multi_head_details_tab", "Activation strength")  # only the open details tab is drawn
+    assert not at.dataframe or not any(d.editing_mode == "read_only" for d in at.dataframe)  # the concat's closed
     bars = [t for t in chart(at, "multi_head_activation")["data"] if t.get("type") == "bar"]
     assert len(bars) == 2  # single head vs multi-head
     assert not errors(at)
@@ -254,6 +257,7 @@ def test_W_o_mixes_the_heads_and_explains_a_bad_cell():
     assert_clean(at)
     assert any("W_O row 2 ('h2·d3'), column 'o5'" in e for e in errors(at)), errors(at)
     np.testing.assert_allclose(table(at, "multi_head_output").drop(columns="token").to_numpy(dtype=float), out)
+    open_tab(at, "multi_head_details_tab", "Activation strength")
     bars = [t["name"] for t in chart(at, "multi_head_activation")["data"]]
     assert "Multi-head (concat · W_O)" in bars
 

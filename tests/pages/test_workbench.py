@@ -9,6 +9,7 @@ from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
 from attention_views import multi, panels, share
+from attention_views.sections.multi_head import DETAILS
 from attention_views.session import new_lab, new_session
 from attention_views.state import run_single_head
 
@@ -59,12 +60,24 @@ def test_readouts_follow_the_temperature():
     assert np.all(hot > cold)  # a flatter softmax spreads each row over more keys
 
 
+def head_tabs(at) -> list[str]:
+    """The labels of the readouts' tabs, one per head (the details' own tabs left out)."""
+    return [t.label for t in at.tabs if t.label not in DETAILS][-4:]
+
+
+def readouts(at):
+    """The multi-head page with its details tab "Readouts per head" open (only the open tab is drawn)."""
+    return open_tab(at, "multi_head_details_tab", "Readouts per head")
+
+
 def test_multi_head_readouts_per_head_and_head_similarity():
     at = open_page("multi_head", "apple-orange")
+    assert not tables_with(at, "entropy (bits)"), "the readouts tab is closed"
+    readouts(at)
     assert_clean(at)
     gold = ac.run_scenario(ac.load_scenario("apple-orange"))
     names = [name for name, _ in ac.scenarios.APPLE_ORANGE_HEADS]
-    assert [t.label for t in at.tabs][-4:] == names
+    assert head_tabs(at) == names
     for name, head in zip(names, gold.heads, strict=True):
         open_tab(at, "multi_head_readouts_tab", name)
         tables = tables_with(at, "entropy (bits)")
@@ -79,6 +92,7 @@ def test_multi_head_readouts_per_head_and_head_similarity():
 def test_two_identical_heads_are_similarity_one_on_the_page():
     at = open_page("multi_head", "apple-orange")
     edit_cells(at, editor_key(at, "multi_head", "heads"), {1: {"dims": "2"}})  # head 2 = head 1's dims
+    readouts(at)
     assert_clean(at)
     S = heatmap_z(chart(at, "multi_head_similarity"))
     assert S[0, 1] == S[1, 0] == 1.0
@@ -86,7 +100,7 @@ def test_two_identical_heads_are_similarity_one_on_the_page():
 
 
 def test_one_head_has_readouts_but_no_similarity_matrix():
-    at = open_page("multi_head", "random-causal")
+    at = readouts(open_page("multi_head", "random-causal"))
     assert_clean(at)
     (table,) = tables_with(at, "entropy (bits)")
     expected = multi.run_multi(new_lab("random-causal")).weights[0]
@@ -232,8 +246,9 @@ def test_heads_with_the_same_name_get_their_own_readouts_tab():
     at = open_page("multi_head", "apple-orange")
     first = ac.scenarios.APPLE_ORANGE_HEADS[0][0]
     edit_cells(at, editor_key(at, "multi_head", "heads"), {1: {"head": first}})  # head 2 renamed as head 1
+    readouts(at)
     assert_clean(at)
-    labels = [t.label for t in at.tabs][-4:]
+    labels = head_tabs(at)
     assert labels[:2] == [f"{first} (h1)", f"{first} (h2)"]
     gold = ac.run_scenario(ac.load_scenario("apple-orange"))
     open_tab(at, "multi_head_readouts_tab", labels[1])
