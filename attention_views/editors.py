@@ -72,8 +72,21 @@ def value_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if c != TOKEN]
 
 
-def display_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """What the editor shows: numeric columns as floats (a bad or empty entry shows as an empty cell)."""
+def display_table(frame: pd.DataFrame, memo: dict | None = None, table: str = "") -> pd.DataFrame:
+    """What the editor shows: numeric columns as floats (a bad or empty entry shows as an empty cell).
+
+    ``memo`` and ``table``: a lab's ``read`` and the table's name, as for :func:`table_to_matrix`; while
+    ``frame`` is the same object the shown table is not made again (the editor copies what it is given)."""
+    kept = memo.get(("shown", table)) if memo is not None else None
+    if kept is not None and kept[0] is frame:
+        return kept[1]
+    shown = _display_table(frame)
+    if memo is not None:
+        memo[("shown", table)] = (frame, shown)
+    return shown
+
+
+def _display_table(frame: pd.DataFrame) -> pd.DataFrame:
     values = _value_cells(frame)  # (rows, cols) object
     block = finite_block(frame)
     if block is None:  # some cell is not a finite number: that one shows empty

@@ -202,7 +202,7 @@ class Lab:
     rev: int = 0
     last_single: SingleHead | None = None  # the last valid single-head result
     last_multi: MultiHeadView | None = None  # the last valid multi-head result
-    read: dict = field(default_factory=dict, compare=False, repr=False)  # editors.table_to_matrix's memo
+    read: dict = field(default_factory=dict, compare=False, repr=False)  # editors' memo of what tables hold
 
 
 @dataclass
@@ -212,7 +212,7 @@ class Vectors:
     tables: dict[str, pd.DataFrame]
     last: np.ndarray
     rev: int = 0
-    read: dict = field(default_factory=dict, compare=False, repr=False)  # editors.table_to_matrix's memo
+    read: dict = field(default_factory=dict, compare=False, repr=False)  # editors' memo of what tables hold
 
 
 @dataclass

@@ -91,7 +91,7 @@ def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
     st.data_editor(
-        display_table(frame),
+        display_table(frame, lab.read, name),
         key=editor_key(lab, prefix, name),
         num_rows="dynamic" if dynamic_rows else "fixed",
         hide_index=TOKEN in frame.columns,

@@ -78,6 +78,19 @@ def test_a_table_is_read_once_while_it_is_the_labs_and_its_matrix_is_read_only()
     assert table_to_matrix(frame, "K")[1].flags.writeable, "without a memo: a new, writable matrix"
 
 
+def test_the_shown_table_is_made_once_while_the_table_is_the_labs():
+    lab = new_lab("emma-friend")
+    frame = lab.tables["K"]
+    shown = display_table(frame, lab.read, "K")
+    assert display_table(frame, lab.read, "K") is shown
+    pd.testing.assert_frame_equal(shown, display_table(frame))  # the same as made afresh
+    replaced = frame.copy()  # an edit: a new table, shown afresh
+    replaced.iat[0, 1] = 9.0
+    again = display_table(replaced, lab.read, "K")
+    assert again is not shown and again.iat[0, 1] == 9.0 and shown.iat[0, 1] != 9.0
+    assert display_table(lab.tables["Q"], lab.read, "Q") is not again  # each table its own
+
+
 def test_parse_number_accepts_text_numbers_and_unicode_minus():
     assert parse_number(" 2.5 ") == 2.5
     assert parse_number("−1") == -1.0
