@@ -15,6 +15,8 @@ Lab fields used here (session.Lab): ``snapshot`` (saved in the JSON export by sh
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -176,8 +178,8 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
         number_table(output, f"{prefix}_output")
-        csv_download("Output as CSV", output, "output.csv", f"{prefix}_output_csv")
-        weights = numbers_frame(r.weights, head.query_tokens, head.key_tokens)
+        csv_download("Output as CSV", lambda: output, "output.csv", f"{prefix}_output_csv")
+        weights = functools.partial(numbers_frame, r.weights, head.query_tokens, head.key_tokens)
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
     with bar_col:
         bars = figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big)

@@ -184,11 +184,11 @@ def chart_format() -> str:
     return chosen if chosen in theme.IMAGE_FORMATS else "png"
 
 
-def csv_download(label: str, frame: pd.DataFrame, file_name: str, key: str) -> None:
-    """A download button for a result table as CSV."""
+def csv_download(label: str, table: Callable[[], pd.DataFrame], file_name: str, key: str) -> None:
+    """A download button for a result table as CSV; ``table`` makes the table, on click."""
     st.download_button(
         label,
-        lambda: csv_text(frame, index=False),
+        lambda: csv_text(table(), index=False),
         file_name=file_name,
         mime="text/csv",
         key=key,
@@ -240,7 +240,7 @@ def arrow_table(frame: pd.DataFrame) -> pa.Table:
     The schema and values are those of Streamlit's own conversion (``pa.Table.from_pandas``: NaN as null,
     repeated column names kept); what is left out is the pandas index and its metadata, about 1 ms of a
     table's rerun that a hidden index does not need."""
-    columns = [pa.array(frame.iloc[:, j], from_pandas=True) for j in range(frame.shape[1])]
+    columns = [pa.array(column, from_pandas=True) for _, column in frame.items()]
     return pa.Table.from_arrays(columns, names=[str(c) for c in frame.columns])
 
 

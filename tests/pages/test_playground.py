@@ -238,3 +238,31 @@ def test_a_projection_too_large_for_a_float_names_x_and_the_matrix():
     errors = [e.value for e in at.error]
     assert any(f"X · W_Q is too large for a float at row 1 ({tokens[1]!r}), column 'q0'" in e for e in errors), errors
     assert weights_shown(at).shape == (3, 3)  # the last valid result stays
+
+
+def test_the_output_and_the_weights_download_as_csv_with_the_heads_numbers(monkeypatch):
+    """The two download buttons under the output make their CSV on click (a callable Streamlit keeps): called
+    here, each gives the table of the head's numbers, one row per query."""
+    import io
+
+    import pandas as pd
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
+    made = {}
+    keep = MediaFileManager.add_deferred
+
+    def kept(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        made[file_name] = data_callable
+        return keep(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", kept)
+    open_page("playground", "emma-friend")
+    head = run_single_head(new_lab("emma-friend"))
+    for file_name, M, columns in (
+        ("weights.csv", head.result.weights, head.key_tokens),
+        ("output.csv", head.result.output, [f"v{j}" for j in range(head.result.output.shape[1])]),
+    ):
+        table = pd.read_csv(io.StringIO(made[file_name]()), keep_default_na=False)
+        assert table.columns.tolist() == ["token", *columns]
+        assert table["token"].tolist() == head.query_tokens
+        np.testing.assert_allclose(table[columns].to_numpy(dtype=float), M, rtol=1e-15, atol=0)
