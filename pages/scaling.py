@@ -27,4 +27,9 @@ seed = seed_col.number_input("Random seed", 0, 2**31 - 1, 0, key="scaling_seed")
 
 scaling.one_row(d_k, n_keys, int(seed), big)
 scaling.as_d_k_grows(n_keys, int(seed), big)
-scaling.worked_case_section(big)
+worked = st.expander(  # drawn only while open: its two heatmaps never change with the controls above
+    "The notebook's own numbers (seed 001)", icon=":material/school:", key="scaling_worked", on_change="rerun"
+)
+if worked.open:
+    with worked:
+        scaling.worked_case_section(big)

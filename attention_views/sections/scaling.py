@@ -79,7 +79,6 @@ def as_d_k_grows(n_keys: int, seed: int, big: bool) -> None:
 
 def worked_case_section(big: bool) -> None:
     """The random-causal scenario's Q and K (seed 001): their variances and scores, raw and scaled."""
-    st.subheader("The notebook's own numbers (seed 001)")
     tokens, w = worked_case()
     st.markdown(
         f"The random-causal scenario draws $Q$ and $K$ with {len(tokens)} tokens and $d_k = {w.d_k}$. "
