@@ -16,7 +16,7 @@ from attention_views.widgets import (
     folded,
     matrix_editor,
     number_table,
-    numbers_frame,
+    numbers_arrow,
 )
 
 MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
@@ -142,10 +142,10 @@ def heads_details(view: multi.MultiHeadView, big: bool) -> None:
                 f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
                 "columns h1·… are head 1's output, h2·… head 2's, and so on"
             )
-            number_table(numbers_frame(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
+            number_table(numbers_arrow(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
             if view.mixed:
                 st.markdown("**Output** = concat · W_O")
-                number_table(numbers_frame(view.output, queries, list(view.output_labels)), "multi_head_output")
+                number_table(numbers_arrow(view.output, queries, list(view.output_labels)), "multi_head_output")
     if readouts_tab.open:
         with readouts_tab:
             panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)

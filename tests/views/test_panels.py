@@ -12,7 +12,7 @@ import attention_core as ac
 from attention_views import figures, panels, share
 from attention_views.session import new_lab
 from attention_views.state import run_single_head
-from attention_views.widgets import arrow_table, numbers_frame
+from attention_views.widgets import arrow_table, numbers_arrow, numbers_frame
 
 SCENARIOS = ac.list_scenarios()
 
@@ -58,6 +58,11 @@ def test_a_read_only_table_sends_what_streamlits_own_conversion_sends(sid):
         unique = frame.set_axis([f"c{j}" for j in range(frame.shape[1])], axis=1)
         theirs = pa.Table.from_pandas(unique, preserve_index=False).replace_schema_metadata(None)
         assert ours.rename_columns(unique.columns.tolist()).equals(theirs)
+    for M, rows, cols in (
+        (head.result.masked, head.query_tokens, head.key_tokens),
+        (np.array([[1.0, 2.0], [3.0, np.nan]]), ["<b>x</b>", ""], ["h1·d1", "h1·d1"]),
+    ):  # the same table made from the matrix directly
+        assert numbers_arrow(M, rows, cols).equals(arrow_table(numbers_frame(M, rows, cols)))
 
 
 def test_uniform_and_masked_rows_in_the_table():
