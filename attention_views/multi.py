@@ -158,9 +158,16 @@ def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
     return frame if out is frame else out.reset_index(drop=True).astype(object)
 
 
-def heads_display(frame: pd.DataFrame) -> pd.DataFrame:
-    """What the heads editor shows: both columns as text (an empty cell as "")."""
-    return frame.map(cell_text)
+def heads_display(frame: pd.DataFrame, memo: dict | None = None) -> pd.DataFrame:
+    """What the heads editor shows: both columns as text (an empty cell as ""). ``memo``: a lab's ``read``; while
+    ``frame`` is the same object the shown table is not made again, as for editors.display_table."""
+    kept = memo.get(("shown", HEADS)) if memo is not None else None
+    if kept is not None and kept[0] is frame:
+        return kept[1]
+    shown = frame.map(cell_text)
+    if memo is not None:
+        memo[("shown", HEADS)] = (frame, shown)
+    return shown
 
 
 def heads_error(lab: Lab) -> str | None:

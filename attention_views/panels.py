@@ -26,7 +26,17 @@ from attention_views import figures
 from attention_views.formats import message, plain
 from attention_views.session import Lab, Snapshot
 from attention_views.state import SingleHead
-from attention_views.widgets import arrow_table, beside, bound, chart, csv_download, number_table, numbers_frame
+from attention_views.widgets import (
+    arrow_table,
+    beside,
+    bound,
+    chart,
+    columns_table,
+    csv_download,
+    number_table,
+    numbers_arrow,
+    numbers_frame,
+)
 
 READOUT_COLUMNS = ("entropy (bits)", "max weight", "top key", "effective tokens", "row sum")
 READOUT_DISPLAY = {  # column -> (short header that fits beside a heatmap, format, tooltip)
@@ -52,11 +62,16 @@ POSITION_NOTE = (
 
 def readouts_frame(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> pd.DataFrame:
     """One row per query: token, entropy (bits), max weight, the key holding it, 2**entropy, row sum."""
+    return pd.DataFrame(readouts_columns(weights, query_tokens, key_tokens))
+
+
+def readouts_columns(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> dict[str, object]:
+    """:func:`readouts_frame`'s columns, by name (for :func:`widgets.columns_table`)."""
     r = ac.row_readouts(weights)
     ties = np.sum(np.isclose(weights, r.max_weight[:, None], rtol=0.0, atol=1e-12), axis=1) - 1  # (n_q,)
     top = [_top_key(key_tokens[j], total, tied) for j, total, tied in zip(r.argmax, r.row_sum, ties, strict=True)]
     columns = (r.entropy_bits, r.max_weight, top, r.effective_tokens, r.row_sum)
-    return pd.DataFrame({"query": list(query_tokens), **dict(zip(READOUT_COLUMNS, columns, strict=True))})
+    return {"query": list(query_tokens), **dict(zip(READOUT_COLUMNS, columns, strict=True))}
 
 
 def _top_key(token: str, row_sum: float, tied: int) -> str:
@@ -147,8 +162,8 @@ def _number_config(columns: tuple[str, ...], fmt: str = "%.3f") -> dict:
 
 def readouts_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], key: str) -> None:
     """The per-row readouts of a weight matrix as a read-only table, with a one-line legend."""
-    frame = readouts_frame(weights, query_tokens, key_tokens)
-    st.dataframe(arrow_table(frame), hide_index=True, key=key, width="stretch", column_config=_readout_config())
+    table = columns_table(readouts_columns(weights, query_tokens, key_tokens))
+    st.dataframe(table, hide_index=True, key=key, width="stretch", column_config=_readout_config())
     st.caption(
         "Readouts of the weights, one row per query. H bits: entropy, 0 = all weight on one key, "
         "log₂ n_k = spread evenly. N eff = 2^H, about how many keys the query reads. sum 0: the mask hid every key."
@@ -165,20 +180,22 @@ def _clear(lab: Lab) -> None:
 
 def output_frame(head: SingleHead) -> pd.DataFrame:
     """The head's output, one row per query, its columns v0, v1, ... (the value dimensions)."""
-    r = head.result
-    return numbers_frame(r.output, head.query_tokens, [f"v{j}" for j in range(r.output.shape[1])])
+    return numbers_frame(head.result.output, head.query_tokens, _value_names(head.result.output))
+
+
+def _value_names(output: np.ndarray) -> list[str]:
+    return [f"v{j}" for j in range(output.shape[1])]
 
 
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     """The output table with its CSV (and the weights'), beside the activation strength of each output row:
     the table as wide as its columns, the bars the rest (:func:`widgets.beside`)."""
     r = head.result
-    output = output_frame(head)
     out_col, bar_col = beside(f"{prefix}_output", whole=True)
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
-        number_table(output, f"{prefix}_output")
-        csv_download("Output as CSV", lambda: output, "output.csv", f"{prefix}_output_csv")
+        number_table(numbers_arrow(r.output, head.query_tokens, _value_names(r.output)), f"{prefix}_output")
+        csv_download("Output as CSV", functools.partial(output_frame, head), "output.csv", f"{prefix}_output_csv")
         weights = functools.partial(numbers_frame, r.weights, head.query_tokens, head.key_tokens)
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
     with bar_col:
@@ -368,7 +385,7 @@ def head_readouts(
                 continue
             with tab:
                 st.dataframe(
-                    arrow_table(readouts_frame(W, query_tokens, key_tokens)),
+                    columns_table(readouts_columns(W, query_tokens, key_tokens)),
                     hide_index=True,
                     key=f"{prefix}_readouts_{h}",
                     width="stretch",

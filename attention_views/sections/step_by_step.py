@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-import pyarrow as pa
 import streamlit as st
 
 import attention_core as ac
@@ -13,7 +12,7 @@ from attention_views import figures
 from attention_views.formats import latex, plain
 from attention_views.session import Lab
 from attention_views.state import SingleHead
-from attention_views.widgets import MASK_LABELS, chart, clicked_cell
+from attention_views.widgets import MASK_LABELS, chart, clicked_cell, columns_table
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 MARK = "▶"  # before the selected key's label in the tables
@@ -49,13 +48,13 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
 
     Column formats rather than a pandas Styler, which cost Streamlit ~10 ms a table to render; the columns go
-    to Streamlit as an Arrow table, made from them directly (as :func:`widgets.arrow_table` makes one).
+    to Streamlit as an Arrow table made from them directly (:func:`widgets.columns_table`).
     """
     label, *numbers = columns
     if marked is not None:
         columns = {**columns, label: [f"{MARK} {v}" if n == marked else v for n, v in enumerate(columns[label])]}
     where.dataframe(
-        pa.table({name: pa.array(values, from_pandas=True) for name, values in columns.items()}),
+        columns_table(columns),
         hide_index=True,
         key=key,
         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers},

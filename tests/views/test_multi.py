@@ -241,6 +241,12 @@ def test_heads_editor_deltas_edit_add_and_delete_rows_keeping_text_as_typed():
     assert frame.shape == (4, 2)  # the input table is not modified
     shown = multi.heads_display(pd.DataFrame([["a", None]], columns=["head", "dims"], dtype=object))
     assert shown.iat[0, 1] == ""
+    lab = new_lab("apple-orange")  # with the lab's memo: made once while the heads table is the same object
+    first = multi.heads_display(lab.heads, lab.read)
+    assert multi.heads_display(lab.heads, lab.read) is first
+    pd.testing.assert_frame_equal(first, multi.heads_display(lab.heads))
+    lab.heads = multi.apply_heads_delta(lab.heads, Delta({0: {"dims": "1, 1"}}, [], []))
+    assert multi.heads_display(lab.heads, lab.read).iat[0, 1] == "1, 1"
 
 
 @settings(max_examples=25, deadline=None)

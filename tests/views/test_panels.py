@@ -12,7 +12,7 @@ import attention_core as ac
 from attention_views import figures, panels, share
 from attention_views.session import new_lab
 from attention_views.state import run_single_head
-from attention_views.widgets import arrow_table, numbers_arrow, numbers_frame
+from attention_views.widgets import arrow_table, columns_table, numbers_arrow, numbers_frame
 
 SCENARIOS = ac.list_scenarios()
 
@@ -63,6 +63,8 @@ def test_a_read_only_table_sends_what_streamlits_own_conversion_sends(sid):
         (np.array([[1.0, 2.0], [3.0, np.nan]]), ["<b>x</b>", ""], ["h1·d1", "h1·d1"]),
     ):  # the same table made from the matrix directly
         assert numbers_arrow(M, rows, cols).equals(arrow_table(numbers_frame(M, rows, cols)))
+    readouts = (head.result.weights, head.query_tokens, head.key_tokens)
+    assert columns_table(panels.readouts_columns(*readouts)).equals(arrow_table(panels.readouts_frame(*readouts)))
 
 
 def test_uniform_and_masked_rows_in_the_table():
