@@ -94,6 +94,8 @@ def test_head_names_read_as_typed_in_the_legend_and_the_readout_tabs():
     lab = hostile_lab("apple-orange")
     names = list(lab.heads["head"])
     at = _open_link("multi_head", lab)
+    at.session_state["multi_head_details_tab"] = "Readouts per head"  # the details tab with both (a click)
+    at.run()
     shown = _shown_as_typed(at)
     legend = next(t for t in shown if t.startswith("h1 = "))
     assert all(f"h{h + 1} = {name}" in legend for h, name in enumerate(names)), legend
