@@ -43,3 +43,20 @@ def test_projector_mode_enlarges_figure_text(page):
     assert big["font"] >= 18 and big["shown"] and all(size >= 16 for size in big["drawn"]), big
     assert_clean(page)
     screenshot(page, "playground_projector")
+
+
+def test_panels_drawn_when_opened_fill_in_after_the_click(page):
+    """The share panel and a table's "as CSV" popover are drawn only while open: a click opens each, the page
+    reruns, and its contents appear (the link the address bar holds, the CSV download and upload)."""
+    open_page(page, "/playground?scenario=emma-friend")
+    assert page.get_by_text("Link to this view").count() == 0
+    page.get_by_text("Share and save").click()
+    link = page.get_by_text("Link to this view")
+    link.wait_for()
+    assert "scenario=emma-friend" in link.inner_text()
+    assert page.get_by_role("button", name="Download this view (JSON)").count() == 1
+    page.get_by_role("button", name="Q as CSV").click()
+    page.get_by_role("button", name="Download Q.csv").wait_for()
+    assert page.get_by_text("Replace Q from a CSV file").count() == 1
+    wait_idle(page)
+    assert_clean(page)
