@@ -6,9 +6,9 @@ actions among the widgets actually on the page: radios, sliders, number inputs, 
 toggles, checkboxes, buttons, segmented controls, multiselects, text inputs, data-editor edits
 (cells set to random numbers, huge and tiny floats, NaN/inf, text, empty; rows added and deleted;
 token labels and head names in any script, empty, very long or hostile: tests/hostile_text.py),
-clicks on selectable charts and switches of the lazy tabs (only the open tab's editor is drawn, so
-edits reach every table). After every action the page must show no exception element, no
-"Traceback" text, and no user text as markup.
+clicks on selectable charts and switches of the lazy tabs, expanders and popovers (only what is open
+is drawn, so edits reach every table, and the CSV and share panels are opened). After every action
+the page must show no exception element, no "Traceback" text, and no user text as markup.
 
 Environment variables:
 
@@ -168,7 +168,7 @@ class Walk:
         widgets = [w for kind in WIDGETS for w in at.get(kind) if not getattr(w.proto, "disabled", False)]
         editors = [e for e in at.get("data_editor") if not e.proto.disabled]
         charts = [c for c in at.get("plotly_chart") if len(c.proto.selection_mode)]
-        tabs = lazy_tabs(at._tree)
+        tabs = lazy_panels(at._tree)
         choices = [("widget", w) for w in widgets] + [("editor", e) for e in editors] + [("chart", c) for c in charts]
         choices += [("tabs", t) for t in tabs]
         if not choices:
@@ -192,8 +192,8 @@ class Walk:
         elif kind == "tabs":
             key, labels = target
             label = rng.choice(labels)
-            self.at.session_state[key] = label  # what a click on the tab sends (on_change="rerun")
-            self.step(f"open tab {key} = {label!r}", self.at.run)
+            self.at.session_state[key] = label  # what a click on the tab, expander or popover sends
+            self.step(f"open {key} = {label!r}", self.at.run)
         elif kind == "chart":
             self.click_chart(target)
         else:
@@ -317,15 +317,18 @@ class Walk:
         self.step(f"click chart {chart.proto.id[-40:]} point {point['customdata']!r}", lambda: self.run_with(ws))
 
 
-def lazy_tabs(node) -> list[tuple[str, list[str]]]:
-    """(key, tab labels) of every keyed st.tabs on the page (the ones that rerun when switched)."""
+def lazy_panels(node) -> list[tuple[str, list]]:
+    """(key, the states a click can give it) of every keyed st.tabs (its labels), st.expander and st.popover (open
+    or closed) on the page: the ones that rerun when switched, and draw only what is open."""
     found = []
     for child in node.children.values() if isinstance(getattr(node, "children", None), dict) else ():
-        if getattr(child, "type", "") == "tab_container":
-            key = user_key_from_element_id(child.proto.id)
+        kind = getattr(child, "type", "")
+        if kind in ("tab_container", "expander", "popover"):
+            key = user_key_from_element_id(getattr(child.proto, "id", "") or "")
             if key:
-                found.append((key, [tab.label for tab in child.children.values()]))
-        found += lazy_tabs(child)
+                states = [tab.label for tab in child.children.values()] if kind == "tab_container" else [True, False]
+                found.append((key, states))
+        found += lazy_panels(child)
     return found
 
 
