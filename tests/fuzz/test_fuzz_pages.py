@@ -326,8 +326,10 @@ def lazy_panels(node) -> list[tuple[str, list]]:
         if kind in ("tab_container", "expander", "popover"):
             key = user_key_from_element_id(getattr(child.proto, "id", "") or "")
             if key:
-                states = [tab.label for tab in child.children.values()] if kind == "tab_container" else [True, False]
-                found.append((key, states))
+                if kind == "tab_container":
+                    found.append((key, [tab.label for tab in child.children.values()]))
+                else:  # an open panel is drawn on every later rerun: closed twice as often, to keep the walk's time
+                    found.append((key, [True, False, False]))
         found += lazy_panels(child)
     return found
 
