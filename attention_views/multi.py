@@ -26,6 +26,7 @@ from attention_views.editors import (
     apply_delta,
     cell_text,
     matrix_table,
+    remembered,
     table_to_matrix,
     value_columns,
 )
@@ -160,14 +161,8 @@ def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
 
 def heads_display(frame: pd.DataFrame, memo: dict | None = None) -> pd.DataFrame:
     """What the heads editor shows: both columns as text (an empty cell as ""). ``memo``: a lab's ``read``; while
-    ``frame`` is the same object the shown table is not made again, as for editors.display_table."""
-    kept = memo.get(("shown", HEADS)) if memo is not None else None
-    if kept is not None and kept[0] is frame:
-        return kept[1]
-    shown = frame.map(cell_text)
-    if memo is not None:
-        memo[("shown", HEADS)] = (frame, shown)
-    return shown
+    ``frame`` is the same object the shown table is not made again (editors.remembered)."""
+    return remembered(memo, ("shown", HEADS), frame, lambda: frame.map(cell_text))
 
 
 def heads_error(lab: Lab) -> str | None:
