@@ -225,18 +225,18 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
         st.query_params.from_dict(params)
     if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
         with slot:
-            _share_panel(s, token, "&".join(f"{k}={v}" for k, v in params.items()))
+            _share_panel(s, token, openable, "&".join(f"{k}={v}" for k, v in params.items()))
     reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
     if reproduce.open:  # the script is written only while someone is looking at it
         with reproduce:
             reproduce_panel(lab)
 
 
-def _share_panel(s: Session, token: str | None, query: str) -> None:
-    """The view's link (``query``, with its ``state=`` token when it has one) or why there is none, its download
-    as JSON, and the upload of a saved view."""
+def _share_panel(s: Session, token: str | None, openable: bool, query: str) -> None:
+    """The view's link (``query``, with its ``state=`` token when the app can open it) or why there is none, its
+    download as JSON, and the upload of a saved view."""
     lab = s.lab
-    if token is not None and len(token) > share.MAX_TOKEN_CHARS:
+    if not openable:
         st.warning(
             f"This view is too large for a link ({len(token):,} characters; the app opens links of up to "
             f"{share.MAX_TOKEN_CHARS:,}), so the address bar holds only the scenario and reloading the page "
