@@ -98,6 +98,11 @@ def narrow(columns: tuple[str, ...]) -> dict:
     return {c: st.column_config.NumberColumn(c, width=max(44, min(75, 280 // len(columns)))) for c in columns}
 
 
+def editor_key(ex: ac.Exercise, a: Attempt, name: str) -> str:
+    """The session key of a table's editor: new with each revision of the attempt's tables."""
+    return f"exercises_editor_{ex.id}_{name}_{a.rev}"
+
+
 def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """Editor for one table: fold its delta into the attempt's table, draw it, return the matrix or None.
 
@@ -107,7 +112,7 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     if a.learn is not None and a.learn.playing:
         st.dataframe(display_table(a.tables[name]), key=f"exercises_playing_{name}", width="stretch")
         return table_to_matrix(a.tables[name], name)[1]
-    key = f"exercises_editor_{ex.id}_{name}_{a.rev}"
+    key = editor_key(ex, a, name)
     a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
         display_table(a.tables[name]),
@@ -116,11 +121,7 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
         width="stretch",
         column_config=narrow(ex.dim_labels),
     )
-    try:
-        return table_to_matrix(a.tables[name], name)[1]
-    except TableError as err:
-        st.error(message(err), icon="⚠️")
-        return None
+    return _matrix(a, name)
 
 
 def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
@@ -151,11 +152,16 @@ def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
 def _hidden_matrix(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """A table whose tab is closed: its editor's last edits folded in, its matrix, or None with its error."""
     if a.learn is None or not a.learn.playing:
-        a.tables[name], _ = folded(a.tables[name], f"exercises_editor_{ex.id}_{name}_{a.rev}")
+        a.tables[name], _ = folded(a.tables[name], editor_key(ex, a, name))
+    return _matrix(a, name, f" (tab {TAB_LABELS.get(name, name)})")
+
+
+def _matrix(a: Attempt, name: str, where: str = "") -> np.ndarray | None:
+    """The attempt's table ``name`` as a matrix, or None with its error shown (``where``: after the message)."""
     try:
         return table_to_matrix(a.tables[name], name)[1]
     except TableError as err:
-        st.error(f"{message(err)} (tab {TAB_LABELS.get(name, name)})", icon="⚠️")
+        st.error(message(err) + where, icon="⚠️")
         return None
 
 
