@@ -12,13 +12,16 @@ For each (tokens, d_model, heads): self-attention of ``X (n, d_model)`` with ``W
 - ``numpy``: ``numpy_attention`` below, the textbook NumPy version (heads as an axis, the weights
   kept, nothing else kept and nothing checked): what the plain arithmetic costs;
 - ``torch``: ``torch.nn.MultiheadAttention(need_weights=True, average_attn_weights=False)`` on the
-  CPU in float64, when PyTorch is installed: a library a reader trusts, returning the same weights.
+  CPU in float64, when PyTorch is installed: a library a reader trusts, returning the same weights;
+- ``exp``: ``np.exp`` of one ``(h, n, n)`` float64 array, the softmax's exponentials alone, which any
+  NumPy version computes once per call. NumPy's float64 ``exp`` is vectorised only with AVX-512, so on
+  other CPUs this column is the part of ``core`` and ``numpy`` no NumPy code can shorten.
 
 Before timing, the three outputs and weights are checked to agree. The contenders run in
 alternation (a round calls each once), each at the same thread count (threadpoolctl for NumPy's
 BLAS, ``torch.set_num_threads`` for PyTorch). A table per thread count: the median ms of each, and
-``core / numpy`` and ``core / torch``, the median over rounds of the ratio within a round (a busy
-machine moves the times of a round together, so this ratio is steadier than the times themselves).
+``core / numpy``, ``core / torch`` and ``exp / torch``, the median over rounds of the ratio within a round
+(a busy machine moves the times of a round together, so this ratio is steadier than the times themselves).
 It is a benchmark, not a test: the numbers depend on the machine and on what else it is doing.
 """
 
@@ -89,6 +92,9 @@ def contenders(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, Ca
         run, x = torch_attention(W_q, W_k, W_v, W_o, h), torch.from_numpy(X)[None]  # (1, n, d_model)
         calls["torch"] = lambda: run(x)
         answers["torch"] = tuple(t[0].numpy() for t in run(x))  # (n, d_model), (h, n, n)
+    shifted = np.stack([r.masked for r in core.heads])  # (h, n, n) the softmax's input
+    shifted -= shifted.max(axis=-1, keepdims=True)  # its exponents, as the softmax takes them: each <= 0
+    calls["exp"] = lambda: np.exp(shifted, out=np.empty_like(shifted))  # (h, n, n)
     for name, (output, weights) in answers.items():
         assert np.allclose(core.output, output, atol=1e-10), f"{name} disagrees with the core's output"
         assert np.allclose(np.stack([r.weights for r in core.heads]), weights, atol=1e-12), f"{name}'s weights"
@@ -99,9 +105,10 @@ def bench(threads: int, seconds: float) -> None:
     rng = np.random.default_rng(0)
     refs = ["numpy"] + (["torch"] if torch is not None else [])
     header = f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'rounds':>6} " + " ".join(
-        f"{name + ' ms':>10}" for name in ["core", *refs]
+        f"{name + ' ms':>10}" for name in ["core", *refs, "exp"]
     )
     header += " " + " ".join(f"{'core/' + name:>11}" for name in refs)
+    header += f" {'exp/torch':>11}" if torch is not None else ""
     print(f"\n{threads} thread(s) each; load average before: {_load()}")
     print(header)
     print("-" * len(header))
@@ -110,6 +117,7 @@ def bench(threads: int, seconds: float) -> None:
         times = dict(zip(calls, time_alternately(*calls.values(), min_total=seconds, min_repeats=7), strict=True))
         ms = " ".join(f"{statistics.median(ts) * 1e3:>10.3f}" for ts in times.values())
         ratios = " ".join(f"{_paired_ratio(times['core'], times[name]):>11.2f}" for name in refs)
+        ratios += f" {_paired_ratio(times['exp'], times['torch']):>11.2f}" if torch is not None else ""
         print(f"{n:>6} {d:>7} {h:>5} {len(times['core']):>6} {ms} {ratios}", flush=True)
     print(f"load average after: {_load()}")
 
