@@ -110,12 +110,12 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     updated in place costs the browser far less than a new editor); paused, the editor is back on the learned table.
     """
     if a.learn is not None and a.learn.playing:
-        st.dataframe(display_table(a.tables[name]), key=f"exercises_playing_{name}", width="stretch")
-        return table_to_matrix(a.tables[name], name)[1]
+        st.dataframe(display_table(a.tables[name], a.read, name), key=f"exercises_playing_{name}", width="stretch")
+        return table_to_matrix(a.tables[name], name, a.read)[1]
     key = editor_key(ex, a, name)
     a.tables[name], _ = folded(a.tables[name], key)  # fixed rows
     st.data_editor(
-        display_table(a.tables[name]),
+        display_table(a.tables[name], a.read, name),
         key=key,
         num_rows="fixed",
         width="stretch",
@@ -159,7 +159,7 @@ def _hidden_matrix(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
 def _matrix(a: Attempt, name: str, where: str = "") -> np.ndarray | None:
     """The attempt's table ``name`` as a matrix, or None with its error shown (``where``: after the message)."""
     try:
-        return table_to_matrix(a.tables[name], name)[1]
+        return table_to_matrix(a.tables[name], name, a.read)[1]
     except TableError as err:
         st.error(message(err) + where, icon="⚠️")
         return None

@@ -37,7 +37,7 @@ STOP_TEXT = {
 def matrices(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray] | None:
     """The attempt's tables as matrices, or None while one does not parse (its editor names the cell)."""
     try:
-        return {name: table_to_matrix(a.tables[name], name)[1] for name in ex.tables}
+        return {name: table_to_matrix(a.tables[name], name, a.read)[1] for name in ex.tables}
     except TableError:
         return None
 

@@ -239,6 +239,7 @@ class Attempt:
     worked: bool = False
     last: ac.Grade | None = None  # the last valid grade
     learn: LearnRun | None = None  # the "Learn it" run, once started
+    read: dict = field(default_factory=dict, compare=False, repr=False)  # editors' memo of what tables hold
 
 
 @dataclass

@@ -87,6 +87,23 @@ def test_an_edit_changes_the_score_as_the_core_computes_it():
     np.testing.assert_allclose(panels(at)[1], expected.weights[0], atol=1e-12)
 
 
+def test_an_unchanged_table_is_read_once_and_an_edited_one_anew():
+    """The attempt's memo (Attempt.read) keeps a table's matrix and shown table while the table is the same
+    object; an edit makes a new table, which is read again."""
+    at = open_exercise("self")
+    a = at.session_state["session"].exercises.attempts["self"]
+    table = a.tables["Q"]
+    assert a.read["Q"][0] is table and a.read[("shown", "Q")][0] is table
+    matrix, shown = a.read["Q"][1][1], a.read[("shown", "Q")][1]
+    at.run()  # a rerun that changes no table
+    assert a.tables["Q"] is table and a.read["Q"][1][1] is matrix and a.read[("shown", "Q")][1] is shown
+    edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}})
+    assert_clean(at)
+    assert a.tables["Q"] is not table and a.read["Q"][0] is a.tables["Q"]
+    assert a.read["Q"][1][1][0, 0] == 10.0 and matrix[0, 0] != 10.0
+    assert a.read[("shown", "Q")][1]["d0"].iloc[0] == 10.0
+
+
 def test_editing_a_projection_changes_the_score():
     at = open_exercise("first")
     before = shown_score(at)
