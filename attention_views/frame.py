@@ -217,30 +217,29 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
     """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
     lab = s.lab
     params = {"scenario": lab.scenario}
-    token = link_token(s)
-    openable = token is None or len(token) <= share.MAX_TOKEN_CHARS  # a link the app makes, the app opens
-    if token is not None and openable:
+    token, openable = link_token(s)  # a link the app makes, the app opens
+    if token is not None:
         params["state"] = token
     if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
         st.query_params.from_dict(params)
     if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
         with slot:
-            _share_panel(s, token, openable, "&".join(f"{k}={v}" for k, v in params.items()))
+            _share_panel(s, openable, "&".join(f"{k}={v}" for k, v in params.items()))
     reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
     if reproduce.open:  # the script is written only while someone is looking at it
         with reproduce:
             reproduce_panel(lab)
 
 
-def _share_panel(s: Session, token: str | None, openable: bool, query: str) -> None:
+def _share_panel(s: Session, openable: bool, query: str) -> None:
     """The view's link (``query``, with its ``state=`` token when the app can open it) or why there is none, its
     download as JSON, and the upload of a saved view."""
     lab = s.lab
     if not openable:
         st.warning(
-            f"This view is too large for a link ({len(token):,} characters; the app opens links of up to "
-            f"{share.MAX_TOKEN_CHARS:,}), so the address bar holds only the scenario and reloading the page "
-            "would start it afresh. Download the view as a JSON file to keep or share it."
+            f"This view is too large for a link (the app opens links of up to {share.MAX_TOKEN_CHARS:,} "
+            "characters), so the address bar holds only the scenario and reloading the page would start it "
+            "afresh. Download the view as a JSON file to keep or share it."
         )
     elif len(query) > share.LINK_LIMIT:
         st.warning(
@@ -267,8 +266,9 @@ def _share_panel(s: Session, token: str | None, openable: bool, query: str) -> N
         st.error(message(s.upload_error), icon="⚠️")
 
 
-def link_token(s: Session) -> str | None:
-    """The link's ``state=`` token for the session's lab (None for a pristine view).
+def link_token(s: Session) -> tuple[str | None, bool]:
+    """The link's ``state=`` token for the session's lab, and whether the app can open it: ``(None, True)`` for a
+    pristine view, ``(None, False)`` when the token would be longer than share.MAX_TOKEN_CHARS.
 
     The payload (what differs from the pristine scenario) is compared by value, with the types of its
     scalars (1 and 1.0 encode differently), with the last one; only a changed payload is encoded again
@@ -278,9 +278,10 @@ def link_token(s: Session) -> str | None:
         s.pristine = new_lab(s.lab.scenario)
     payload = share.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
     if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
-        token = share.encode_payload(payload, s.link_tables) if payload.keys() - {"v", "s", "p"} else None
-        s.link = LinkMemo(payload, token)
-    return s.link.token
+        changed = payload.keys() - {"v", "s", "p"}
+        token = share.encode_payload(payload, s.link_tables, most=share.MAX_TOKEN_CHARS) if changed else None
+        s.link = LinkMemo(payload, token, openable=token is not None or not changed)
+    return s.link.token, s.link.openable
 
 
 def _types(payload: dict) -> list[type]:

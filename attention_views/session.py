@@ -252,10 +252,12 @@ class ExerciseStore:
 
 @dataclass(frozen=True)
 class LinkMemo:
-    """The last link token and the payload it encodes: a new token is made only when the payload changes."""
+    """The last link token and the payload it encodes: a new token is made only when the payload changes.
+    ``token`` is None for a pristine view (``openable``) or for one too large for a link (not ``openable``)."""
 
     payload: dict
     token: str | None
+    openable: bool = True
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: a table compared by value is an ambiguous truth

@@ -203,15 +203,39 @@ def encode(lab: Lab, page: str = "") -> str:
     return encode_payload(lab_payload(lab, page))
 
 
-def encode_payload(payload: dict, memo: dict | None = None) -> str:
+def encode_payload(payload: dict, memo: dict | None = None, most: int | None = None) -> str | None:
     """A payload from :func:`lab_payload` as a compact link token. ``memo``: the one given to lab_payload, whose
-    tables' parts are written as JSON once (the same bytes as writing the whole payload at once)."""
+    tables' parts are written as JSON once (the same bytes as writing the whole payload at once).
+
+    ``most``: the longest token wanted, in characters. A longer one is given up as soon as its packed part
+    outgrows it, and None comes back (a 64 x 64 view packs to about 16 times MAX_TOKEN_CHARS, and packing all
+    of it cost the view's every rerun about 4 ms)."""
     raw = _compact_json(payload, memo).encode()
     small = len(raw) <= SMALL_JSON_BYTES
-    packed = zlib.compress(raw, 9 if small else 1)  # level 9 on 300 kB of numbers costs 0.1-0.3 s
+    # level 9 on 300 kB of numbers costs 0.1-0.3 s; a token's packed part can be (most - 2) * 3 // 4 bytes long
+    packed = _pack(raw, 9 if small else 1, None if most is None else (most - len(VERSION) - 1) * 3 // 4)
+    if packed is None:
+        return None
     if not small and len(packed) < LINK_LIMIT:  # it may still fit in a link: pack it as small as it gets
         packed = zlib.compress(raw, 9)
-    return VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
+    token = VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
+    return token if most is None or len(token) <= most else None
+
+
+PACK_CHUNK = 16_384  # bytes of JSON packed at a time while the packed part may still outgrow its limit
+
+
+def _pack(raw: bytes, level: int, most: int | None) -> bytes | None:
+    """``zlib.compress(raw, level)``, or None once the packed bytes pass ``most`` (None: no limit)."""
+    if most is None:
+        return zlib.compress(raw, level)
+    packer, packed = zlib.compressobj(level), bytearray()
+    for start in range(0, len(raw), PACK_CHUNK):
+        packed += packer.compress(raw[start : start + PACK_CHUNK])
+        if len(packed) > most:
+            return None
+    packed += packer.flush()
+    return None if len(packed) > most else bytes(packed)
 
 
 def _compact_json(payload: dict, memo: dict | None) -> str:

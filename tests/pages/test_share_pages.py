@@ -134,7 +134,7 @@ def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
 def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     calls = []
     encode = share.encode_payload
-    monkeypatch.setattr(share, "encode_payload", lambda payload, memo=None: calls.append(1) or encode(payload, memo))
+    monkeypatch.setattr(share, "encode_payload", lambda *args, **kwargs: calls.append(1) or encode(*args, **kwargs))
     at = _open({"scenario": "random-seed42"})
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
     tables = dict(at.session_state["session"].lab.tables)

@@ -229,6 +229,54 @@ def test_a_token_written_with_the_memo_has_the_bytes_of_one_written_at_once(sid)
     assert share.decode(share.encode_payload(again, memo))[0].temperature == 1.5
 
 
+def _large_payload(d: int, projections: bool = False) -> dict:
+    """A lab whose X (and, with ``projections``, W_q, W_k, W_v) are random (d, d) tables: the JSON is past
+    SMALL_JSON_BYTES from d = 40 on."""
+    from attention_views.editors import matrix_table
+
+    lab, rng = new_lab("random-seed42"), np.random.default_rng(d)
+    tokens, dims = [f"t{i}" for i in range(d)], [f"d{j}" for j in range(d)]
+    lab.tables["X"] = matrix_table(rng.normal(size=(d, d)), tokens, dims, tokens=True)
+    for name in ("W_q", "W_k", "W_v") if projections else ():
+        lab.tables[name] = matrix_table(rng.normal(size=(d, d)), dims, dims, tokens=False)
+    return share.lab_payload(lab, "playground")
+
+
+@pytest.mark.parametrize("d", [0, 40, 64])
+def test_a_token_longer_than_most_is_given_up_and_one_that_fits_is_the_same(d):
+    """encode_payload(..., most=N): the very token when it has at most N characters, else None; at the edge too."""
+    payload = share.lab_payload(new_lab("emma-friend"), "playground", full=True) if d == 0 else _large_payload(d)
+    token = share.encode_payload(payload)
+    for most in (len(token), len(token) + 1, share.MAX_TOKEN_CHARS):
+        assert share.encode_payload(payload, most=most) == (token if len(token) <= most else None), most
+    assert share.encode_payload(payload, most=len(token) - 1) is None
+    assert share.encode_payload(payload, most=len(token) - 4) is None
+
+
+def test_packing_stops_once_the_token_is_too_long(monkeypatch):
+    """A 64 x 64 view (X, W_q, W_k, W_v) packs to about 16 times what a link holds; packing stops once the packed
+    part is past the limit (zlib gives out its first packed bytes after about 64 kB of JSON)."""
+    payload = _large_payload(64, projections=True)
+    raw_bytes = len(share.compact_json(payload).encode())
+    chunks = []
+    compressobj = zlib.compressobj
+
+    class Counting:
+        def __init__(self, level):
+            self.packer = compressobj(level)
+
+        def compress(self, data):
+            chunks.append(len(data))
+            return self.packer.compress(data)
+
+        def flush(self):
+            return self.packer.flush()
+
+    monkeypatch.setattr(share.zlib, "compressobj", Counting)
+    assert share.encode_payload(payload, most=share.MAX_TOKEN_CHARS) is None
+    assert 0 < sum(chunks) < raw_bytes / 3, (sum(chunks), raw_bytes)
+
+
 def _token_of(document: str) -> str:
     return "1." + base64.urlsafe_b64encode(zlib.compress(document.encode(), 9)).decode().rstrip("=")
 
