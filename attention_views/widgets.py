@@ -107,12 +107,12 @@ def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic
 
 def _csv_popover(holder: Lab | session.Vectors, prefix: str, name: str) -> None:
     """The table's download and upload as CSV, in a popover drawn only while it is open."""
-    errors = session.current().csv_errors
     popover = st.popover(
         f"{message(name)} as CSV", icon=":material/table_view:", key=f"{prefix}_csv_{name}", on_change="rerun"
     )
     if not popover.open:
         return
+    errors = session.current().csv_errors
     with popover:
         frame = holder.tables[name]  # never edited in place, so the callable made on click sees this table
         st.download_button(
