@@ -212,14 +212,14 @@ def encode_payload(payload: dict, memo: dict | None = None, most: int | None = N
     it would cost each of its reruns about 4 ms)."""
     raw = _compact_json(payload, memo).encode()
     small = len(raw) <= SMALL_JSON_BYTES
-    # level 9 on 300 kB of numbers costs 0.1-0.3 s; "1." and base64 of n bytes, unpadded, is 2 + ceil(4n / 3) long
+    # level 9 on 300 kB of numbers costs 0.1-0.3 s; "1." and base64 of n bytes, unpadded, is 2 + ceil(4n / 3) long,
+    # so at most (most - 2) * 3 // 4 packed bytes make a token of at most ``most`` characters
     packed = _pack(raw, 9 if small else 1, None if most is None else (most - len(VERSION) - 1) * 3 // 4)
     if packed is None:
         return None
     if not small and len(packed) < LINK_LIMIT:  # it may still fit in a link: pack it as small as it gets
         packed = zlib.compress(raw, 9)
-    token = VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
-    return token if most is None or len(token) <= most else None
+    return VERSION + "." + base64.urlsafe_b64encode(packed).decode().rstrip("=")
 
 
 PACK_CHUNK = 16_384  # bytes of JSON packed at a time while the packed part may still outgrow its limit
