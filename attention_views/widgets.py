@@ -227,11 +227,13 @@ def number_table(
 ) -> None:
     """A read-only table whose decimal columns all show ``decimals`` places (Streamlit's default drops trailing
     zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table. ``help``: a
-    tooltip for some column headers (short headers keep every column in sight)."""
+    tooltip for some column headers (short headers keep every column in sight). No column has a fixed width: the
+    browser sizes each to its header and values, so a header that names a token ("weight on Emma") or a long
+    dimension label shows whole, and a table too wide for its place scrolls sideways."""
     help = help or {}
     table = arrow_table(table) if isinstance(table, pd.DataFrame) else table
-    fixed = {  # Streamlit's small columns: a result of eight value dimensions fits the page whole
-        f.name: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(f.name), width="small")
+    fixed = {
+        f.name: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(f.name))
         for f in table.schema  # a name may repeat: a head's dims "1, 1"
         if pa.types.is_floating(f.type)
     }

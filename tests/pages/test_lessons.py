@@ -3,6 +3,8 @@ equal an independent NumPy recomputation on its own scenario."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from apptest_pages import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
@@ -179,3 +181,17 @@ def test_token_labels_are_shown_literally_in_every_page_text(page):
     assert texts
     for label in HOSTILE:
         assert not [t for t in texts if label in t], f"{label!r} reaches markdown unescaped on {page}"
+
+
+@pytest.mark.parametrize("page", ["kv_cache", "online_softmax", "sinks", "cross_attention", "playground", "similarity"])
+def test_number_tables_leave_every_columns_width_to_the_browser(page):
+    """A fixed width cut headers short: the sinks table's "weight on Emma" read "weight on" in a small column. Every
+    read-only table's columns are sized by the browser to their header and values."""
+    at = open_page(page, "emma-friend")
+    assert_clean(at)
+    configs = {d.proto.id or i: json.loads(d.proto.columns or "{}") for i, d in enumerate(at.dataframe)}
+    assert configs, f"{page} shows no table"
+    fixed = {key: name for key, columns in configs.items() for name, c in columns.items() if "width" in c}
+    assert not fixed, f"columns of a fixed width on {page}: {fixed}"
+    if page == "sinks":
+        assert any("weight on Emma" in d.value.columns for d in at.dataframe)
