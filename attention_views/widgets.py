@@ -422,7 +422,7 @@ def mask_painter(lab: Lab, prefix: str) -> None:
     frame = pd.DataFrame(lab.mask_custom, columns=cols)
     frame.insert(0, TOKEN, query_tokens)
     config = {
-        c: st.column_config.CheckboxColumn(label or f"key {j}", width="small")
+        c: st.column_config.CheckboxColumn(label or f"key {j}")  # as wide as its key's label
         for j, (c, label) in enumerate(zip(cols, key_tokens, strict=True))
     }
     config[TOKEN] = st.column_config.TextColumn("query ↓ / key →", disabled=True)

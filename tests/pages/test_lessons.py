@@ -184,14 +184,20 @@ def test_token_labels_are_shown_literally_in_every_page_text(page):
 
 
 @pytest.mark.parametrize("page", ["kv_cache", "online_softmax", "sinks", "cross_attention", "playground", "similarity"])
-def test_number_tables_leave_every_columns_width_to_the_browser(page):
-    """A fixed width cut headers short: the sinks table's "weight on Emma" read "weight on" in a small column. Every
-    read-only table's columns are sized by the browser to their header and values."""
+def test_tables_leave_every_columns_width_to_the_browser(page):
+    """A fixed width cut headers short: the sinks table's "weight on Emma" read "weight on", and the mask painter's
+    "games" read "game", in Streamlit's small columns. Every table's columns (the playground's with the mask
+    painter open) are sized by the browser to their header and values."""
     at = open_page(page, "emma-friend")
+    if page == "playground":
+        at.selectbox(key="playground_mask").set_value("custom").run()
     assert_clean(at)
     configs = {d.proto.id or i: json.loads(d.proto.columns or "{}") for i, d in enumerate(at.dataframe)}
     assert configs, f"{page} shows no table"
     fixed = {key: name for key, columns in configs.items() for name, c in columns.items() if "width" in c}
     assert not fixed, f"columns of a fixed width on {page}: {fixed}"
+    headers = {c.get("label", name) for columns in configs.values() for name, c in columns.items()}
     if page == "sinks":
-        assert any("weight on Emma" in d.value.columns for d in at.dataframe)
+        assert "weight on Emma" in {name for d in at.dataframe for name in d.value.columns}
+    if page == "playground":
+        assert {"Emma", "games", "friend"} <= headers  # the painter's columns, one per key
