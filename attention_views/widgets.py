@@ -98,6 +98,8 @@ def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic
         hide_index=TOKEN in frame.columns,
         column_config=config,
         width="content",
+        on_change=apply_pending_edits,  # at once, whatever page the next run draws (a link clicked mid-edit)
+        args=(lab, prefix, name),
     )
     error = table_errors({name: frame}, lab.read).get(name)
     if error:
@@ -414,11 +416,10 @@ def attention_controls(lab: Lab, prefix: str) -> None:
 def mask_painter(lab: Lab, prefix: str) -> None:
     """A checkbox grid (rows: queries, columns: keys) that paints the custom mask, cell by cell."""
     query_tokens, key_tokens = lab_tokens(lab)
-    mask = custom_mask(lab, len(query_tokens), len(key_tokens))  # (n_q, n_k)
-    cols = [f"k{j}" for j in range(mask.shape[1])]
-    key = f"{prefix}_mask_editor_{lab.rev}_{mask.shape[0]}x{mask.shape[1]}"
-    painted, _ = folded(pd.DataFrame(mask, columns=cols, dtype=object), key, _cell_edits)
-    lab.mask_custom = painted.to_numpy(dtype=bool)  # (n_q, n_k)
+    n_q, n_k = len(query_tokens), len(key_tokens)
+    key = f"{prefix}_mask_editor_{lab.rev}_{n_q}x{n_k}"
+    _fold_painted(lab, key, n_q, n_k)
+    cols = [f"k{j}" for j in range(n_k)]
     frame = pd.DataFrame(lab.mask_custom, columns=cols)
     frame.insert(0, TOKEN, query_tokens)
     config = {
@@ -427,7 +428,23 @@ def mask_painter(lab: Lab, prefix: str) -> None:
     }
     config[TOKEN] = st.column_config.TextColumn("query ↓ / key →", disabled=True)
     st.caption("Tick a cell to let that query (row) attend that key (column).")
-    st.data_editor(frame, key=key, hide_index=True, column_config=config, disabled=[TOKEN])
+    st.data_editor(
+        frame,
+        key=key,
+        hide_index=True,
+        column_config=config,
+        disabled=[TOKEN],
+        on_change=_fold_painted,  # at once, whatever page the next run draws
+        args=(lab, key, n_q, n_k),
+    )
+
+
+def _fold_painted(lab: Lab, key: str, n_q: int, n_k: int) -> None:
+    """Fold the painter ``key``'s ticks into the lab's (n_q, n_k) custom mask."""
+    mask = custom_mask(lab, n_q, n_k)
+    cols = [f"k{j}" for j in range(n_k)]
+    painted, _ = folded(pd.DataFrame(mask, columns=cols, dtype=object), key, _cell_edits)
+    lab.mask_custom = painted.to_numpy(dtype=bool)
 
 
 def _cell_edits(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:

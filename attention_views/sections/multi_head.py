@@ -38,15 +38,15 @@ def head_choice(lab: Lab) -> None:
             horizontal=True,
         )
     if multi.head_mode(lab) == "selection":
-        lab.heads, moved = folded(lab.heads, editor_key(lab, "multi_head", "heads"), multi.apply_heads_delta)
-        if moved:
-            bump_rev(lab)
+        _fold_heads(lab)
         st.data_editor(
             multi.heads_display(lab.heads, lab.read),
             key=editor_key(lab, "multi_head", "heads"),
             num_rows="dynamic",
             hide_index=True,
             width="stretch",
+            on_change=_fold_heads,  # at once, whatever page the next run draws (a link clicked mid-edit)
+            args=(lab,),
             column_config={
                 "head": st.column_config.TextColumn("head", help="Name shown above the head's heatmap", width=180),
                 "dims": st.column_config.TextColumn("dims", help=HEADS_HELP, width=90),  # in view beside the heads
@@ -60,6 +60,13 @@ def head_choice(lab: Lab) -> None:
             kv_heads_control(lab)
     if error:
         st.error(message(error), icon="⚠️")
+
+
+def _fold_heads(lab: Lab) -> None:
+    """Fold the heads editor's edits into ``lab.heads``; restart the editors when rows moved."""
+    lab.heads, moved = folded(lab.heads, editor_key(lab, "multi_head", "heads"), multi.apply_heads_delta)
+    if moved:
+        bump_rev(lab)
 
 
 def head_count_control(lab: Lab) -> None:

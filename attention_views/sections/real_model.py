@@ -417,13 +417,8 @@ def edit_ui(lab: Lab, scores: dict[str, np.ndarray]) -> None:
     st.caption(f"{changed} of {view.scales.size} heads edited, {off} switched off.")
     with st.expander("Every head's scale (layer rows, head columns)", icon=":material/tune:"):
         key = f"real_model_scales_{lab.rev}"
-        frame = pd.DataFrame(view.scales, columns=[f"h{h}" for h in range(view.scales.shape[1])])
-        frame.index = [f"layer {layer}" for layer in range(view.scales.shape[0])]
-        edited, _ = folded(frame.astype(object), key)
-        values = pd.to_numeric(edited.stack(), errors="coerce").to_numpy().reshape(view.scales.shape)
-        if np.isfinite(values).all() and (np.abs(values) <= 10).all():
-            view.scales = values.astype(float)
-        else:
+        frame = _scales_frame(view.scales)
+        if not _fold_scales(view, key):
             st.error("Every scale must be a number from -10 to 10; the last valid scales are in use.", icon="⚠️")
         st.data_editor(
             frame,
@@ -431,7 +426,27 @@ def edit_ui(lab: Lab, scores: dict[str, np.ndarray]) -> None:
             column_config={
                 c: st.column_config.NumberColumn(c, min_value=-10.0, max_value=10.0, step=0.1) for c in frame
             },
+            on_change=_fold_scales,  # at once, whatever page the next run draws (a link clicked mid-edit)
+            args=(view, key),
         )
+
+
+def _scales_frame(scales: np.ndarray) -> pd.DataFrame:
+    """The (L, h) head scales as a table: a row per layer, a column per head."""
+    frame = pd.DataFrame(scales, columns=[f"h{h}" for h in range(scales.shape[1])])
+    frame.index = [f"layer {layer}" for layer in range(scales.shape[0])]
+    return frame
+
+
+def _fold_scales(view: ModelView, key: str) -> bool:
+    """Fold the scales editor ``key``'s edits into the view's scales when every one is a number in [-10, 10];
+    False (the scales unchanged) otherwise."""
+    edited, _ = folded(_scales_frame(view.scales).astype(object), key)
+    values = pd.to_numeric(edited.stack(), errors="coerce").to_numpy().reshape(view.scales.shape)
+    if not (np.isfinite(values).all() and (np.abs(values) <= 10).all()):
+        return False
+    view.scales = values.astype(float)
+    return True
 
 
 def open_in_playground(model: am.Model, run: am.ModelRun, view: ModelView) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from streamlit_browser import (
     assert_clean,
@@ -141,6 +143,61 @@ def test_an_edit_still_being_typed_survives_clicking_another_page_at_once(page):
     after = _weights_after_a_visit_to_step_by_step(page)
     assert after != before, "the edit being typed when another page was clicked was lost"
     assert_clean(page)
+
+
+def test_an_edit_merged_into_a_page_links_rerun_is_kept(page):
+    """A grid's edit and a page link's navigation that reach the server before its next run starts are merged
+    into one rerun of the other page carrying the edited widget state (Streamlit folds pending rerun requests
+    together, the later page winning). That page never draws the editor, so Streamlit drops the editor's
+    state after it runs: the edit must have been folded into the lab before (the editor's on_change).
+
+    The test hands the server that merged request itself: it holds the two frames in the websocket and sends
+    the link's, with the edit's widget states added, in their place."""
+    merged = _merge_an_edit_into_the_next_page_link(page)
+    before = open_playground(page, "random-seed42")
+    merged["on"] = True
+    type_into_last_column_cell(page, page.locator(EDITOR).first, 0, "9.25")  # no Enter: the click sends it
+    after = _weights_after_a_visit_to_step_by_step(page)
+    assert merged["sent"], "the edit and the page link were not merged into one rerun request"
+    assert after != before, "the edit that reached the server with the page link was lost"
+    assert_clean(page)
+
+
+def _merge_an_edit_into_the_next_page_link(page) -> dict:
+    """Route the page's websocket so that, once ``merged["on"]`` is set, the browser's rerun requests are held
+    until both the grid's edit and a page link's navigation are in hand; then only the link's is sent, with the
+    edit's widget states added (the link's own win). ``merged["sent"]`` is set once it has gone."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    merged: dict = {"on": False, "edit": None, "link": None, "sent": False}
+
+    def is_edit(msg: BackMsg) -> bool:
+        return any("edited_rows" in w.string_value + w.json_value for w in msg.rerun_script.widget_states.widgets)
+
+    def route(ws) -> None:
+        server = ws.connect_to_server()
+
+        def to_server(frame) -> None:
+            if merged["on"] and isinstance(frame, bytes):
+                msg = BackMsg.FromString(frame)
+                if msg.WhichOneof("type") == "rerun_script":
+                    merged["edit" if is_edit(msg) else "link"] = msg
+                    if merged["edit"] and merged["link"]:
+                        merged["on"] = False
+                        link = merged["link"]
+                        ids = {w.id for w in link.rerun_script.widget_states.widgets}
+                        for w in merged["edit"].rerun_script.widget_states.widgets:
+                            if w.id not in ids:
+                                link.rerun_script.widget_states.widgets.append(w)
+                        server.send(link.SerializeToString())
+                        merged["sent"] = True
+                    return
+            server.send(frame)
+
+        ws.on_message(to_server)
+
+    page.route_web_socket(re.compile(r"/_stcore/stream"), route)
+    return merged
 
 
 def _weights_after_a_visit_to_step_by_step(page) -> list[list[float]]:
