@@ -14,7 +14,7 @@ from urllib.parse import quote, urlparse
 
 import numpy as np
 import pytest
-from streamlit_browser import app_pages, assert_clean, figures, open_page, wait_idle, wait_until
+from streamlit_browser import app_pages, assert_clean, assert_opened_directly, figures, open_page, wait_idle, wait_until
 
 from attention_views import share
 from attention_views.editors import TOKEN, matrix_table
@@ -110,12 +110,14 @@ _CHART_TEXT_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'
 
 @pytest.mark.parametrize("path", ALL_PAGES)
 def test_every_page_shows_hostile_labels_as_typed_and_fetches_nothing(page, app_url, path):
-    """One load per page: no link or image from user text, no request outside the app, labels drawn as typed."""
+    """One load per page, by its own URL: the page is app.py's (:func:`assert_opened_directly`); no link or image
+    from user text, no request outside the app, labels drawn as typed."""
     name = path.strip("/") or "home"
     seen: list[str] = []
     page.on("request", lambda r: seen.append(r.url))
     lab = hostile_lab("apple-orange")
     open_page(page, f"{path}?scenario=apple-orange&state={hostile_link_state(lab, name)}")
+    assert_opened_directly(page, path, charted=name != "cross_attention")  # apple-orange has no cross-attention
     if name == "multi_head":  # the head names are also the readouts' tab labels and the similarity's legend
         page.get_by_role("tab", name="Readouts per head").click()
         page.locator(".st-key-multi_head_similarity .js-plotly-plot").wait_for()
