@@ -5,8 +5,6 @@ titles), the digits written in cells never run into their neighbours', and no fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from urllib.parse import urlparse
 
 import pytest
@@ -29,40 +27,11 @@ from streamlit_browser import (
 )
 
 import attention_core as ac
-from attention_views import share
-from attention_views.session import DEFAULT_SCENARIO, new_lab
+from attention_views.session import DEFAULT_SCENARIO
 
 pytestmark = pytest.mark.e2e
 
 SIZES = {"1024x768": {"width": 1024, "height": 768}, "1280x720": {"width": 1280, "height": 720}}
-
-
-def projector_link(path: str, scenario: str = "emma-friend") -> str:
-    lab = new_lab(scenario)
-    lab.projector = True
-    return f"{path}?state={share.encode(lab)}"
-
-
-def plain_link(path: str, scenario: str = "emma-friend") -> str:
-    return f"{path}?state={share.encode(new_lab(scenario))}"
-
-
-@contextmanager
-def _opened(context, link: str, size: str = "1280x720") -> Iterator:
-    """``link`` opened in a new tab (a fresh session) at ``size``, drawn (:func:`open_page`), with no error on it."""
-    page = context.new_page()
-    try:
-        page.set_viewport_size(SIZES[size])
-        open_page(page, link)
-        assert_clean(page)
-        yield page
-    finally:
-        page.close()
-
-
-def _projector_page(context, path: str, scenario: str, size: str = "1280x720"):
-    """``path`` opened on ``scenario`` in projector mode at ``size`` (see :func:`_opened`)."""
-    return _opened(context, projector_link(path, scenario), size)
 
 
 # every page on the default scenario (emma-friend), and the views where another scenario showed a
@@ -124,13 +93,13 @@ def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(module
 TITLES = dict(APP_PAGES)
 
 
-def _show(page, path: str, scenario: str):
-    """``path`` on a new lab of ``scenario`` in ``page`` at 1024x768, projector mode off, drawn, with no error: the
-    page reached by its sidebar link (the first by its URL), then the scenario picked, or reset, in the sidebar (a
-    new lab, and every page widget's state dropped: what a new session opening the view starts from). Returns it.
+def _show(page, path: str, scenario: str, projector: bool = False, size: str = "1024x768"):
+    """``path`` on a new lab of ``scenario`` in ``page`` at ``size``, in projector mode or not, drawn, with no error:
+    the page reached by its sidebar link (the first by its URL), then the scenario picked, or reset, in the sidebar
+    (a new lab, and every page widget's state dropped: what a new session opening the view starts from). Returns it.
 
     One tab for many views: a page opened afresh costs the browser about 5 s of CPU, one reached by its link about 1."""
-    page.set_viewport_size(SIZES["1024x768"])
+    page.set_viewport_size(SIZES[size])
     if page.url == "about:blank":
         open_page(page, path)
     else:
@@ -144,7 +113,7 @@ def _show(page, path: str, scenario: str):
         wait_idle(page)
     else:
         pick_sidebar_scenario(page, title)
-    set_projector(page, on=False)
+    set_projector(page, on=projector)
     wait_laid_out(page)
     assert_clean(page)
     return page
@@ -253,20 +222,19 @@ EXERCISES_FIRST_SCREEN = {  # "Learn it" and the editors, and the weights they c
 
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("projector", [True, False], ids=["projector", "normal"])
-def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(context, size, projector):
+def test_exercises_play_the_editors_and_the_weights_start_on_the_first_screen(module_tab, size, projector):
     """On the ten-token exercise after *Random start*, projector mode on and off, at 1280x720 and 1024x768: the
     Play button, the first editor and the weights heatmap all start above the fold, so the lecturer never scrolls
     between Play and what it moves (the Play button sat under the editors, below the fold)."""
-    link = projector_link("/exercises") if projector else plain_link("/exercises")
-    with _opened(context, link, size) as page:
-        choose_option(page, "exercises_pick", "6. it -> dog, she -> Maria")
-        page.get_by_role("button", name="Random start").click()
-        wait_idle(page)
-        page.locator(".st-key-exercises_loss .js-plotly-plot").wait_for()  # the run has started
-        assert_clean(page)
-        wait_laid_out(page)
-        problems = _below_the_fold(page, EXERCISES_FIRST_SCREEN, SIZES[size]["height"])
-        screenshot(page, f"fold_exercises_{'projector' if projector else 'normal'}_{size}")
+    page = _show(module_tab, "/exercises", DEFAULT_SCENARIO, projector, size)
+    choose_option(page, "exercises_pick", "6. it -> dog, she -> Maria")
+    page.get_by_role("button", name="Random start").click()
+    wait_idle(page)
+    page.locator(".st-key-exercises_loss .js-plotly-plot").wait_for()  # the run has started
+    assert_clean(page)
+    wait_laid_out(page)
+    problems = _below_the_fold(page, EXERCISES_FIRST_SCREEN, SIZES[size]["height"])
+    screenshot(page, f"fold_exercises_{'projector' if projector else 'normal'}_{size}")
     assert not problems, f"at {size}: {problems}"
 
 
@@ -309,42 +277,42 @@ def _beside_problems(page, path: str, scenario: str, key: str) -> list[str]:
 @pytest.mark.parametrize(
     ("path", "scenario", "key"), [v for v in TABLES_BESIDE if v[:2] not in BESIDE_KEYS]
 )  # the others are checked by the layout test, on the same view
-def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(context, path, scenario, key):
-    """:func:`_beside_problems` on a view opened in projector mode at 1280x720."""
-    with _projector_page(context, path, scenario) as page:
-        problems = _beside_problems(page, path, scenario, key)
+def test_the_first_table_sits_beside_the_heatmap_it_changes_on_a_projector(module_tab, path, scenario, key):
+    """:func:`_beside_problems` on a view in projector mode at 1280x720."""
+    page = _show(module_tab, path, scenario, projector=True, size="1280x720")
+    problems = _beside_problems(page, path, scenario, key)
     assert not problems, "\n".join(problems)
 
 
-def test_the_online_softmax_running_values_show_every_column_beside_the_scores(context):
+def test_the_online_softmax_running_values_show_every_column_beside_the_scores(module_tab):
     """The block's table (block max, running max m, rescale, running sum ℓ) shows every column beside the scores
     at 1280x720, projector mode off and on, and on a 1024x768 projector: with headers such as "running sum ℓ" the
     lesson's running sum was the column scrolled out of sight (84 px hidden with projector mode off, 37 px on); at
     1024 px on a projector, in a column of a fixed share of the page, the whole sum ℓ column was (47 px)."""
     problems = []
-    with _opened(context, "/online_softmax?scenario=online-softmax") as page:
-        for projector, size in ((False, "1280x720"), (True, "1280x720"), (True, "1024x768")):
-            where = f"{'projector' if projector else 'normal'}, {size}"
-            set_projector(page, on=projector)
-            page.set_viewport_size(SIZES[size])
-            assert_clean(page)
-            wait_laid_out(page)
-            # the first table on the page: the block's running values
-            table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
-            headers = page.evaluate(
-                """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
-                     .map(th => th.textContent)"""
-            )
-            scores = page.locator(".st-key-online_softmax_scores .js-plotly-plot").bounding_box()
-            screenshot(page, f"columns_online_softmax_{where.replace(', ', '_')}")
-            if not any("ℓ" in h for h in headers):
-                problems.append(f"{where}: no running sum ℓ among {headers}")
-            if table["hidden"] > 1:
-                problems.append(f"{where}: {table['hidden']} px of columns hidden")
-            if table["left"] < scores["x"] + scores["width"]:
-                problems.append(f"{where}: the table is not beside the scores")
-            if table["top"] >= SIZES[size]["height"] - 100:
-                problems.append(f"{where}: the table starts at y = {table['top']}")
+    page = _show(module_tab, "/online_softmax", "online-softmax")
+    for projector, size in ((False, "1280x720"), (True, "1280x720"), (True, "1024x768")):
+        where = f"{'projector' if projector else 'normal'}, {size}"
+        set_projector(page, on=projector)
+        page.set_viewport_size(SIZES[size])
+        assert_clean(page)
+        wait_laid_out(page)
+        # the first table on the page: the block's running values
+        table = wait_until(page, lambda: page.evaluate(_TABLE_JS), "the first table drawn")
+        headers = page.evaluate(
+            """() => [...document.querySelector('[data-testid="stDataFrame"]').querySelectorAll('th')]
+                 .map(th => th.textContent)"""
+        )
+        scores = page.locator(".st-key-online_softmax_scores .js-plotly-plot").bounding_box()
+        screenshot(page, f"columns_online_softmax_{where.replace(', ', '_')}")
+        if not any("ℓ" in h for h in headers):
+            problems.append(f"{where}: no running sum ℓ among {headers}")
+        if table["hidden"] > 1:
+            problems.append(f"{where}: {table['hidden']} px of columns hidden")
+        if table["left"] < scores["x"] + scores["width"]:
+            problems.append(f"{where}: the table is not beside the scores")
+        if table["top"] >= SIZES[size]["height"] - 100:
+            problems.append(f"{where}: the table starts at y = {table['top']}")
     assert not problems, "\n".join(problems)
 
 
@@ -394,17 +362,17 @@ def _table_problems(page, path: str, scenario: str, last: str, projector: bool) 
 @pytest.mark.parametrize(
     ("path", "scenario", "last", "modes"), [r for r in RESULT_TABLES if r[:2] not in RESULT_KEYS]
 )  # the others are checked by the layout test, on the same view
-def test_a_result_table_shows_every_value_dimension(context, path, scenario, last, modes):
+def test_a_result_table_shows_every_value_dimension(module_tab, path, scenario, last, modes):
     """At 1280x720, projector mode off and on, a result table (the output, the online softmax's accumulated output,
     the KV cache) shows every column: in half the page or beside the heatmap, eight dimensions hid the last one to
     three (the playground's output 114 px with projector mode off, 61 px on; cross-attention 86 and 136; online
     softmax 163 and 116; the KV cache of apple-orange 50 px on a projector)."""
     problems = []
-    with _opened(context, plain_link(path, scenario)) as page:
-        for projector in modes:
-            set_projector(page, on=projector)
-            assert_clean(page)
-            wait_laid_out(page)
-            mode = "projector" if projector else "normal"
-            problems += [f"{mode}: {p}" for p in _table_problems(page, path, scenario, last, projector)]
+    page = _show(module_tab, path, scenario, size="1280x720")
+    for projector in modes:
+        set_projector(page, on=projector)
+        assert_clean(page)
+        wait_laid_out(page)
+        mode = "projector" if projector else "normal"
+        problems += [f"{mode}: {p}" for p in _table_problems(page, path, scenario, last, projector)]
     assert not problems, "\n".join(problems)

@@ -113,13 +113,13 @@ def test_an_edit_in_a_closed_tab_survives_switching_tabs(page):
     assert_clean(page)
 
 
-@pytest.mark.parametrize("delay_ms", [100, 200])
-def test_an_edit_survives_clicking_another_page_right_after_enter(page, delay_ms):
+def test_an_edit_survives_clicking_another_page_right_after_enter(page):
     """Issue 15: an edit typed and entered, then another page clicked a tenth of a second later, is kept.
 
-    Clicked at once (no wait) the edit is lost, and not on the server: the websocket frames show the
-    grid has not sent it yet when the page link's navigation message leaves, which carries only the
-    sidebar's widget states (streamlit 1.67.0's frontend).
+    Clicked at once (no wait), the grid may not have sent the edit yet when the page link's navigation message
+    leaves (it holds an entered edit about 150 ms; the navigation carries only the sidebar's widget states,
+    streamlit 1.67.0's frontend); such runs lost the edit, and on a quiet machine kept it. An edit that does reach
+    the server with or just before the link is kept: test_an_edit_merged_into_a_page_links_rerun_is_kept.
     """
     before = open_playground(page, "random-seed42")
     editor = page.locator(EDITOR).first
@@ -127,7 +127,7 @@ def test_an_edit_survives_clicking_another_page_right_after_enter(page, delay_ms
     assert held == "9.25"
     # the pause as the page lives it: a timer in the page, queued after the Enter's own handling (a wait in
     # Python can end before a loaded browser has even handled the Enter)
-    page.evaluate("ms => new Promise(done => setTimeout(done, ms))", delay_ms)
+    page.evaluate("ms => new Promise(done => setTimeout(done, ms))", 100)
     after = _weights_after_a_visit_to_step_by_step(page)
     assert after != before, "the edit typed just before switching pages was lost"
     assert_clean(page)
