@@ -112,20 +112,20 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     if a.learn is not None and a.learn.playing:
         st.dataframe(display_table(a.tables[name], a.read, name), key=f"exercises_playing_{name}", width="stretch")
         return table_to_matrix(a.tables[name], name, a.read)[1]
-    fold_edits(ex, a, name)
+    _fold_edits(ex, a, name)
     st.data_editor(
         display_table(a.tables[name], a.read, name),
         key=editor_key(ex, a, name),
         num_rows="fixed",
         width="stretch",
         column_config=narrow(ex.dim_labels),
-        on_change=fold_edits,  # at once, whatever page the next run draws (a link clicked mid-edit)
+        on_change=_fold_edits,  # at once, whatever page the next run draws (a link clicked mid-edit)
         args=(ex, a, name),
     )
     return _matrix(a, name)
 
 
-def fold_edits(ex: ac.Exercise, a: Attempt, name: str) -> None:
+def _fold_edits(ex: ac.Exercise, a: Attempt, name: str) -> None:
     """Fold the table's editor's edits into the attempt's table (its rows are fixed)."""
     a.tables[name], _ = folded(a.tables[name], editor_key(ex, a, name))
 
@@ -158,7 +158,7 @@ def editor_tabs(ex: ac.Exercise, a: Attempt) -> dict[str, np.ndarray | None]:
 def _hidden_matrix(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     """A table whose tab is closed: its editor's last edits folded in, its matrix, or None with its error."""
     if a.learn is None or not a.learn.playing:
-        fold_edits(ex, a, name)
+        _fold_edits(ex, a, name)
     return _matrix(a, name, f" (tab {TAB_LABELS.get(name, name)})")
 
 

@@ -417,9 +417,9 @@ def edit_ui(lab: Lab, scores: dict[str, np.ndarray]) -> None:
     st.caption(f"{changed} of {view.scales.size} heads edited, {off} switched off.")
     with st.expander("Every head's scale (layer rows, head columns)", icon=":material/tune:"):
         key = f"real_model_scales_{lab.rev}"
-        frame = _scales_frame(view.scales)
         if not _fold_scales(view, key):
             st.error("Every scale must be a number from -10 to 10; the last valid scales are in use.", icon="⚠️")
+        frame = _scales_frame(view.scales)
         st.data_editor(
             frame,
             key=key,
