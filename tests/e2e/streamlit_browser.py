@@ -277,21 +277,23 @@ def open_page(page: Page, path: str) -> None:
     wait_laid_out(page)
 
 
-def assert_opened_directly(
-    page: Page, path: str, token_grid: tuple[int, int] | None = None, charted: bool = True
-) -> None:
+def assert_opened_directly(page: Page, path: str, charted: bool = True) -> None:
     """``path``, opened by its own URL (a fresh session), is app.py's page: the sidebar lists every page of app.py,
-    a page other than home draws a chart with data (``charted``: where its lab gives it one), and ``token_grid``
-    (queries x keys of the lab, where the page draws one) is among its heatmaps."""
+    and a page other than home draws a chart with data (``charted``: where its lab gives it one)."""
     nav = wait_until(page, lambda: page.locator('[data-testid="stSidebarNav"] a').all_inner_texts(), "the page list")
     titles = [t.strip().splitlines()[-1] for t in nav]  # each link reads "<icon name>\n\n<title>"
     assert titles == [title for _, title in app_pages()], "the sidebar should list app.py's pages"
     if path != "/" and charted:
         wait_until(page, lambda: any(f["traces"] for f in figures(page)), f"a plotly chart with data on {path}")
-    if token_grid:  # the page may still be drawing its later charts: wait for the grid, then say what is there
-        grids = lambda: [shape(h["z"]) for h in heatmaps(page)]  # noqa: E731
-        wait_until(page, lambda: token_grid in grids(), "the token grid", required=False)
-        assert token_grid in grids(), f"{path}: no {token_grid} heatmap among {grids()}"
+
+
+def token_grid_problem(page: Page, grid: tuple[int, int]) -> str | None:
+    """Why ``grid`` (queries x keys) is not among the page's heatmaps, or None when it is. The page may still be
+    drawing its later charts: the grid is waited for, then what is there is said."""
+    grids = lambda: [shape(h["z"]) for h in heatmaps(page)]  # noqa: E731
+    if wait_until(page, lambda: grid in grids(), "the token grid", required=False):
+        return None
+    return f"no {grid} token grid among the heatmaps {grids()}"
 
 
 def wait_until(page: Page, probe: Callable[[], Any], what: str, timeout_s: float = 30, required: bool = True) -> Any:

@@ -15,12 +15,11 @@ from streamlit_browser import (
     cell_text_problems,
     choose_option,
     cut_text_problems,
-    heatmaps,
     label_problems,
     open_page,
     pick_sidebar_scenario,
     screenshot,
-    shape,
+    token_grid_problem,
     wait_idle,
     wait_laid_out,
     wait_until,
@@ -77,10 +76,8 @@ def test_no_label_formula_or_metric_is_cut_off_and_cell_digits_keep_apart(module
     projector. The module's views share a tab (:func:`_show`)."""
     page = _show(module_tab, path, scenario)
     problems = _layout_problems(page, f"normal_{scenario}", ("1024x768", "1280x720"), laid_out=True)
-    if scenario == DEFAULT_SCENARIO and path in TOKEN_GRID:
-        grids = lambda: [shape(h["z"]) for h in heatmaps(page)]  # noqa: E731
-        if not wait_until(page, lambda: TOKEN_GRID[path] in grids(), "the token grid", required=False):
-            problems.append(f"no {TOKEN_GRID[path]} token grid among the heatmaps {grids()}")
+    if scenario == DEFAULT_SCENARIO and path in TOKEN_GRID and (problem := token_grid_problem(page, TOKEN_GRID[path])):
+        problems.append(problem)
     problems += [f"normal, 1280x720: {p}" for p in _result_table_problems(page, path, scenario, False)]
     set_projector(page, on=True)  # at 1280 px, where the sidebar and its toggle are open
     wait_laid_out(page)
