@@ -307,6 +307,12 @@ def _finish(
         "margin": {"l": 10, "r": 10, "t": 10 + band, "b": 10},
     }
     axes = {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}
+    if "grid" in layout:  # every axis takes its settings from the template (see _panel_grid)
+        axes = {k for k in axes if k in layout}
+        house["template"]["layout"] = {
+            k: {"automargin": True, **v, **theme.AXIS_STYLE, "showline": True}  # as an axis given its linecolor
+            for k, v in layout["template"]["layout"].items()
+        }
     # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off)
     axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
     return go.Figure(traces, {**layout, **house, **axes}, _validate=VALIDATE)
@@ -334,6 +340,66 @@ def _subplots(n_rows: int, n_cols: int, titles: Sequence[str] = (), *, secondary
     for note, text in zip(layout.get("annotations", []), titles, strict=True):
         note["text"] = text
     return layout
+
+
+def _panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: dict) -> dict:
+    """The layout of ``n_panels`` titled panels, ``n_cols`` a row in reading order, where :func:`_subplots`
+    would place them, as a layout ``grid`` that plotly.js fills with the axes: panel k's are ``f"x{k + 1}"``
+    and ``f"y{k + 1}"`` ("x", "y" for k = 0).
+
+    Every x axis takes ``x`` and every y axis ``y`` through the layout's template; the y axes after the first
+    of each row hide their labels (the row's first panel names its rows). So the figure holds one axis per
+    panel beyond each row's first, not two per panel: plotly.py builds every axis as an object that sets its
+    about 100 properties one by one, about half the cost of a four-panel figure with two axes a panel
+    (``python benchmarks/bench_figures.py``, head_grid).
+    """
+    n_rows = math.ceil(n_panels / n_cols)
+    xgap, ygap = _grid_gaps(n_rows, n_cols, len(titles))
+    notes = [
+        {
+            "text": text,
+            "xref": f"x{_panel(k)} domain",
+            "yref": f"y{_panel(k)} domain",
+            "x": 0.5,
+            "y": 1.0,
+            "xanchor": "center",
+            "yanchor": "bottom",
+            "showarrow": False,
+        }
+        for k, text in enumerate(titles)
+    ]
+    layout = {
+        "grid": {"rows": n_rows, "columns": n_cols, "pattern": "independent", "xgap": xgap, "ygap": ygap},
+        "template": {"layout": {"xaxis": x, "yaxis": y}},
+        "annotations": notes,
+    }
+    for k in range(n_panels):
+        if k % n_cols:
+            layout[f"yaxis{_panel(k)}"] = {"showticklabels": False}
+    return layout
+
+
+def _panel(k: int) -> str:
+    """The suffix of panel k's axes: "" for the first ("x", "y"), then "2", "3", ..."""
+    return "" if k == 0 else str(k + 1)
+
+
+@functools.lru_cache(maxsize=64)
+def _grid_gaps(n_rows: int, n_cols: int, n_titles: int) -> tuple[float, float]:
+    """(xgap, ygap) of a layout ``grid`` whose cells have make_subplots' domains for this shape and titles.
+
+    plotly.js gives cell i of n the domain ``[i s, i s + s (1 - gap)]`` with ``s = 1 / (n - gap)``;
+    make_subplots leaves a space between cells, so ``gap`` is that space over ``s``.
+    """
+    layout = json.loads(_subplot_axes(n_rows, n_cols, n_titles))
+
+    def gap(first: str, second: str) -> float:  # two neighbouring cells' axes
+        (a0, a1), (b0, _) = layout[first]["domain"], layout[second]["domain"]
+        return 1.0 - (a1 - a0) / abs(b0 - a0)
+
+    xgap = gap("xaxis", "xaxis2") if n_cols > 1 else 0.0
+    ygap = gap("yaxis", f"yaxis{n_cols + 1}") if n_rows > 1 else 0.0
+    return xgap, ygap
 
 
 def _height(n_rows: int, row_px: int, *, extra: int, low: int, high: int) -> int:

@@ -25,8 +25,9 @@ from attention_views.figures.base import (
     _height,
     _hovertemplate,
     _outline,
+    _panel,
+    _panel_grid,
     _show_text,
-    _subplots,
     _value_range,
     _value_trace,
     _z,
@@ -214,11 +215,9 @@ def head_grid(
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
     title_lines = max(t.count("<br>") + 1 for t in titles)
-    layout, traces = _subplots(n_rows, n_cols, titles), []
+    layout, traces = _panel_grid(len(mats), n_cols, titles, x, y), []  # the queries once per row of panels
     for h, M in enumerate(mats):
-        k = "" if h == 0 else str(h + 1)  # subplot h's axes: x, y for the first, then x2, y2, ...
-        layout[f"xaxis{k}"].update(x)
-        layout[f"yaxis{k}"].update(y, showticklabels=h % n_cols == 0)  # the queries, once per row of panels
+        k = _panel(h)  # panel h's axes: x, y for the first, then x2, y2, ...
         colours = (
             {"coloraxis": "coloraxis"}
             if shared_range

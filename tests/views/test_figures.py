@@ -4,13 +4,17 @@ import ast
 import base64
 import json
 import re
+from types import SimpleNamespace
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from plotly.subplots import make_subplots
 
 import attention_core as ac
 from attention_views import figures, theme
+from attention_views.figures import base
+from tests.plotly_axes import drawn_axis
 
 # seed 003 (003_772d8909e260d638.txt): query of "friend" and key of "Emma"
 FRIEND_Q = (1.0, 0.9, 0.5, 1)
@@ -44,7 +48,11 @@ def axis_name(axis, n: int) -> str:
 def _hover(fig: go.Figure, trace, i: int, j: int) -> str:
     """The hover text plotly would show for grid cell (i, j) of a heatmap trace of ``fig``: the axes' names
     (%{y}, %{x}), the cell's customdata, %{z:.4f}."""
-    xa, ya = (fig.layout[name[0] + "axis" + name[1:]] for name in (trace.xaxis or "x", trace.yaxis or "y"))
+    layout = fig.layout.to_plotly_json()
+    xa, ya = (
+        SimpleNamespace(**{"tickvals": None, "ticktext": None, "labelalias": None, **drawn_axis(layout, axis)})
+        for axis in (name[0] + "axis" + name[1:] for name in (trace.xaxis or "x", trace.yaxis or "y"))
+    )
     cell = None if trace.customdata is None else trace.customdata[i][j]
     text = trace.hovertemplate.replace("%{x}", axis_name(xa, j)).replace("%{y}", axis_name(ya, i))
     text = re.sub(r"%\{customdata\[(\d)\]\}", lambda m: str(cell[int(m.group(1))]), text)
@@ -271,20 +279,57 @@ def test_head_grid_shares_one_colour_axis_with_one_colour_bar():
     assert all(t.showscale is None and t.colorscale is None for t in fig.data), "no per-head colour bars"
     assert [a.text for a in fig.layout.annotations] == ["Head A", "Head B", "Head C"]
     np.testing.assert_allclose(np.array(fig.data[2].z, dtype=float), heads[2])
+    layout = fig.layout.to_plotly_json()
     for axis in ("xaxis", "xaxis2", "xaxis3"):
-        assert list(fig.layout[axis].ticktext) == ["x", "x", "y"]
-    assert fig.layout.yaxis3.range[0] > fig.layout.yaxis3.range[1]
+        assert list(drawn_axis(layout, axis)["ticktext"]) == ["x", "x", "y"]
+    assert drawn_axis(layout, "yaxis3")["range"][0] > drawn_axis(layout, "yaxis3")["range"][1]
     assert "weight (Head B)" in _hover(fig, fig.data[1], 0, 0)
 
 
 def test_head_grid_lays_heads_out_in_columns_and_checks_shapes():
     fig = figures.head_grid([_weights(2, 2, s) for s in range(4)], list("ABCD"), ["a", "b"], ["c", "d"], cols=3)
     assert (fig.data[3].xaxis, fig.data[3].yaxis) == ("x4", "y4")
-    assert fig.layout.xaxis4.domain[0] == fig.layout.xaxis.domain[0], "head 4 starts the second row"
+    grid = fig.layout.grid  # plotly.js puts panel k in reading order: head 4 starts the second row
+    assert (grid.rows, grid.columns, grid.pattern) == (2, 3, "independent")
     with pytest.raises(ValueError, match="every head attends over the same tokens"):
         figures.head_grid([_weights(2, 2), _weights(3, 2)], ["A", "B"], ["a", "b"], ["c", "d"])
     with pytest.raises(ValueError, match="one name per head"):
         figures.head_grid([_weights(2, 2)], ["A", "B"], ["a", "b"], ["c", "d"])
+
+
+@pytest.mark.parametrize(("n_panels", "n_cols"), [(2, 2), (3, 2), (4, 2), (4, 3), (8, 2), (6, 3), (4, 4), (5, 1)])
+def test_a_panel_grid_puts_each_panel_where_make_subplots_does(n_panels, n_cols):
+    """plotly.js places the layout grid's cells (its components/grid: cell i of n at ``[i s, i s + s (1 - gap)]``,
+    ``s = 1 / (n - gap)``, rows from the top); they match make_subplots' domains for the same titled grid."""
+    n_rows = -(-n_panels // n_cols)
+    titles = [f"Head {k}" for k in range(n_panels)]
+    grid = base._panel_grid(n_panels, n_cols, titles, {}, {})["grid"]
+    expected = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles).layout
+
+    def cells(n: int, gap: float) -> list[tuple[float, float]]:
+        s = 1 / (n - gap)
+        return [(i * s, i * s + s * (1 - gap)) for i in range(n)]
+
+    for k in range(n_panels):
+        r, c = divmod(k, n_cols)
+        x = cells(n_cols, grid["xgap"])[c]
+        y = cells(n_rows, grid["ygap"])[n_rows - 1 - r]  # the first row on top
+        suffix = "" if k == 0 else str(k + 1)
+        np.testing.assert_allclose(x, expected[f"xaxis{suffix}"].domain, atol=1e-12, err_msg=f"panel {k} x")
+        np.testing.assert_allclose(y, expected[f"yaxis{suffix}"].domain, atol=1e-12, err_msg=f"panel {k} y")
+
+
+def test_a_head_grid_sets_its_axes_once_and_hides_only_the_repeated_query_labels():
+    """Every x axis and every y axis of a head grid come from the layout's template: the layout holds no axis but
+    the y axes after the first of each row, which hide their labels."""
+    fig = figures.head_grid([_weights(3, 3, s) for s in range(5)], list("ABCDE"), list("abc"), list("abc"), cols=2)
+    layout = fig.to_plotly_json()["layout"]
+    own = sorted(k for k in layout if k.startswith(("xaxis", "yaxis")))
+    assert own == ["yaxis2", "yaxis4"]
+    assert all(layout[k] == {"automargin": True, "showticklabels": False, **theme.AXIS_STYLE} for k in own)
+    x, y = layout["template"]["layout"]["xaxis"], layout["template"]["layout"]["yaxis"]
+    assert x["ticktext"] == y["ticktext"] == ["a", "b", "c"] and x["showline"] and y["automargin"]
+    assert [(n["xref"], n["yref"]) for n in layout["annotations"]][-1] == ("x5 domain", "y5 domain")
 
 
 def test_head_grid_text_follows_the_limit():
@@ -531,7 +576,7 @@ def test_head_grid_panel_titles_are_cut_to_their_share_of_characters_and_queries
     split = figures.head_grid(heads, ["a", markup, "c", "d"], list("xyz"), list("xyz")).to_dict()
     first, second = split["layout"]["annotations"][1]["text"].split("<br>")
     assert first == "&lt;b&gt;H&lt;/b&gt;:" and second.startswith("&lt;i&gt;a") and second.endswith("…")
-    shown = [fig["layout"][f"yaxis{k}"].get("showticklabels", True) for k in ("", "2", "3", "4")]
+    shown = [drawn_axis(fig["layout"], f"yaxis{k}").get("showticklabels", True) for k in ("", "2", "3", "4")]
     assert shown == [True, False, True, False]  # two panels a row: the queries on the left one
 
 
