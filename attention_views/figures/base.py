@@ -288,7 +288,7 @@ def _finish(
 ) -> go.Figure:
     """``go.Figure(traces, layout)`` with the house layout: plain template, fonts from the style, tight margins
     that plotly grows to fit labels (``automargin``), a fixed height; every 2-D axis of ``layout`` (``xaxis``,
-    ``yaxis2``, ...) gets theme.AXIS_STYLE.
+    ``yaxis2``, ...) gets theme.AXIS_STYLE, and so do the template's axes of a layout grid (:func:`_panel_grid`).
 
     ``title`` is the figure's own (``layout.title.text``, one line): ``widgets.chart`` shows it above the chart
     as page text, which the browser wraps, and sends the figure without it. ``legend_rows`` and
