@@ -10,6 +10,7 @@ from attention_views.figures.base import (
     _as_matrix,
     _as_vector,
     _finish,
+    _panel,
     _subplots,
     _trace,
 )
@@ -126,7 +127,7 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
     reach = float(np.abs(R).max()) * 1.15 or 1.0
     traces = []
     for i in range(pairs):
-        k = "" if i == 0 else str(i + 1)  # panel i's axes
+        k = _panel(i)  # panel i's axes: x, y for the first, then x2, y2, ...
         layout[f"xaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False)
         layout[f"yaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False, scaleanchor=f"x{k}")
         for p in range(n_positions):
