@@ -306,13 +306,14 @@ def _finish(
         "height": int(height) + band,
         "margin": {"l": 10, "r": 10, "t": 10 + band, "b": 10},
     }
-    axes = {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}
+    axes = {k for k in layout if k.startswith(("xaxis", "yaxis"))}
     if "grid" in layout:  # every axis takes its settings from the template (see _panel_grid)
-        axes = {k for k in axes if k in layout}
         house["template"]["layout"] = {
             k: {"automargin": True, **v, **theme.AXIS_STYLE, "showline": True}  # as an axis given its linecolor
             for k, v in layout["template"]["layout"].items()
         }
+    else:
+        axes |= {"xaxis", "yaxis"}
     # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off)
     axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
     return go.Figure(traces, {**layout, **house, **axes}, _validate=VALIDATE)
