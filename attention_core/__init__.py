@@ -19,6 +19,7 @@ Reproduce a lecture in three lines::
 
 from attention_core.attention import AttentionResult, scaled_dot_product_attention
 from attention_core.backward import attention_backward, projection_backward
+from attention_core.catalogue import list_scenarios, load_scenario
 from attention_core.compare import WeightChanges, weight_changes
 from attention_core.decoder import (
     DecoderConfig,
@@ -89,13 +90,7 @@ from attention_core.positions import (
     sinusoidal_encoding,
 )
 from attention_core.readouts import RowReadouts, head_similarity, row_readouts
-from attention_core.scenarios import (
-    SCENARIO_DEFAULT,
-    Scenario,
-    list_scenarios,
-    load_scenario,
-    run_scenario,
-)
+from attention_core.scenarios import SCENARIO_DEFAULT, Scenario, run_scenario
 from attention_core.similarity import (
     activation_norms,
     angle_degrees,

@@ -316,7 +316,7 @@ def _random_seed42() -> Scenario:
     )
 
 
-_SEEDS = {
+SEEDS = {  # the five notebooks' scenarios, in their order
     "mammal-query": _mammal_query,
     "random-causal": _random_causal,
     "apple-orange": _apple_orange,
@@ -325,23 +325,7 @@ _SEEDS = {
 }
 
 
-SEED_SCENARIOS = tuple(_SEEDS)  # the five notebooks' scenarios, in their order
-
-from attention_core.lessons import LESSONS  # noqa: E402  (lessons.py builds on Scenario, defined above)
-
-_BUILDERS = {**_SEEDS, **LESSONS}  # then the modern-attention lessons (seed "")
-
-
-def list_scenarios() -> list[str]:
-    """The scenario ids: the seed notebooks' in their order, then the lessons' (SEED_SCENARIOS are the first)."""
-    return list(_BUILDERS)
-
-
-def load_scenario(scenario_id: str) -> Scenario:
-    """A fresh Scenario for ``scenario_id`` (arrays are new copies on every call)."""
-    if scenario_id not in _BUILDERS:
-        raise AttentionInputError(f"unknown scenario {scenario_id!r}; choose one of {', '.join(_BUILDERS)}")
-    return _BUILDERS[scenario_id]()
+SEED_SCENARIOS = tuple(SEEDS)
 
 
 def scenario_mask(kind: str, n_q: int, n_k: int) -> np.ndarray | None:
