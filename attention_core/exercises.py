@@ -149,6 +149,18 @@ def _previous_queries(c: float) -> np.ndarray:
     return W
 
 
+def _on_positions(**fields) -> Exercise:
+    """An exercise on SENTENCE whose X is fixed (one-hot positions and a constant 1): the projections are edited."""
+    return Exercise(
+        tokens=SENTENCE, edits=EDIT_W, X=_positions(), x_labels=POSITIONS, dim_labels=KEY_DIMS, threshold=0.05, **fields
+    )
+
+
+def _on_queries(**fields) -> Exercise:
+    """An exercise whose Q and K are edited directly."""
+    return Exercise(edits=EDIT_QK, tables=("Q", "K"), **fields)
+
+
 def _one_hot_rows(columns: list[int]) -> np.ndarray:
     """(n, n) target whose row i puts all its weight on column columns[i]."""
     T = np.zeros((len(columns), len(columns)))
@@ -158,12 +170,10 @@ def _one_hot_rows(columns: list[int]) -> np.ndarray:
 
 def _self() -> Exercise:
     K = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [-1, 0, 0], [0, -1, 0]])  # five directions, one per token
-    return Exercise(
+    return _on_queries(
         id="self",
         title="1. Attend to yourself",
         tokens=SENTENCE,
-        edits=EDIT_QK,
-        tables=("Q", "K"),
         instructions="Make every token put (almost) all its attention on itself: a bright diagonal."
         + COMMON.format(0.05),
         hint="A query scores highest on the key that points the same way. Each key here already has its own "
@@ -180,15 +190,10 @@ def _self() -> Exercise:
 
 
 def _previous() -> Exercise:
-    return Exercise(
+    return _on_positions(
         id="previous",
         title="2. Attend to the previous token",
-        tokens=SENTENCE,
-        edits=EDIT_W,
         tables=("W_q", "W_k"),
-        X=_positions(),
-        x_labels=POSITIONS,
-        dim_labels=KEY_DIMS,
         instructions="Each token attends to the token just before it; the first token, having none, attends "
         "to itself. X is fixed: token i is the one-hot position p_i plus a constant 1. "
         "Edit W_q and W_k (Q = X·W_q, K = X·W_k)." + COMMON.format(0.05),
@@ -200,22 +205,16 @@ def _previous() -> Exercise:
         start={"W_q": _position_keys(), "W_k": _position_keys()},
         solution={"W_q": _previous_queries(10.0), "W_k": _position_keys()},
         target=_one_hot_rows([0, 0, 1, 2, 3])[None],
-        threshold=0.05,
     )
 
 
 def _first() -> Exercise:
     W_q = np.zeros((6, 5))
     W_q[5, 0] = 10.0  # the constant 1 of every token asks for direction k0
-    return Exercise(
+    return _on_positions(
         id="first",
         title="3. Attend to the first token",
-        tokens=SENTENCE,
-        edits=EDIT_W,
         tables=("W_q", "W_k"),
-        X=_positions(),
-        x_labels=POSITIONS,
-        dim_labels=KEY_DIMS,
         instructions="Every token attends to the first token, 'the' (a common pattern in trained models, a "
         "'resting place' for attention). X is fixed as in exercise 2; edit W_q and W_k." + COMMON.format(0.05),
         hint="The column 'one' of X is 1 for every token, so row 'one' of W_q is added to every query. "
@@ -226,18 +225,15 @@ def _first() -> Exercise:
         start={"W_q": _position_keys(3.0), "W_k": _position_keys(3.0)},
         solution={"W_q": W_q, "W_k": _position_keys()},
         target=_one_hot_rows([0] * 5)[None],
-        threshold=0.05,
     )
 
 
 def _uniform() -> Exercise:
     K = 3 * np.array([[1.0, 0], [0, 1], [-1, 0], [0, -1], [0.7, 0.7]])
-    return Exercise(
+    return _on_queries(
         id="uniform",
         title="4. Spread attention evenly",
         tokens=SENTENCE,
-        edits=EDIT_QK,
-        tables=("Q", "K"),
         instructions="Every token gives every token the same weight, 1/5: a flat, uniform map. Right now the "
         "tokens attend sharply." + COMMON.format(0.05),
         hint="softmax of equal numbers is uniform. What query gives the same dot product with every key?",
@@ -272,12 +268,10 @@ def _friend_emma() -> Exercise:
     start[8] = FRIEND_QUERY
     target = np.full((9, 9), 1 / 9)
     target[8] = _one_hot_rows([0] * 9)[8]
-    return Exercise(
+    return _on_queries(
         id="friend-emma",
         title="5. friend -> Emma",
         tokens=EMMA_TOKENS,
-        edits=EDIT_QK,
-        tables=("Q", "K"),
         instructions="The lecture's 'Emma hates games but she is a great friend', with its readable dimensions "
         "(Person, Animal, Noun, Adjective). Make the row of **friend** put its weight on **Emma**; "
         "the other tokens ask nothing (zero queries), so they spread evenly. With 1/√d_k scaling "
@@ -318,12 +312,10 @@ def _pronouns() -> Exercise:
     solution[it], solution[she] = (0, 10, 0, 0), (10, 0, 0, -10)
     target = np.full((10, 10), 1 / 10)
     target[it], target[she] = np.eye(10)[PRONOUN_TOKENS.index("dog")], np.eye(10)[PRONOUN_TOKENS.index("Maria")]
-    return Exercise(
+    return _on_queries(
         id="pronouns",
         title="6. it -> dog, she -> Maria",
         tokens=PRONOUN_TOKENS,
-        edits=EDIT_QK,
-        tables=("Q", "K"),
         instructions="'Maria fed the dog because it barked and she smiled': make **it** attend to **dog** and "
         "**she** to **Maria**. The other tokens ask nothing (zero queries) and spread evenly." + COMMON.format(0.006),
         hint="The columns are Person, Animal, Verb and Pronoun, and each pronoun already asks the right question, "
@@ -342,15 +334,10 @@ def _pronouns() -> Exercise:
 
 
 def _two_heads() -> Exercise:
-    return Exercise(
+    return _on_positions(
         id="two-heads",
         title="7. Two heads, two duties",
-        tokens=SENTENCE,
-        edits=EDIT_W,
         tables=("W_q1", "W_k1", "W_q2", "W_k2"),
-        X=_positions(),
-        x_labels=POSITIONS,
-        dim_labels=KEY_DIMS,
         instructions="Two heads read the same X (as in exercise 2). Head 1 attends to the token itself; head 2 "
         "attends to the previous token (the first token to itself). The score averages both heads."
         + COMMON.format(0.05),
@@ -367,7 +354,6 @@ def _two_heads() -> Exercise:
             "W_k2": _position_keys(),
         },
         target=np.stack([np.eye(5), _one_hot_rows([0, 0, 1, 2, 3])]),
-        threshold=0.05,
     )
 
 
