@@ -60,6 +60,7 @@ MAX_TOKENS = 64
 MAX_DIMS = 64
 MAX_HEADS = 16
 MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's inputs (see sections/real_model)
+MODEL_TABS = ("heads", "attribution", "patching", "lens")  # the real-model page's tabs, in order
 HEAD_SCORES = ("induction", "previous", "first", "self", "duplicate")  # what the overview colours each head by
 MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
 MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 tokens anyway
@@ -110,9 +111,9 @@ class ModelView:
     preset: str = "ioi"  # one of MODEL_PRESETS
     text: str = DEFAULT_SENTENCE
     generated: tuple[int, ...] = ()  # token ids added by "Generate", after the input
-    layer: int = 0
-    head: int = 0
-    score: str = "induction"  # one of HEAD_SCORES
+    layer: int = 1  # 1.2: a previous-token head on the default sentence (0.66), named so by the page
+    head: int = 2
+    score: str = "previous"  # one of HEAD_SCORES
     scales: np.ndarray = field(default_factory=lambda: np.ones((MODEL_LAYERS, MODEL_HEADS)))  # (L, h)
     answer: str = IOI.answer  # logit difference: logit(answer) - logit(other), each exactly one token
     other: str = IOI.other
@@ -120,6 +121,7 @@ class ModelView:
     corrupt: str = IOI.corrupt
     patching: PatchingResult | None = None  # the last result shown (a session's, not a link's)
     lens_first: int | None = None  # the first position the logit lens shows (None: the last few)
+    tab: str = "heads"  # one of MODEL_TABS: the open tab (a session's, not a link's)
 
     def link_fields(self) -> tuple:
         """Everything a link carries but the scales (compared apart: an array)."""

@@ -171,7 +171,7 @@ def chart(fig: go.Figure, key: str, **kwargs: object) -> object:
 
 def clicked_cell(key: str) -> tuple[int, int] | None:
     """The (row, column) a click selected in the clickable grid chart ``key`` (its points' customdata), or None."""
-    points = st.session_state[key]["selection"]["points"]
+    points = (st.session_state.get(key) or {}).get("selection", {}).get("points", [])  # absent: not drawn this run
     cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
     return (int(cells[-1][0]), int(cells[-1][1])) if cells else None
 

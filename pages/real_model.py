@@ -27,9 +27,8 @@ except am.AttentionModelError as err:
     st.stop()
 
 # only the open tab is computed: a look at another head costs no attribution, patching or lens
-heads_tab, attribution_tab, patching_tab, lens_tab = st.tabs(
-    ["Heads", "Attribution", "Patching", "Logit lens"], key="real_model_tab", on_change="rerun"
-)
+interp.start_default_patching()  # once per process, on a thread: ready when a student opens Patching
+heads_tab, attribution_tab, patching_tab, lens_tab = rm.tabs_ui(view)
 if heads_tab.open:
     with heads_tab:
         scores = rm.head_scores(tuple(ids), rm.scales_key(view.scales))

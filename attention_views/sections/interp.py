@@ -2,12 +2,15 @@
 patching, and the logit lens (attention_models.interp), each drawn by one call.
 
 Results are cached once per server process on thin wrappers keyed by token ids (and head scales, answers):
-runs are read-only and shared by every session, so a second visit to a tab costs no model work.
+runs are read-only and shared by every session, so a second visit to a tab costs no model work. Patching runs
+on a thread per prompt pair (PatchingJobs), the default pair's from the page's first run in the process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
@@ -15,13 +18,14 @@ import streamlit as st
 import attention_models as am
 from attention_views import figures
 from attention_views.formats import message, plain
-from attention_views.sections.real_model import model_run, scales_key
+from attention_views.sections.real_model import load_model, model_run, scales_key, shown_token, text_ids
 from attention_views.session import ModelView, PatchingResult
 from attention_views.widgets import chart, clicked_cell
 
 LENS_TOKENS = 64  # the logit lens reads at most this many positions (each one costs a pass through the output head)
 LENS_COLUMNS = 8  # positions shown at once: more, and a token no longer fits its cell
 TOP_HEADS = 5  # the heads named in words under a grid
+MAX_JOBS = 16  # patching results kept per process (each a few kB); the oldest finished one goes first
 
 
 # ---------------------------------------------------------------- the two answers
@@ -29,18 +33,21 @@ TOP_HEADS = 5  # the heads named in words under a grid
 
 def one_token(model: am.Model, text: str, what: str) -> int:
     """The id of ``text`` when it is exactly one token; AttentionModelError saying what it is otherwise."""
-    ids = model.tokenize(text)
+    ids = text_ids(model, text)
     if len(ids) != 1:
-        pieces = ", ".join(repr(model.token(i)) for i in ids) or "nothing"
+        pieces = ", ".join(shown_token(model.token(i)) for i in ids) or "nothing"
         raise am.AttentionModelError(
-            f"{what} {text!r} is {len(ids)} tokens ({pieces}); type exactly one token, such as ' Mary' "
+            f"{what} {shown_token(text)} is {len(ids)} tokens ({pieces}); type exactly one token, such as ' Mary' "
             "(a leading space is part of the token: ' Mary' and 'Mary' are different tokens)"
         )
     return ids[0]
 
 
-def _on_answer(view: ModelView, field: str, key: str) -> None:
-    setattr(view, field, st.session_state[key])
+def _on_text_box(view: ModelView, name: str, key: str) -> None:
+    """A text box's value into the view's field ``name``; absent (a run cut short lost it): the view keeps its own."""
+    value = st.session_state.get(key)
+    if isinstance(value, str):
+        setattr(view, name, value)
 
 
 def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
@@ -56,7 +63,7 @@ def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> 
         col.text_input(
             label,
             key=key,
-            on_change=_on_answer,
+            on_change=_on_text_box,
             args=(view, field, key),
             max_chars=100,
             help="One token; a leading space is part of it (' Mary', not 'Mary')",
@@ -107,7 +114,7 @@ def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool
         return
     a, b = answers
     ld, parts = attribution(tuple(run.token_ids), scales_key(view.scales), a, b)
-    names = f"logit({plain(repr(model.token(a)))}) − logit({plain(repr(model.token(b)))})"
+    names = f"logit({plain(shown_token(model.token(a)))}) − logit({plain(shown_token(model.token(b)))})"
     with grid_col:
         head_grid(parts["heads"], view, "real_model_dla_heads", name="contribution", title="Each head's part", big=big)
     with rest:
@@ -137,37 +144,82 @@ def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool
 # ---------------------------------------------------------------- activation patching
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def patching_slot(clean: tuple[int, ...], corrupt: tuple[int, ...], a: int, b: int) -> dict:
-    """A process-wide slot for one pair's result, ``{"result": PatchingResult}`` once computed.
-
-    The computation itself runs outside a cached function, because it feeds a progress bar: Streamlit
-    replays the elements a cached function drew, and a bar drawn from outside cannot be replayed.
-    """
-    return {"lock": threading.Lock()}
+PairKey = tuple[tuple[int, ...], tuple[int, ...], int, int]  # (clean ids, corrupted ids, a, b)
+Names = tuple[str, str, str, str]  # (clean, corrupt, answer, other) as typed
 
 
-def compute_patching(model: am.Model, view: ModelView, ids: tuple[list[int], list[int]], a: int, b: int) -> None:
-    """Patch every head, then every residual row, of the view's prompts, with a progress bar; the result goes
-    to the process-wide slot and the view."""
-    slot = patching_slot(tuple(ids[0]), tuple(ids[1]), a, b)
-    with slot["lock"]:  # a second session asking for the same pair waits, then reads the result
-        if "result" not in slot:
-            bar = st.progress(0.0, text="Patching each of the 270 heads ...")
-            heads = model.patch_heads(*ids, a, b, progress=lambda f: bar.progress(0.5 * f))
-            bar.progress(0.5, text="Patching each residual row (layers x positions) ...")
-            rows = model.patch_residual(*ids, a, b, progress=lambda f: bar.progress(0.5 + 0.5 * f))
-            bar.empty()
-            clean, corrupt = model_run(tuple(ids[0]), scales_key(np.ones_like(view.scales))), model.run(ids[1])
-            slot["result"] = PatchingResult(
-                view.clean, view.corrupt, view.answer, view.other, tuple(clean.tokens), heads, rows,
-                clean.logit_diff(a, b), corrupt.logit_diff(a, b),
-            )  # fmt: skip
-    view.patching = slot["result"]
+@dataclass
+class PatchingJob:
+    """One prompt pair's patching on a thread of its own: ``progress`` 0..1 as it goes, then ``result`` or
+    ``error``; ``done`` is set when either is."""
+
+    progress: float = 0.0
+    result: PatchingResult | None = None
+    error: Exception | None = None
+    done: threading.Event = dataclasses.field(default_factory=threading.Event)
 
 
-def _on_prompt(view: ModelView, field: str, key: str) -> None:
-    setattr(view, field, st.session_state[key])
+class PatchingJobs:
+    """This process's patching jobs by prompt pair, shared by every session: a pair is computed once, whoever
+    asks, and a rerun (a quick click elsewhere) waits for the same job instead of starting again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[PairKey, PatchingJob] = {}
+
+    def get(self, key: PairKey) -> PatchingJob | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def start(self, model: am.Model, key: PairKey, names: Names) -> PatchingJob:
+        """The job of ``key``, started on a daemon thread unless it exists."""
+        with self._lock:
+            if key not in self._jobs:
+                finished = [k for k, j in self._jobs.items() if j.done.is_set()]
+                if len(self._jobs) >= MAX_JOBS and finished:
+                    del self._jobs[finished[0]]  # dicts keep insertion order: the oldest finished
+                self._jobs[key] = job = PatchingJob()
+                threading.Thread(target=_patch, args=(model, job, key, names), name="patching", daemon=True).start()
+            return self._jobs[key]
+
+
+@st.cache_resource(show_spinner=False)
+def patching_jobs() -> PatchingJobs:
+    """The one PatchingJobs of this server process."""
+    return PatchingJobs()
+
+
+def _patch(model: am.Model, job: PatchingJob, key: PairKey, names: Names) -> None:
+    """Patch every head, then every residual row, of the pair ``key``; the result (or the error) goes to ``job``."""
+    clean, corrupt, a, b = list(key[0]), list(key[1]), key[2], key[3]
+    try:
+        heads = model.patch_heads(clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 * f))
+        rows = model.patch_residual(clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 + 0.5 * f))
+        clean_run, corrupt_run = model.run(clean), model.run(corrupt)
+        job.result = PatchingResult(
+            *names, tuple(clean_run.tokens), heads, rows, clean_run.logit_diff(a, b), corrupt_run.logit_diff(a, b)
+        )
+    except Exception as err:  # handed to the page, which shows it (AttentionModelError) or raises it
+        job.error = err
+    finally:
+        job.done.set()
+
+
+def default_pair(model: am.Model) -> tuple[PairKey, Names]:
+    """The indirect-object pair (am.IOI): its key and its texts."""
+    ioi = am.IOI
+    key = (tuple(text_ids(model, ioi.clean)), tuple(text_ids(model, ioi.corrupt)))
+    return (*key, *(one_token(model, t, "The answer") for t in (ioi.answer, ioi.other))), (
+        ioi.clean, ioi.corrupt, ioi.answer, ioi.other
+    )  # fmt: skip
+
+
+@st.cache_resource(show_spinner=False)
+def start_default_patching() -> PatchingJob:
+    """The default pair's patching, started once per process on the real-model page's first run (a thread):
+    computed while a student looks at the heads, ready when the Patching tab opens."""
+    model = load_model()
+    return patching_jobs().start(model, *default_pair(model))
 
 
 def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int], list[int]] | None:
@@ -178,8 +230,8 @@ def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int],
         key = f"real_model_{field}"
         if ss.get(key) != getattr(view, field):
             ss[key] = getattr(view, field)
-        col.text_input(label, key=key, on_change=_on_prompt, args=(view, field, key), max_chars=2_000)
-    clean, corrupt = model.tokenize(view.clean), model.tokenize(view.corrupt)
+        col.text_input(label, key=key, on_change=_on_text_box, args=(view, field, key), max_chars=2_000)
+    clean, corrupt = text_ids(model, view.clean), text_ids(model, view.corrupt)
     if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:
         st.error(
             f"The clean prompt has {len(clean)} tokens and the corrupted one {len(corrupt)}: patching swaps values "
@@ -201,24 +253,46 @@ def patching_ui(model: am.Model, view: ModelView, big: bool) -> None:
     cols = st.columns([3, 3, 1, 1])  # the prompts wide, the one-token answers narrow
     ids, answers = prompts_ui(model, view, cols[:2]), answers_ui(model, view, cols[2:])
     if answers is not None and ids is not None:
-        slot = patching_slot(tuple(ids[0]), tuple(ids[1]), *answers)
-        pair = (view.clean, view.corrupt, view.answer, view.other)
-        if "result" in slot:
-            view.patching = slot["result"]
-        elif pair == (am.IOI.clean, am.IOI.corrupt, am.IOI.answer, am.IOI.other):  # the default: once per process
-            _compute(model, view, ids, answers)
-        elif st.button("Patch every head and residual row (10-60 s)", key="real_model_patch", type="primary"):
-            _compute(model, view, ids, answers)
+        key: PairKey = (tuple(ids[0]), tuple(ids[1]), *answers)
+        names: Names = (view.clean, view.corrupt, view.answer, view.other)
+        jobs = patching_jobs()
+        job = jobs.get(key)
+        if job is None and names == (am.IOI.clean, am.IOI.corrupt, am.IOI.answer, am.IOI.other):
+            job = jobs.start(model, key, names)  # the default, when this process let it go
+        if job is None:
+            st.button(
+                "Patch every head and residual row (10-60 s)",
+                key="real_model_patch",
+                type="primary",
+                on_click=_start_patching,
+                args=(model, key, names),  # no widget read: the prompts' boxes may be gone when it runs
+            )
+        else:
+            _wait_for(job, view)
     result = view.patching
     if result is not None:
         patching_result_ui(result, view, big)
 
 
-def _compute(model: am.Model, view: ModelView, ids: tuple[list[int], list[int]], answers: tuple[int, int]) -> None:
-    try:
-        compute_patching(model, view, ids, *answers)
-    except am.AttentionModelError as err:
-        st.error(message(err), icon="⚠️")
+def _start_patching(model: am.Model, key: PairKey, names: Names) -> None:
+    patching_jobs().start(model, key, names)
+
+
+def _wait_for(job: PatchingJob, view: ModelView) -> None:
+    """A progress bar until ``job`` is done (a rerun meanwhile leaves the job running); then its result into the
+    view, or its error as a message."""
+    if not job.done.is_set():
+        bar = st.progress(job.progress)
+        while not job.done.wait(0.25):
+            part = "each of the 270 heads" if job.progress < 0.5 else "each residual row (layers x positions)"
+            bar.progress(job.progress, text=f"Patching {part} ...")
+        bar.empty()
+    if isinstance(job.error, am.AttentionModelError):
+        st.error(message(job.error), icon="⚠️")
+    elif job.error is not None:
+        raise job.error
+    else:
+        view.patching = job.result
 
 
 def patching_result_ui(result: PatchingResult, view: ModelView, big: bool) -> None:
@@ -227,7 +301,7 @@ def patching_result_ui(result: PatchingResult, view: ModelView, big: bool) -> No
     if now != (result.clean, result.corrupt, result.answer, result.other):
         st.info(f"Showing the last result, for “{plain(result.clean)}” → “{plain(result.corrupt)}”.")
     st.markdown(
-        f"Logit difference {plain(repr(result.answer))} − {plain(repr(result.other))}: "
+        f"Logit difference {plain(shown_token(result.answer))} − {plain(shown_token(result.other))}: "
         f"**{result.ld_clean:+.2f}** clean, **{result.ld_corrupt:+.2f}** corrupted. "
         f"Heads that restore most (layer.head): {_top_heads(result.heads)}."
     )
@@ -262,7 +336,9 @@ def lens_top(ids: tuple[int, ...], scale_key: bytes) -> tuple[np.ndarray, np.nda
 
 
 def _on_lens_first(view: ModelView) -> None:
-    view.lens_first = st.session_state["real_model_lens_first"]
+    first = st.session_state.get("real_model_lens_first")
+    if first is not None:
+        view.lens_first = int(first)
 
 
 def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
@@ -274,7 +350,7 @@ def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> No
     top, prob = lens_top(tuple(run.token_ids), scales_key(view.scales))
     first = _lens_window(view, T)
     shown = slice(first, first + LENS_COLUMNS)
-    words = [[_visible(model.token(int(i))) for i in row[shown]] for row in top]
+    words = [[shown_token(model.token(int(i))) for i in row[shown]] for row in top]
     labels = ["embed", *(str(layer) for layer in range(top.shape[0] - 1))]
     tokens = [f"{t}" for t in run.tokens[shown]]
     fig = figures.lens_heatmap(prob[:, shown], words, labels, tokens, projector=big)
@@ -283,13 +359,9 @@ def lens_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> No
     st.caption(
         "Row “embed” reads the token embeddings, row l the residual after layer l, through the final norm and "
         "the output head; the colour is the top token's probability. The last row is the model's own prediction: "
-        f"after the last token, {plain(repr(last))} ({prob[-1, -1]:.2f}). Look for the layer where it first appears."
+        f"after the last token, {plain(shown_token(last))} ({prob[-1, -1]:.2f}). "
+        "Look for the layer where it first appears."
     )
-
-
-def _visible(token: str) -> str:
-    """A token as a cell shows it: one of spaces or line breaks only is written as Python does ('\\n')."""
-    return token if token.strip() else repr(token)
 
 
 def _lens_window(view: ModelView, T: int) -> int:

@@ -18,7 +18,7 @@ from attention_views import figures, session
 from attention_views.editors import matrix_table
 from attention_views.formats import message, plain
 from attention_views.frame import replace_lab
-from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, Lab, ModelView, new_lab
+from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView, new_lab
 from attention_views.widgets import arrow_table, bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
@@ -44,6 +44,7 @@ TYPE_WORDS = {  # strongest_head_type's names, in words
     "duplicate": "a duplicate-token head (earlier copies of its token)",
     NO_TYPE: "no clear type (no score reaches 0.3)",
 }
+TAB_LABELS = dict(zip(MODEL_TABS, ["Heads", "Attribution", "Patching", "Logit lens"], strict=True))
 TYPE_FLOOR = 0.3  # a head whose every score is below this has no type
 REPEAT_LENGTH = 30  # the induction preset: this many random tokens, then the same again
 TOP_K = 10
@@ -93,12 +94,29 @@ def second_copy_loss(ids: tuple[int, ...], scale_key: bytes) -> float:
     return load_model().loss(model_run(ids, scale_key), REPEAT_LENGTH, 2 * REPEAT_LENGTH)
 
 
+def text_ids(model: am.Model, text: str) -> list[int]:
+    """The token ids of text a person typed (the text box, the answers, the patching prompts): typed text is text,
+    so a control token spelled in it (``<|im_start|>``) is read as its characters."""
+    return model.tokenize(text, control_tokens=False)
+
+
+def shown_token(token: str) -> str:
+    """A token as the page writes it, in quotes with its whitespace visible: ``' Mary'``, ``'\\n'``, ``'\\xa0'``,
+    ``'\\u202e'`` (whitespace but the space, and invisible characters, as Python's escapes). A byte fragment
+    already reads ``\\xe2`` (``readable_token``): its backslash is not doubled."""
+
+    def visible(ch: str) -> str:
+        return ch if ch == " " or (ch.isprintable() and not ch.isspace()) else repr(ch)[1:-1]
+
+    return "'" + "".join(map(visible, token)) + "'"
+
+
 def input_ids(model: am.Model, view: ModelView) -> list[int]:
     """The tokens the page runs: the preset's (or the typed text's), then those generated."""
     if view.preset == "induction":
         base = am.repeated_random_tokens(model.vocab_size, length=REPEAT_LENGTH)
-    else:  # typed text is text: a control token spelled in it (<|im_start|>) is read as its characters
-        base = model.tokenize(view.text, control_tokens=False)
+    else:
+        base = text_ids(model, view.text)
     return base + list(view.generated)
 
 
@@ -179,18 +197,40 @@ def not_installed(err: am.ModelNotInstalledError) -> None:
     st.caption(message(err))
 
 
+# Callbacks read only their own widget's value, with .get: a run cut short by a quick click leaves some widgets
+# unregistered, and their values absent; then the view keeps what it has.
+
+
 def _on_preset(view: ModelView) -> None:
-    view.preset = st.session_state["real_model_preset"]
+    preset = st.session_state.get("real_model_preset")
+    if preset not in MODEL_PRESETS or preset == view.preset:
+        return
+    view.preset = preset
     view.text = PRESET_TEXT.get(view.preset, view.text)
     view.generated = ()
     st.session_state["real_model_text"] = view.text
 
 
 def _on_text(view: ModelView) -> None:
-    view.text = st.session_state["real_model_text"]
+    text = st.session_state.get("real_model_text")
+    if not isinstance(text, str) or text == view.text:
+        return
+    view.text = text
     view.preset = next((p for p, t in PRESET_TEXT.items() if t == view.text), "custom")
     view.generated = ()
     st.session_state["real_model_preset"] = view.preset
+
+
+def tabs_ui(view: ModelView) -> list:
+    """The page's four lazy tabs (Heads, Attribution, Patching, Logit lens), opened on the view's tab; a switch
+    is kept in the view, so a run that lost the tabs' value opens the same tab again."""
+    label = st.session_state.get("real_model_tab")
+    by_label = {v: k for k, v in TAB_LABELS.items()}
+    if label in by_label:
+        view.tab = by_label[label]
+    else:
+        st.session_state["real_model_tab"] = TAB_LABELS[view.tab]
+    return st.tabs(list(TAB_LABELS.values()), key="real_model_tab", on_change="rerun")
 
 
 def input_ui(view: ModelView) -> None:
@@ -226,12 +266,16 @@ def _pick_head(view: ModelView) -> None:
         view.layer, view.head = cell
 
 
-def _pick_from_boxes(view: ModelView) -> None:
-    view.layer, view.head = st.session_state["real_model_layer"], st.session_state["real_model_head"]
+def _on_box(view: ModelView, field: str, key: str) -> None:
+    value = st.session_state.get(key)
+    if value is not None:
+        setattr(view, field, int(value))
 
 
 def _on_score(view: ModelView) -> None:
-    view.score = st.session_state["real_model_score"]
+    score = st.session_state.get("real_model_score")
+    if score in HEAD_SCORES:
+        view.score = score
 
 
 def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
@@ -261,12 +305,9 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
     ss = st.session_state
     ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
     layer_col, head_col = st.columns(2)
-    layer_col.number_input(
-        "Layer", 0, scores["self"].shape[0] - 1, key="real_model_layer", on_change=_pick_from_boxes, args=(view,)
-    )
-    head_col.number_input(
-        "Head", 0, scores["self"].shape[1] - 1, key="real_model_head", on_change=_pick_from_boxes, args=(view,)
-    )
+    for col, name, n in ((layer_col, "layer", scores["self"].shape[0]), (head_col, "head", scores["self"].shape[1])):
+        key = f"real_model_{name}"
+        col.number_input(name.capitalize(), 0, n - 1, key=key, on_change=_on_box, args=(view, name, key))
 
 
 LOOK_FOR = (
@@ -319,7 +360,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
     """The top-10 next tokens, their change from the unedited model, and one step of generation."""
     probs, before = run.next_token_probs, unedited.next_token_probs
     top = np.argsort(probs)[::-1][:TOP_K]  # (10,) ids, most likely first
-    frame = pd.DataFrame({"next token": [repr(model.token(int(i))) for i in top], "probability": probs[top]})
+    frame = pd.DataFrame({"next token": [shown_token(model.token(int(i))) for i in top], "probability": probs[top]})
     if run is not unedited:
         frame["change"] = probs[top] - before[top]
     st.dataframe(
@@ -334,7 +375,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
     best = int(top[0])
     buttons = st.container(horizontal=True)  # wraps where two do not fit (1024 px, projector)
     buttons.button(
-        f"Add {plain(repr(model.token(best)))}",  # a label is markdown; the token may be "**" or "]("
+        f"Add {plain(shown_token(model.token(best)))}",  # a label is markdown; the token may be "**" or "]("
         key="real_model_generate",
         on_click=_generate,
         args=(view, best),

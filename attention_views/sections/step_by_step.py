@@ -33,8 +33,11 @@ def _label(tokens: list[str]):
     return lambda n: tokens[n] if tokens.count(tokens[n]) == 1 else f"{tokens[n]} (#{n})"
 
 
-def _pick_from_boxes(lab: Lab) -> None:
-    lab.selected = (st.session_state[QUERY], st.session_state[KEY])
+def _pick_from_box(lab: Lab, side: int, key: str) -> None:
+    """One box's pick (0: the query, 1: the key); its own value only, absent when a run cut short lost it."""
+    value = st.session_state.get(key)
+    if value is not None:
+        lab.selected = (value, lab.selected[1]) if side == 0 else (lab.selected[0], value)
 
 
 def _pick_from_grid(lab: Lab) -> None:
@@ -71,10 +74,10 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
 
     query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")  # 1024 px: it fits
     query_col.selectbox(
-        "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_boxes, args=(lab,)
+        "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_box, args=(lab, 0, QUERY)
     )
     key_col.selectbox(
-        "Key (column)", range(len(kt)), format_func=_label(kt), key=KEY, on_change=_pick_from_boxes, args=(lab,)
+        "Key (column)", range(len(kt)), format_func=_label(kt), key=KEY, on_change=_pick_from_box, args=(lab, 1, KEY)
     )
     headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\to\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:

@@ -8,6 +8,8 @@ import re
 import pytest
 from streamlit_browser import assert_clean, chart, figures, open_page, screenshot, wait_idle, wait_until
 
+from attention_views import share
+
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
 
@@ -28,13 +30,14 @@ def test_the_page_draws_every_head_and_a_click_picks_one(page):
     wait_until(page, lambda: _overview(page) and chart(page, "real_model_heatmap"), "both charts")
     assert_clean(page)
     assert "' Mary'" in page.inner_text("body")
-    assert _head_title(page).startswith("Layer 0, head 0")
+    assert _head_title(page).startswith("Layer 1, head 2")  # a previous-token head, named so
+    assert "Layer 1, head 2 is a previous-token head" in page.inner_text("body")
     assert len(_overview(page)["x"]) == 270  # 30 layers x 9 heads
     box = page.locator(".st-key-real_model_overview .nsewdrag").first.bounding_box()
     # the plot area holds 9 head columns and 30 layer rows: click the centre of layer 5, head 4
     page.mouse.click(box["x"] + box["width"] * (4.5 / 9), box["y"] + box["height"] * (5.5 / 30))
     wait_idle(page)
-    moved = lambda: (t := _head_title(page)) and not t.startswith("Layer 0, head 0") and t  # noqa: E731
+    moved = lambda: (t := _head_title(page)) and not t.startswith("Layer 1, head 2") and t  # noqa: E731
     title = wait_until(page, moved, "another head")
     assert title.startswith("Layer 5, head 4"), title
     page.get_by_role("button", name="Switch off layer 5 head 4").click()
@@ -68,7 +71,7 @@ def test_the_tabs_attribute_patch_and_lens_and_a_head_goes_back_into_the_model(p
     page.get_by_role("tab", name="Logit lens").click()
     wait_idle(page)
     text = wait_until(page, lambda: _lens_text(page), "the logit lens", timeout_s=120)
-    assert len(text) == 31 and text[-1][-1].strip() == "Mary"  # the last row: the model's own prediction
+    assert len(text) == 31 and text[-1][-1] == "' Mary'"  # the last row: the model's own prediction
     screenshot(page, "real_model_lens")
     page.get_by_role("tab", name="Heads").click()
     wait_idle(page)
@@ -86,3 +89,45 @@ def test_the_tabs_attribute_patch_and_lens_and_a_head_goes_back_into_the_model(p
 def _dla(page) -> dict | None:
     fig = next((f for f in figures(page) if f["key"] == "real_model_dla_heads"), None)
     return fig["traces"][0] if fig and fig["traces"] else None
+
+
+# Prompt pairs no test computes elsewhere (names swapped, as the default): each is patched for the first time here
+NEW_PAIRS = [
+    (f"When {a} and {b} went to the {where}, {b} gave a {what} to",
+     f"When {b} and {a} went to the {where}, {a} gave a {what} to", f" {a}", f" {b}")
+    for a, b, where, what in (("Anna", "Tom", "park", "ball"), ("Lucy", "Paul", "shop", "book"),
+                              ("Kate", "Mark", "beach", "hat"))
+]  # fmt: skip
+
+
+def _pair_link(clean: str, corrupt: str, answer: str, other: str) -> str:
+    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload["rm"].update(pc=clean, pk=corrupt, a=answer, b=other)
+    return f"/real_model?scenario=emma-friend&state={share.encode_payload(payload)}"
+
+
+def _patched_or_said(page) -> str | None:
+    """What the Patching tab ended with: "result" (the residual rows drawn) or an error's text; fails at once on an
+    exception box."""
+    assert_clean(page)
+    if chart(page, "real_model_patch_rows") is not None:
+        return "result"
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    return errors.first.inner_text() if errors.count() else None
+
+
+@pytest.mark.parametrize("pair", NEW_PAIRS, ids=["anna-tom", "lucy-paul", "kate-mark"])
+def test_quick_clicks_on_patching_and_its_button_give_a_result_never_an_exception(page, pair):
+    page.goto(_pair_link(*pair), wait_until="domcontentloaded")
+    tab = page.get_by_role("tab", name="Patching")
+    tab.wait_for(state="visible", timeout=120_000)
+    tab.click()  # as soon as it shows: the first run may still be going
+    button = page.get_by_role("button", name=re.compile("Patch every head"))
+    button.wait_for(state="visible", timeout=120_000)
+    button.click()  # as soon as it shows
+    ended = wait_until(page, lambda: _patched_or_said(page), "a patching result or a message", timeout_s=600)
+    assert ended == "result", ended
+    body = page.inner_text("body")
+    assert "Showing the last result" not in body  # the result shown is this pair's
+    assert f"Logit difference '{pair[2]}' − '{pair[3]}'" in body, body[-1500:]
+    screenshot(page, f"real_model_patching_{pair[2].strip().lower()}")

@@ -39,7 +39,16 @@ def test_opens_on_the_indirect_object_sentence_and_predicts_mary(model):
     token, p = _top_tokens(at)[0]
     assert token == repr(" Mary") and p == pytest.approx(float(run.next_token_probs.max()), abs=1e-9)
     assert p == pytest.approx(0.92, abs=0.01)
-    np.testing.assert_allclose(_heatmap(at), run.attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(_heatmap(at), run.attention[1, 2], atol=1e-6)
+
+
+def test_opens_on_a_previous_token_head_and_says_so(model):
+    at = open_page(PAGE)
+    W = model.run(am.DEFAULT_SENTENCE).attention[1, 2]  # (T, T) the head the page opens on
+    previous = np.mean([W[t, t - 1] for t in range(1, len(W))])  # each token's weight on the one before it
+    assert previous > 0.6, previous
+    assert any("Layer 1, head 2 is **a previous-token head**" in m.value for m in at.markdown)
+    assert at.session_state["real_model_score"] == "previous"  # the overview coloured by what the head does
 
 
 def test_choosing_a_head_shows_that_heads_weights(model):
@@ -51,7 +60,7 @@ def test_choosing_a_head_shows_that_heads_weights(model):
     np.testing.assert_allclose(_heatmap(at), run.attention[5, 4], atol=1e-6)
     overview = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Heads by"))
     scores = sent_array(overview["data"][0]["marker"]["color"]).reshape(30, 9)
-    np.testing.assert_allclose(scores, ac.induction_score(run.attention, np.array(run.token_ids)), atol=1e-6)
+    np.testing.assert_allclose(scores, ac.previous_token_score(run.attention), atol=1e-6)
 
 
 def test_switching_off_the_induction_heads_breaks_copying(model):
@@ -95,7 +104,7 @@ def test_generate_adds_the_most_likely_token_and_its_row(model):
     ids = model.tokenize(am.DEFAULT_SENTENCE)
     best = int(np.argmax(model.run(ids).next_token_probs))
     assert at.session_state["session"].lab.model.generated == (best,)
-    np.testing.assert_allclose(_heatmap(at), model.run([*ids, best]).attention[0, 0], atol=1e-6)
+    np.testing.assert_allclose(_heatmap(at), model.run([*ids, best]).attention[1, 2], atol=1e-6)
 
 
 def test_open_this_head_in_the_playground_reproduces_its_weights(model):
@@ -121,7 +130,7 @@ def test_the_link_reopens_the_sentence_head_and_edits():
     other = reopen(at, PAGE, "emma-friend")
     assert_clean(other)
     again = other.session_state["session"].lab.model
-    assert again == view and again.scales[12, 0] == 0.0
+    assert again == view and again.scales[12, 2] == 0.0
     np.testing.assert_array_equal(_heatmap(other), _heatmap(at))
 
 

@@ -190,7 +190,7 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
     assert z.shape == (31, shown) and len(text) == 31
     assert _figure(at, "Logit lens")["layout"]["xaxis"]["ticktext"] == [t for t in run.tokens[T - shown :]]
     best = int(np.argmax(run.next_token_probs))
-    assert text[-1][-1] == model.token(best) == " Mary"
+    assert text[-1][-1] == "' Mary'" and model.token(best) == " Mary"  # in quotes: its space is seen
     assert z[-1, -1] == pytest.approx(float(run.next_token_probs[best]), abs=1e-6)
     first = model.token(int(run.logit_lens(T - shown)[13].argmax()))  # the first shown, after layer 12
     assert text[13][0] == _cell(first)
@@ -201,9 +201,11 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
 
 
 def _cell(token: str) -> str:
-    """A token as a lens cell writes it: whitespace as Python's repr, cut after 5 characters when longer than 6."""
-    shown = token if token.strip() else repr(token)
-    return shown if len(shown) <= 6 else shown[:5] + "…"
+    """A token as a lens cell writes it: in quotes with whitespace escaped (Python's repr, for a token without quotes
+    or backslashes), cut after 7 characters when longer than 8."""
+    assert "'" not in token and "\\" not in token, token
+    shown = repr(token)
+    return shown if len(shown) <= 8 else shown[:7] + "…"
 
 
 def test_a_long_input_is_not_read_by_the_lens_and_says_why(model):

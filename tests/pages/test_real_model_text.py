@@ -9,9 +9,10 @@ characters they are spelled with, never as the control token (README, docs/secur
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
-from apptest_pages import ROOT, assert_clean, open_page, plotly_figures, reopen
+from apptest_pages import ROOT, assert_clean, open_page, open_tab, plotly_figures, reopen
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am
@@ -124,3 +125,37 @@ def test_a_head_opened_on_hostile_text_names_its_sentence_as_typed_at_the_top_of
     at.button(key="playground_put_back").click().run()  # the top-3 line: tokens of the same text, as data
     assert_clean(at)
     assert not markup_problems(at)
+
+
+def _as_shown(markdown: str) -> str:
+    """Markdown source as the page shows it: CommonMark's backslash escapes of punctuation undone."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
+@pytest.mark.parametrize(
+    ("answer", "pieces"),
+    [
+        ("<|im_start|>", "is 7 tokens ('<', '|', 'im', '_', 'start', '|', '>')"),  # its characters, not id 1
+        ("\u202e Mary", "is 3 tokens ('\\xe2\\x80', '\\xae', ' Mary')"),  # byte pieces, one backslash each
+        (" Mary\n", "is 2 tokens (' Mary', '\\n')"),
+    ],
+)
+def test_a_typed_answer_is_text_and_its_pieces_are_listed_with_whitespace_visible(answer, pieces):
+    at = open_tab(open_page(PAGE), "real_model_tab", "Attribution")
+    at.text_input(key="real_model_answer").set_value(answer).run()
+    assert_clean(at)
+    shown = [_as_shown(e.value) for e in at.error]
+    assert any(pieces in e for e in shown), shown
+
+
+def test_typed_control_tokens_in_the_patching_prompts_are_their_characters(model):
+    clean, corrupt = "<|im_start|> hi", " hi there"
+    n_text, n_corrupt = len(model.tokenize(clean, control_tokens=False)), len(model.tokenize(corrupt))
+    assert len(model.tokenize(clean)) == n_corrupt == 2 and n_text == 8  # as control tokens the two would match
+    at = open_page(PAGE)
+    view = at.session_state["session"].lab.model
+    view.clean, view.corrupt = clean, corrupt
+    open_tab(at, "real_model_tab", "Patching")
+    assert_clean(at)
+    said = f"has {n_text} tokens and the corrupted one {n_corrupt}"
+    assert any(said in e.value for e in at.error), [e.value for e in at.error]
