@@ -13,7 +13,7 @@ import json
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from attention_rooms.errors import LimitError, RefusedError
+from attention_rooms.errors import LimitError, RefusedError, no_question
 from attention_rooms.limits import (
     DEFAULT_TOLERANCE,
     MAX_OPTION_CHARS,
@@ -97,6 +97,13 @@ def check_text(text: object, what: str, max_chars: int, *, empty_ok: bool = Fals
     except UnicodeEncodeError:
         raise RefusedError(f"The {what} holds a character that cannot be stored (a lone surrogate).") from None
     return text
+
+
+def check_question_id(question_id: object) -> int:
+    """``question_id`` if it could name a question (an int from 1), else the error for a question not asked."""
+    if isinstance(question_id, bool) or not isinstance(question_id, int) or question_id < 1:
+        raise no_question(question_id)
+    return question_id
 
 
 def check_student(student_id: object) -> str:

@@ -41,6 +41,7 @@ from attention_rooms.questions import (
     Value,
     check_answer,
     check_question,
+    check_question_id,
     check_student,
     decode_value,
     encode_value,
@@ -234,10 +235,9 @@ class RedisStore(Store):
         check_key(stored, key)
 
     def _question(self, code: str, question_id: int) -> Question:
-        body = None
-        if isinstance(question_id, int) and not isinstance(question_id, bool):
-            with self._r.pipeline(transaction=True) as p:
-                body, revealed = p.hget(_questions(code), question_id).sismember(_revealed(code), question_id).execute()
+        question_id = check_question_id(question_id)
+        with self._r.pipeline(transaction=True) as p:
+            body, revealed = p.hget(_questions(code), question_id).sismember(_revealed(code), question_id).execute()
         if body is None:
             raise no_question(question_id)
         return question_from_json(body, question_id, bool(revealed))
@@ -261,7 +261,7 @@ class RedisStore(Store):
         if q.revealed:
             raise RefusedError(REVEALED)
         value = check_answer(q, value)
-        self._run("answer", code, question_id, student_id, encode_value(value), MAX_ANSWERS, question_id=question_id)
+        self._run("answer", code, q.id, student_id, encode_value(value), MAX_ANSWERS, question_id=question_id)
 
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
         code, student_id = normalise_code(code), check_student(student_id)
@@ -281,7 +281,10 @@ class RedisStore(Store):
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
         code = normalise_code(code)
-        self._run("reveal", code, _key_arg(key), question_id, question_id=question_id)
+        hash_ = _key_arg(key)
+        self._lecturer_only(code, key)  # as in ask: "not the lecturer" comes before a bad question id
+        question_id = check_question_id(question_id)
+        self._run("reveal", code, hash_, question_id, question_id=question_id)
         return self.tally(code, question_id)
 
     def close(self, code: str, key: str) -> None:

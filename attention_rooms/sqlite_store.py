@@ -32,6 +32,7 @@ from attention_rooms.questions import (
     Value,
     check_answer,
     check_question,
+    check_question_id,
     check_student,
     decode_value,
     encode_value,
@@ -114,9 +115,8 @@ class SqliteStore(Store):
         db.execute(update, (self._clock(), int(changed), code))
 
     def _question(self, db: sqlite3.Connection, code: str, qid: int) -> Question:
-        row = None
-        if isinstance(qid, int) and not isinstance(qid, bool):
-            row = db.execute("SELECT body, revealed FROM questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
+        qid = check_question_id(qid)
+        row = db.execute("SELECT body, revealed FROM questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
         if row is None:
             raise no_question(qid)
         return question_from_json(row[0], qid, bool(row[1]))
@@ -147,8 +147,8 @@ class SqliteStore(Store):
 
     def version(self, code: str) -> int:
         code = normalise_code(code)
-        with self._read() as db:
-            return self._live(db, code, "version")[0]
+        with self._lock:  # one primary-key read, in SQLite's implicit transaction
+            return self._live(self._db, code, "version")[0]
 
     def view(self, code: str) -> tuple[int, str]:
         code = normalise_code(code)

@@ -24,6 +24,15 @@ def test_importing_attention_rooms_imports_no_streamlit_pandas_or_plotly():
     assert done.stdout.strip() == "[]"
 
 
+def test_without_redis_server_the_tests_fail_saying_how_to_install_it(monkeypatch):
+    import redis_server
+
+    monkeypatch.setattr(redis_server.shutil, "which", lambda name: None)
+    monkeypatch.setattr(redis_server, "REDIS_SERVER", "/nonexistent/redis-server")
+    with pytest.raises(pytest.fail.Exception, match="apt-get install redis-server"):
+        redis_server.redis_server_path()
+
+
 def test_codes_avoid_characters_read_alike_and_are_random():
     assert not set("01ILOU") & set(CODE_ALPHABET) and len(set(CODE_ALPHABET)) == len(CODE_ALPHABET) == 30
     codes = {new_code() for _ in range(2000)}

@@ -292,11 +292,14 @@ def test_an_answer_of_the_wrong_form_is_refused(store, room, question, value):
 def test_an_answer_to_a_question_not_asked_is_refused(store, room):
     code, key = room
     store.ask(code, key, number_question("w", 0.5))
-    for qid in (0, 2, "1", None):
+    for qid in (0, 2, "1", 1.0, True, None):
         with pytest.raises(RefusedError, match="no question"):
             store.answer(code, qid, "ann", 0.5)
-    with pytest.raises(RefusedError, match="no question"):
-        store.reveal(code, key, 2)
+        with pytest.raises(RefusedError, match="no question"):
+            store.reveal(code, key, qid)
+        with pytest.raises(RefusedError, match="no question"):
+            store.tally(code, qid, key)
+    assert not store.questions(code)[0].revealed and store.version(code) == 1
 
 
 @pytest.mark.parametrize(
