@@ -235,9 +235,12 @@ class RedisStore(Store):
         check_key(stored, key)
 
     def _question(self, code: str, question_id: int) -> Question:
+        """Question ``question_id`` of a live room (one round trip)."""
         question_id = check_question_id(question_id)
         with self._r.pipeline(transaction=True) as p:
-            body, revealed = p.hget(_questions(code), question_id).sismember(_revealed(code), question_id).execute()
+            p.hget(_room(code), "last_active").hget(_questions(code), question_id)
+            last, body, revealed = p.sismember(_revealed(code), question_id).execute()
+        self._live(code, {"last_active": last})
         if body is None:
             raise no_question(question_id)
         return question_from_json(body, question_id, bool(revealed))
@@ -256,8 +259,7 @@ class RedisStore(Store):
 
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
         code, student_id = normalise_code(code), check_student(student_id)
-        self._live(code, {"last_active": self._r.hget(_room(code), "last_active")})
-        q = self._question(code, question_id)
+        q = self._question(code, question_id)  # checks the room is live, in the same round trip
         if q.revealed:
             raise RefusedError(REVEALED)
         value = check_answer(q, value)
@@ -265,7 +267,6 @@ class RedisStore(Store):
 
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
         code, student_id = normalise_code(code), check_student(student_id)
-        self._live(code, {"last_active": self._r.hget(_room(code), "last_active")})
         self._question(code, question_id)
         value = self._r.hget(_answers(code, question_id), student_id)
         return None if value is None else decode_value(value)
