@@ -228,13 +228,16 @@ def test_a_number_question_tallies_a_histogram_and_counts_right_within_the_toler
     assert tally.share_right == pytest.approx(3 / 11, abs=1e-15)
 
 
-def test_a_number_question_keeps_its_stated_tolerance(store, room):
+def test_a_number_question_keeps_its_stated_tolerance_inclusive_of_its_edge(store, room):
     code, key = room
-    store.ask(code, key, number_question("w?", 0.5, tolerance=0.1))
-    for i, value in enumerate([0.4, 0.6, 0.61, 0.39]):
+    store.ask(code, key, number_question("w?", 0.5, tolerance=0.25))  # edges 0.25 and 0.75: exact binary fractions
+    store.ask(code, key, number_question("w?", 0.7, tolerance=0.1))  # 0.8 - 0.7 = 0.10000000000000009 in floats
+    for i, value in enumerate([0.25, 0.75, 0.2499, 0.7501]):
         store.answer(code, 1, f"s{i}", value)
-    assert store.tally(code, 1, key).n_right == 2
-    assert store.questions(code, key)[0].tolerance == 0.1
+    for i, value in enumerate([0.6, 0.8, 0.59, 0.81]):
+        store.answer(code, 2, f"s{i}", value)
+    assert store.tally(code, 1, key).n_right == store.tally(code, 2, key).n_right == 2
+    assert [q.tolerance for q in store.questions(code, key)] == [0.25, 0.1]
 
 
 def test_a_student_has_one_answer_they_can_change_until_the_reveal(store, room):
