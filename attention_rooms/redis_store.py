@@ -174,9 +174,9 @@ class RedisStore(Store):
         except redis.ResponseError as e:
             raise _refusal(str(e).split(" ", 1)[0], script, code, question_id) from None
 
-    def _live(self, code: str, fields: dict[str, str | None]) -> None:
-        last = fields.get("last_active")
-        if last is None or float(last) < self._clock() - ROOM_TTL_S:
+    def _live(self, code: str, last_active: str | None) -> None:
+        """Raise NoSuchClassError unless the room's last_active (None: no room) is within ROOM_TTL_S of now."""
+        if last_active is None or float(last_active) < self._clock() - ROOM_TTL_S:
             raise no_such_class(format_code(code))
 
     def create_room(self, name: str = "") -> tuple[Room, str]:
@@ -190,7 +190,7 @@ class RedisStore(Store):
     def room(self, code: str) -> Room:
         code = normalise_code(code)
         h = self._r.hgetall(_room(code))
-        self._live(code, h)
+        self._live(code, h.get("last_active"))
         return Room(
             code,
             h["name"],
@@ -202,7 +202,7 @@ class RedisStore(Store):
     def version(self, code: str) -> int:
         code = normalise_code(code)
         version, last = self._r.hmget(_room(code), "version", "last_active")
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         return int(version)
 
     def view(self, code: str) -> tuple[int, str]:
@@ -210,7 +210,7 @@ class RedisStore(Store):
         with self._r.pipeline(transaction=True) as p:
             p.hmget(_room(code), "view_version", "last_active").get(_view(code))
             (view_version, last), payload = p.execute()
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         return int(view_version), payload
 
     def set_view(self, code: str, key: str, payload: str) -> int:
@@ -231,7 +231,7 @@ class RedisStore(Store):
 
     def _lecturer_only(self, code: str, key: str | None) -> None:
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         check_key(stored, key)
 
     def _question(self, code: str, question_id: int) -> Question:
@@ -240,7 +240,7 @@ class RedisStore(Store):
         with self._r.pipeline(transaction=True) as p:
             p.hget(_room(code), "last_active").hget(_questions(code), question_id)
             last, body, revealed = p.sismember(_revealed(code), question_id).execute()
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         if body is None:
             raise no_question(question_id)
         return question_from_json(body, question_id, bool(revealed))
@@ -250,7 +250,7 @@ class RedisStore(Store):
         with self._r.pipeline(transaction=True) as p:
             p.hmget(_room(code), "key_hash", "last_active").hgetall(_questions(code)).smembers(_revealed(code))
             (stored, last), bodies, revealed = p.execute()
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         found = sorted(
             (question_from_json(body, int(qid), qid in revealed) for qid, body in bodies.items()), key=lambda q: q.id
         )
@@ -274,7 +274,7 @@ class RedisStore(Store):
     def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
         code = normalise_code(code)
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
-        self._live(code, {"last_active": last})
+        self._live(code, last)
         q = self._question(code, question_id)
         if not q.revealed:
             check_key(stored, key)
