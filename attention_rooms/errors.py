@@ -1,0 +1,46 @@
+"""What a class refuses, as exceptions whose message a student can read (``str(error)``)."""
+
+from __future__ import annotations
+
+
+class RoomError(Exception):
+    """Base of every refusal by a class store; the message says what happened and what to do."""
+
+
+class NoSuchClassError(RoomError):
+    """The code names no live class: never made, closed, or expired (the app then opens normally)."""
+
+
+class NotLecturerError(RoomError):
+    """A lecturer action without the room's lecturer key (missing, wrong, or a student id)."""
+
+
+class LimitError(RoomError):
+    """A bound of attention_rooms.limits would be passed (too many rooms, answers, too long a text ...)."""
+
+
+class RefusedError(RoomError):
+    """An action the room's state or the question does not allow (an answer after the reveal, a bad value ...)."""
+
+
+def no_such_class(shown_code: str) -> NoSuchClassError:
+    return NoSuchClassError(f"There is no class {shown_code}: it may have ended. Check the code.")
+
+
+def no_question(question_id: object) -> RefusedError:
+    return RefusedError(f"This class has no question {str(question_id)[:20]}.")
+
+
+WRONG_KEY = "Only the lecturer can do this: the lecturer key does not match this class."
+MISSING_KEY = "Only the lecturer can do this: the lecturer key is missing."
+REVEALED = "The answer has been revealed: this question takes no more answers."
+
+
+def too_many(what: str, bound: int) -> LimitError:
+    return LimitError(
+        {
+            "rooms": f"{bound} classes are running, the most this server holds; try again when one has ended.",
+            "questions": f"A class holds at most {bound} questions; start a new class to ask more.",
+            "answers": f"This question already has {bound} answers, the most it takes.",
+        }[what]
+    )

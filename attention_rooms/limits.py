@@ -1,0 +1,18 @@
+"""Every bound of a class, in one place. Actions that would pass one raise LimitError."""
+
+from __future__ import annotations
+
+ROOM_TTL_S = 12 * 60 * 60  # a room expires 12 hours after its last write (any lecturer action or answer)
+MAX_ROOMS = 1000  # live (not expired, not closed) rooms in one store
+MAX_VIEW_BYTES = 256 * 1024  # the lecturer's view payload, UTF-8 bytes (the app's largest view is 200 kB of JSON)
+MAX_QUESTIONS = 100  # questions asked in one room
+MAX_ANSWERS = 500  # students answering one question
+MAX_NAME_CHARS = 100  # a room's name
+MAX_PROMPT_CHARS = 300  # a question's prompt
+MAX_OPTIONS = 64  # options of a key or choice question (a key question lists up to 64 token labels)
+MAX_OPTION_CHARS = 100  # one option (the app's labels are cut at 100 characters)
+MAX_STUDENT_ID_CHARS = 64  # a student id (the app makes 22-character ones: codes.new_student_id)
+NUMBER_BINS = 10  # a number question's spread: bins of width 0.1 over [0, 1]
+DEFAULT_TOLERANCE = 0.05  # a number answer is right when |answer - correct| <= tolerance
+MAX_TOLERANCE = 0.5
+BUSY_TIMEOUT_S = 10.0  # SQLite: how long a write waits for another process's transaction

@@ -1,0 +1,209 @@
+"""Questions a lecturer asks about the current view, answers, and the spread of answers (a tally).
+
+Kinds: KEY (pick one of the view's token labels), CHOICE (pick one of a few options: next token, head type),
+both answered by the option's index (labels may repeat); NUMBER (a weight in [0, 1]), right when
+``|answer - correct| <= tolerance`` (DEFAULT_TOLERANCE = 0.05 absolute, inclusive; 1e-9 of slack absorbs binary
+fractions such as 0.35 - 0.3 = 0.04999999999999999). All text is data: bounded, stored and returned as given.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from attention_rooms.errors import LimitError, RefusedError, no_question
+from attention_rooms.limits import (
+    DEFAULT_TOLERANCE,
+    MAX_OPTION_CHARS,
+    MAX_OPTIONS,
+    MAX_PROMPT_CHARS,
+    MAX_STUDENT_ID_CHARS,
+    MAX_TOLERANCE,
+    NUMBER_BINS,
+)
+
+RIGHT_SLACK = 1e-9
+BIN_EDGES = tuple(k / NUMBER_BINS for k in range(NUMBER_BINS + 1))  # 0.0, 0.1, ..., 1.0; the last bin holds 1.0
+
+
+class QuestionKind(enum.StrEnum):
+    KEY = "key"
+    CHOICE = "choice"
+    NUMBER = "number"
+
+
+Value = int | float  # an option's index (KEY, CHOICE) or a number in [0, 1] (NUMBER)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question; ``correct`` is None where the reader may not see it yet (a student before the reveal)."""
+
+    prompt: str
+    kind: QuestionKind
+    options: tuple[str, ...] = ()
+    correct: Value | None = None
+    tolerance: float = 0.0
+    id: int = 0  # 1, 2, ... in the order asked; set by Store.ask
+    revealed: bool = False
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The spread of a question's answers: counts per option, or per bin of ``bin_edges`` for a number question.
+
+    Only the lecturer reads a tally before the reveal, so it always holds the answer; ``share_right`` is
+    ``n_right / n_answers``, None with no answers.
+    """
+
+    question_id: int
+    kind: QuestionKind
+    n_answers: int
+    counts: tuple[int, ...]
+    bin_edges: tuple[float, ...]
+    revealed: bool
+    correct: Value
+    n_right: int
+    share_right: float | None
+
+
+def key_question(prompt: str, labels: list[str] | tuple[str, ...], correct: int) -> Question:
+    """Which key (token label) ...? answered by the label's index."""
+    return Question(prompt, QuestionKind.KEY, tuple(labels), correct)
+
+
+def choice_question(prompt: str, options: list[str] | tuple[str, ...], correct: int) -> Question:
+    """Pick one of a few options; answered by the option's index."""
+    return Question(prompt, QuestionKind.CHOICE, tuple(options), correct)
+
+
+def number_question(prompt: str, correct: float, tolerance: float = DEFAULT_TOLERANCE) -> Question:
+    """A number in [0, 1] (a weight); right within ``tolerance`` (absolute, inclusive)."""
+    return Question(prompt, QuestionKind.NUMBER, (), correct, tolerance)
+
+
+def check_text(text: object, what: str, max_chars: int, *, empty_ok: bool = False) -> str:
+    """``text`` if it is a string of at most ``max_chars`` characters that UTF-8 can store, else a clear error."""
+    if not isinstance(text, str):
+        raise RefusedError(f"The {what} must be text.")
+    if len(text) > max_chars:
+        raise LimitError(f"The {what} is {len(text)} characters long; at most {max_chars} are allowed.")
+    if not text and not empty_ok:
+        raise RefusedError(f"The {what} is empty.")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise RefusedError(f"The {what} holds a character that cannot be stored (a lone surrogate).") from None
+    return text
+
+
+def check_question_id(question_id: object) -> int:
+    """``question_id`` if it could name a question (an int from 1), else the error for a question not asked."""
+    if isinstance(question_id, bool) or not isinstance(question_id, int) or question_id < 1:
+        raise no_question(question_id)
+    return question_id
+
+
+def check_student(student_id: object) -> str:
+    return check_text(student_id, "student id", MAX_STUDENT_ID_CHARS)
+
+
+def check_question(q: Question) -> Question:
+    """The question as stored (kind as QuestionKind, options a tuple), or a clear error naming what is wrong."""
+    try:
+        kind = QuestionKind(q.kind)
+    except (ValueError, TypeError):
+        kinds = ", ".join(QuestionKind)
+        raise RefusedError(f"A question's kind is one of {kinds}; not {str(q.kind)[:20]!r}.") from None
+    prompt = check_text(q.prompt, "question", MAX_PROMPT_CHARS)
+    if kind is QuestionKind.NUMBER:
+        if q.options:
+            raise RefusedError("A number question has no options.")
+        correct = _number(q.correct, "correct answer")
+        tolerance = q.tolerance
+        if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance <= MAX_TOLERANCE:
+            raise RefusedError(f"The tolerance is a number from 0 to {MAX_TOLERANCE}.")
+        return Question(prompt, kind, (), correct, float(tolerance))
+    options = tuple(q.options)
+    if not 2 <= len(options) <= MAX_OPTIONS:
+        raise LimitError(f"A question has 2 to {MAX_OPTIONS} options; this one has {len(options)}.")
+    for i, option in enumerate(options):
+        check_text(option, f"option {i + 1}", MAX_OPTION_CHARS, empty_ok=True)
+    return Question(prompt, kind, options, _index(q.correct, len(options), "correct answer"), 0.0)
+
+
+def check_answer(q: Question, value: object) -> Value:
+    """An answer to ``q`` as stored: an option's index, or a number in [0, 1]."""
+    if q.kind is QuestionKind.NUMBER:
+        return _number(value, "answer")
+    return _index(value, len(q.options), "answer")
+
+
+def _number(value: object, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
+        raise RefusedError(f"The {what} is a number from 0 to 1.")  # NaN fails the range test too
+    return float(value)
+
+
+def _index(value: object, n: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+        raise RefusedError(f"The {what} is one of the {n} options.")
+    return int(value)
+
+
+def encode_value(value: Value) -> str:
+    return json.dumps(value)
+
+
+def decode_value(text: str) -> Value:
+    return json.loads(text)
+
+
+def is_right(q: Question, value: Value) -> bool:
+    """An index answer is right when it equals ``q.correct``; a number when within ``q.tolerance`` of it."""
+    if q.kind is QuestionKind.NUMBER:
+        return abs(value - q.correct) <= q.tolerance + RIGHT_SLACK
+    return value == q.correct
+
+
+def tally_of(q: Question, values: list[Value]) -> Tally:
+    """The spread of ``values`` (every student's answer to ``q``, which holds its correct answer)."""
+    if q.kind is QuestionKind.NUMBER:
+        counts = [0] * NUMBER_BINS
+        for v in values:
+            counts[min(bisect_right(BIN_EDGES, v) - 1, NUMBER_BINS - 1)] += 1
+        edges = BIN_EDGES
+    else:
+        counts = [0] * len(q.options)
+        for v in values:
+            counts[v] += 1
+        edges = ()
+    n_right = sum(is_right(q, v) for v in values)
+    share = n_right / len(values) if values else None
+    return Tally(q.id, q.kind, len(values), tuple(counts), edges, q.revealed, q.correct, n_right, share)
+
+
+def question_to_json(q: Question) -> str:
+    """The stored form of a question (all but its id and revealed flag, which the store keeps beside it)."""
+    return json.dumps(
+        {
+            "prompt": q.prompt,
+            "kind": str(q.kind),
+            "options": list(q.options),
+            "correct": q.correct,
+            "tolerance": q.tolerance,
+        }
+    )
+
+
+def question_from_json(text: str, qid: int, revealed: bool) -> Question:
+    d = json.loads(text)
+    kind = QuestionKind(d["kind"])
+    return Question(d["prompt"], kind, tuple(d["options"]), d["correct"], d["tolerance"], qid, revealed)
+
+
+def hidden(q: Question) -> Question:
+    """``q`` as a student sees it before the reveal: without its correct answer."""
+    return Question(q.prompt, q.kind, q.options, None, q.tolerance, q.id, q.revealed)

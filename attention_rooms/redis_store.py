@@ -1,0 +1,340 @@
+"""The Redis store (``LAB_STORE=redis://host:port/db``): one Redis server shared by every app process.
+
+Keys of room CODE (prefix ``lab:``): ``room:CODE`` (hash: name, key_hash, created, last_active, version,
+view_version, bring_back, n_questions), ``room:CODE:view`` (the payload), ``room:CODE:questions`` (hash: id ->
+question JSON), ``room:CODE:revealed`` (set of ids), ``room:CODE:answers:ID`` (hash: student id -> answer), and
+``rooms`` (sorted set: code -> last_active, for the live-room bound). Every write is one Lua script, so its checks
+(room live, lecturer key, bounds, not revealed) and its writes are atomic across processes. Every write also sets
+each key of the room to expire ROOM_TTL_S later (Redis's own clock), which deletes an idle room's data; the store's
+clock decides liveness. A single Redis node (the scripts derive a room's keys from its code).
+"""
+
+from __future__ import annotations
+
+import time
+
+import redis
+
+from attention_rooms.codes import (
+    check_key,
+    format_code,
+    is_lecturer,
+    key_hash,
+    new_code,
+    new_lecturer_key,
+    normalise_code,
+)
+from attention_rooms.errors import (
+    REVEALED,
+    WRONG_KEY,
+    NotLecturerError,
+    RefusedError,
+    RoomError,
+    no_question,
+    no_such_class,
+    too_many,
+)
+from attention_rooms.limits import MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
+from attention_rooms.questions import (
+    Question,
+    Tally,
+    Value,
+    check_answer,
+    check_question,
+    check_question_id,
+    check_student,
+    decode_value,
+    encode_value,
+    hidden,
+    question_from_json,
+    question_to_json,
+    tally_of,
+)
+from attention_rooms.store import Clock, Room, Store, check_name, check_payload
+
+PREFIX = "lab:"
+ROOMS = PREFIX + "rooms"
+
+# KEYS[1] = the room's hash; ARGV[1] = now, ARGV[2] = ROOM_TTL_S, then each script's own.
+_LUA_PRELUDE = """
+local room = KEYS[1]
+local now = tonumber(ARGV[1])
+local ttl = tonumber(ARGV[2])
+local code = string.sub(room, string.len('$ROOM_PREFIX') + 1)
+local function live()
+  local last = redis.call('HGET', room, 'last_active')
+  if not last or tonumber(last) < now - ttl then error({err = 'NOCLASS'}) end
+end
+local function lecturer(hash)
+  live()
+  if redis.call('HGET', room, 'key_hash') ~= hash then error({err = 'NOTLECTURER'}) end
+end
+local function room_keys()
+  local keys = {room, room .. ':view', room .. ':questions', room .. ':revealed'}
+  local n = tonumber(redis.call('HGET', room, 'n_questions') or '0')
+  for i = 1, n do keys[#keys + 1] = room .. ':answers:' .. i end
+  return keys
+end
+local function touch(changed)
+  redis.call('HSET', room, 'last_active', ARGV[1])
+  if changed then redis.call('HINCRBY', room, 'version', 1) end
+  redis.call('ZADD', '$ROOMS', now, code)
+  for _, key in ipairs(room_keys()) do redis.call('PEXPIRE', key, math.floor(ttl * 1000)) end
+end
+"""
+
+_LUA = {
+    # ARGV[3] = MAX_ROOMS, ARGV[4] = name, ARGV[5] = key hash -> 1 made, 0 the code is taken
+    "create": """
+redis.call('ZREMRANGEBYSCORE', '$ROOMS', '-inf', '(' .. (now - ttl))
+if redis.call('ZCARD', '$ROOMS') >= tonumber(ARGV[3]) then error({err = 'LIMIT'}) end
+local ok = pcall(live)
+if ok then return 0 end
+redis.call('DEL', unpack(room_keys()))
+redis.call('HSET', room, 'name', ARGV[4], 'key_hash', ARGV[5], 'created', ARGV[1], 'last_active', ARGV[1],
+  'version', 0, 'view_version', 0, 'bring_back', 0, 'n_questions', 0)
+redis.call('SET', room .. ':view', '')
+touch(false)
+return 1
+""",
+    # ARGV[3] = key hash, ARGV[4] = payload -> view_version
+    "set_view": """
+lecturer(ARGV[3])
+redis.call('SET', room .. ':view', ARGV[4])
+local v = redis.call('HINCRBY', room, 'view_version', 1)
+touch(true)
+return v
+""",
+    # ARGV[3] = key hash -> bring_back generation
+    "bring_back": """
+lecturer(ARGV[3])
+local v = redis.call('HINCRBY', room, 'bring_back', 1)
+touch(true)
+return v
+""",
+    # ARGV[3] = key hash, ARGV[4] = MAX_QUESTIONS, ARGV[5] = question JSON -> its id
+    "ask": """
+lecturer(ARGV[3])
+local n = tonumber(redis.call('HGET', room, 'n_questions'))
+if n >= tonumber(ARGV[4]) then error({err = 'LIMIT'}) end
+redis.call('HSET', room .. ':questions', n + 1, ARGV[5])
+redis.call('HSET', room, 'n_questions', n + 1)
+touch(true)
+return n + 1
+""",
+    # ARGV[3] = question id, ARGV[4] = student id, ARGV[5] = answer, ARGV[6] = MAX_ANSWERS
+    "answer": """
+live()
+if redis.call('HEXISTS', room .. ':questions', ARGV[3]) == 0 then error({err = 'NOQUESTION'}) end
+if redis.call('SISMEMBER', room .. ':revealed', ARGV[3]) == 1 then error({err = 'REVEALED'}) end
+local answers = room .. ':answers:' .. ARGV[3]
+if redis.call('HEXISTS', answers, ARGV[4]) == 0 and redis.call('HLEN', answers) >= tonumber(ARGV[6]) then
+  error({err = 'LIMIT'})
+end
+redis.call('HSET', answers, ARGV[4], ARGV[5])
+touch(false)
+return 1
+""",
+    # ARGV[3] = key hash, ARGV[4] = question id
+    "reveal": """
+lecturer(ARGV[3])
+if redis.call('HEXISTS', room .. ':questions', ARGV[4]) == 0 then error({err = 'NOQUESTION'}) end
+if redis.call('SADD', room .. ':revealed', ARGV[4]) == 1 then touch(true) end
+return 1
+""",
+    # ARGV[3] = key hash
+    "close": """
+lecturer(ARGV[3])
+redis.call('DEL', unpack(room_keys()))
+redis.call('ZREM', '$ROOMS', code)
+return 1
+""",
+}
+
+
+class RedisStore(Store):
+    def __init__(self, client: redis.Redis, clock: Clock = time.time) -> None:
+        """``client`` must decode responses (``decode_responses=True``)."""
+        self._r = client
+        self._clock = clock
+        self._scripts = {
+            name: client.register_script(
+                (_LUA_PRELUDE + body).replace("$ROOM_PREFIX", PREFIX + "room:").replace("$ROOMS", ROOMS)
+            )
+            for name, body in _LUA.items()
+        }
+
+    @classmethod
+    def from_url(cls, url: str, clock: Clock = time.time) -> RedisStore:
+        return cls(redis.Redis.from_url(url, decode_responses=True), clock)
+
+    def _run(self, script: str, code: str, *args: object, question_id: object = "") -> int:
+        try:
+            return self._scripts[script](keys=[_room(code)], args=[self._clock(), ROOM_TTL_S, *args])
+        except redis.ResponseError as e:
+            raise _refusal(str(e).split(" ", 1)[0], script, code, question_id) from None
+
+    def _live(self, code: str, last_active: str | None) -> None:
+        """Raise NoSuchClassError unless the room's last_active (None: no room) is within ROOM_TTL_S of now."""
+        if last_active is None or float(last_active) < self._clock() - ROOM_TTL_S:
+            raise no_such_class(format_code(code))
+
+    def create_room(self, name: str = "") -> tuple[Room, str]:
+        name = check_name(name)
+        key = new_lecturer_key()
+        code = new_code()
+        while not self._run("create", code, MAX_ROOMS, name, key_hash(key)):
+            code = new_code()
+        return self.room(code), key
+
+    def room(self, code: str) -> Room:
+        code = normalise_code(code)
+        h = self._r.hgetall(_room(code))
+        self._live(code, h.get("last_active"))
+        return Room(
+            code,
+            h["name"],
+            float(h["created"]),
+            float(h["last_active"]),
+            *(int(h[f]) for f in ("version", "view_version", "bring_back", "n_questions")),
+        )
+
+    def version(self, code: str) -> int:
+        code = normalise_code(code)
+        version, last = self._r.hmget(_room(code), "version", "last_active")
+        self._live(code, last)
+        return int(version)
+
+    def view(self, code: str) -> tuple[int, str]:
+        code = normalise_code(code)
+        with self._r.pipeline(transaction=True) as p:
+            p.hmget(_room(code), "view_version", "last_active").get(_view(code))
+            (view_version, last), payload = p.execute()
+        self._live(code, last)
+        return int(view_version), payload
+
+    def set_view(self, code: str, key: str, payload: str) -> int:
+        code, payload = normalise_code(code), check_payload(payload)
+        return self._run("set_view", code, _key_arg(key), payload)
+
+    def bring_back(self, code: str, key: str) -> int:
+        code = normalise_code(code)
+        return self._run("bring_back", code, _key_arg(key))
+
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        code = normalise_code(code)
+        hash_ = _key_arg(key)
+        self._lecturer_only(code, key)  # a student's bad question is refused as "not the lecturer" first
+        question = check_question(question)
+        qid = self._run("ask", code, hash_, MAX_QUESTIONS, question_to_json(question))
+        return Question(question.prompt, question.kind, question.options, question.correct, question.tolerance, qid)
+
+    def _lecturer_only(self, code: str, key: str | None) -> None:
+        stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
+        self._live(code, last)
+        check_key(stored, key)
+
+    def _question(self, code: str, question_id: int) -> Question:
+        """Question ``question_id`` of a live room (one round trip)."""
+        question_id = check_question_id(question_id)
+        with self._r.pipeline(transaction=True) as p:
+            p.hget(_room(code), "last_active").hget(_questions(code), question_id)
+            last, body, revealed = p.sismember(_revealed(code), question_id).execute()
+        self._live(code, last)
+        if body is None:
+            raise no_question(question_id)
+        return question_from_json(body, question_id, bool(revealed))
+
+    def questions(self, code: str, key: str | None = None) -> list[Question]:
+        code = normalise_code(code)
+        with self._r.pipeline(transaction=True) as p:
+            p.hmget(_room(code), "key_hash", "last_active").hgetall(_questions(code)).smembers(_revealed(code))
+            (stored, last), bodies, revealed = p.execute()
+        self._live(code, last)
+        found = sorted(
+            (question_from_json(body, int(qid), qid in revealed) for qid, body in bodies.items()), key=lambda q: q.id
+        )
+        lecturer = is_lecturer(stored, key)
+        return [q if lecturer or q.revealed else hidden(q) for q in found]
+
+    def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
+        code, student_id = normalise_code(code), check_student(student_id)
+        q = self._question(code, question_id)  # checks the room is live, in the same round trip
+        if q.revealed:
+            raise RefusedError(REVEALED)
+        value = check_answer(q, value)
+        self._run("answer", code, q.id, student_id, encode_value(value), MAX_ANSWERS, question_id=question_id)
+
+    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
+        code, student_id = normalise_code(code), check_student(student_id)
+        self._question(code, question_id)
+        value = self._r.hget(_answers(code, question_id), student_id)
+        return None if value is None else decode_value(value)
+
+    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
+        code = normalise_code(code)
+        stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
+        self._live(code, last)
+        q = self._question(code, question_id)
+        if not q.revealed:
+            check_key(stored, key)
+        return tally_of(q, [decode_value(v) for v in self._r.hvals(_answers(code, question_id))])
+
+    def reveal(self, code: str, key: str, question_id: int) -> Tally:
+        code = normalise_code(code)
+        hash_ = _key_arg(key)
+        self._lecturer_only(code, key)  # as in ask: "not the lecturer" comes before a bad question id
+        question_id = check_question_id(question_id)
+        self._run("reveal", code, hash_, question_id, question_id=question_id)
+        return self.tally(code, question_id)
+
+    def close(self, code: str, key: str) -> None:
+        code = normalise_code(code)
+        self._run("close", code, _key_arg(key))
+
+    def disconnect(self) -> None:
+        self._r.close()
+
+
+def _room(code: str) -> str:
+    return f"{PREFIX}room:{code}"
+
+
+def _view(code: str) -> str:
+    return f"{_room(code)}:view"
+
+
+def _questions(code: str) -> str:
+    return f"{_room(code)}:questions"
+
+
+def _revealed(code: str) -> str:
+    return f"{_room(code)}:revealed"
+
+
+def _answers(code: str, question_id: int) -> str:
+    return f"{_room(code)}:answers:{question_id}"
+
+
+def _key_arg(key: str | None) -> str:
+    """What the scripts compare with the stored hash: equal SHA-256 digests (a timing leak of a digest's prefix
+    does not help find a key), after check_key's refusal of a missing key."""
+    if not isinstance(key, str) or not key:
+        check_key("", key)
+    return key_hash(key)
+
+
+def _refusal(reply: str, script: str, code: str, question_id: object) -> RoomError:
+    """The exception for a script's error reply (its first word)."""
+    if reply == "NOCLASS":
+        return no_such_class(format_code(code))
+    if reply == "NOTLECTURER":
+        return NotLecturerError(WRONG_KEY)
+    if reply == "NOQUESTION":
+        return no_question(question_id)
+    if reply == "REVEALED":
+        return RefusedError(REVEALED)
+    if reply == "LIMIT":
+        bounds = {"create": ("rooms", MAX_ROOMS), "ask": ("questions", MAX_QUESTIONS)}
+        return too_many(*bounds.get(script, ("answers", MAX_ANSWERS)))
+    return RoomError(f"The class store refused: {reply[:40]}")

@@ -1,0 +1,265 @@
+"""The SQLite store: one database file in WAL mode, shared by every process on the machine.
+
+Writes run in ``BEGIN IMMEDIATE`` transactions (one writer at a time, others wait up to BUSY_TIMEOUT_S), so the
+bounds and "one answer per student" hold across processes. One connection per Store object, guarded by a lock so
+that a process's threads (Streamlit sessions) can share it. ``synchronous=NORMAL``: with WAL, a committed write
+survives the app process crashing (not necessarily a power cut).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from attention_rooms.codes import (
+    check_key,
+    format_code,
+    is_lecturer,
+    key_hash,
+    new_code,
+    new_lecturer_key,
+    normalise_code,
+)
+from attention_rooms.errors import REVEALED, RefusedError, no_question, no_such_class, too_many
+from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
+from attention_rooms.questions import (
+    Question,
+    Tally,
+    Value,
+    check_answer,
+    check_question,
+    check_question_id,
+    check_student,
+    decode_value,
+    encode_value,
+    hidden,
+    question_from_json,
+    question_to_json,
+    tally_of,
+)
+from attention_rooms.store import Clock, Room, Store, check_name, check_payload
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS rooms (
+    code TEXT PRIMARY KEY, name TEXT NOT NULL, key_hash TEXT NOT NULL, created REAL NOT NULL,
+    last_active REAL NOT NULL, version INTEGER NOT NULL, view_version INTEGER NOT NULL,
+    bring_back INTEGER NOT NULL, n_questions INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS rooms_by_last_active ON rooms (last_active);
+CREATE TABLE IF NOT EXISTS views (
+    code TEXT PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE, payload TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS questions (
+    code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, qid INTEGER NOT NULL,
+    body TEXT NOT NULL, revealed INTEGER NOT NULL, PRIMARY KEY (code, qid));
+CREATE TABLE IF NOT EXISTS answers (
+    code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (code, qid, student),
+    FOREIGN KEY (code, qid) REFERENCES questions (code, qid) ON DELETE CASCADE);
+"""
+ROOM_COLUMNS = "code, name, created, last_active, version, view_version, bring_back, n_questions"
+
+
+class SqliteStore(Store):
+    def __init__(self, path: str | Path, clock: Clock = time.time) -> None:
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        self._db.execute("PRAGMA journal_mode = WAL")
+        self._db.execute("PRAGMA synchronous = NORMAL")
+        self._db.execute("PRAGMA foreign_keys = ON")
+        with self._write():
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: every check inside it sees the state it writes over."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield self._db
+            finally:
+                self._db.execute("COMMIT")
+
+    def _live(self, db: sqlite3.Connection, code: str, columns: str = ROOM_COLUMNS) -> tuple:
+        row = db.execute(
+            f"SELECT {columns} FROM rooms WHERE code = ? AND last_active >= ?", (code, self._clock() - ROOM_TTL_S)
+        ).fetchone()
+        if row is None:
+            raise no_such_class(format_code(code))
+        return row
+
+    def _lecturer(self, db: sqlite3.Connection, code: str, key: str | None) -> None:
+        (stored,) = self._live(db, code, "key_hash")
+        check_key(stored, key)
+
+    def _touch(self, db: sqlite3.Connection, code: str, changed: bool) -> None:
+        update = "UPDATE rooms SET last_active = ?, version = version + ? WHERE code = ?"
+        db.execute(update, (self._clock(), int(changed), code))
+
+    def _question(self, db: sqlite3.Connection, code: str, qid: int) -> Question:
+        qid = check_question_id(qid)
+        row = db.execute("SELECT body, revealed FROM questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
+        if row is None:
+            raise no_question(qid)
+        return question_from_json(row[0], qid, bool(row[1]))
+
+    def create_room(self, name: str = "") -> tuple[Room, str]:
+        name = check_name(name)
+        key = new_lecturer_key()
+        with self._write() as db:
+            now = self._clock()
+            db.execute("DELETE FROM rooms WHERE last_active < ?", (now - ROOM_TTL_S,))
+            (n_rooms,) = db.execute("SELECT COUNT(*) FROM rooms").fetchone()
+            if n_rooms >= MAX_ROOMS:
+                raise too_many("rooms", MAX_ROOMS)
+            code = new_code()
+            while db.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone():
+                code = new_code()
+            db.execute(
+                f"INSERT INTO rooms ({ROOM_COLUMNS}, key_hash) VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)",
+                (code, name, now, now, key_hash(key)),
+            )
+            db.execute("INSERT INTO views (code, payload) VALUES (?, '')", (code,))
+        return Room(code, name, now, now, 0, 0, 0, 0), key
+
+    def room(self, code: str) -> Room:
+        code = normalise_code(code)
+        with self._read() as db:
+            return Room(*self._live(db, code))
+
+    def version(self, code: str) -> int:
+        code = normalise_code(code)
+        with self._lock:  # one primary-key read, in SQLite's implicit transaction
+            return self._live(self._db, code, "version")[0]
+
+    def view(self, code: str) -> tuple[int, str]:
+        code = normalise_code(code)
+        with self._read() as db:
+            (view_version,) = self._live(db, code, "view_version")
+            (payload,) = db.execute("SELECT payload FROM views WHERE code = ?", (code,)).fetchone()
+        return view_version, payload
+
+    def set_view(self, code: str, key: str, payload: str) -> int:
+        code, payload = normalise_code(code), check_payload(payload)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            db.execute("UPDATE views SET payload = ? WHERE code = ?", (payload, code))
+            db.execute("UPDATE rooms SET view_version = view_version + 1 WHERE code = ?", (code,))
+            self._touch(db, code, True)
+            return self._live(db, code, "view_version")[0]
+
+    def bring_back(self, code: str, key: str) -> int:
+        code = normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            db.execute("UPDATE rooms SET bring_back = bring_back + 1 WHERE code = ?", (code,))
+            self._touch(db, code, True)
+            return self._live(db, code, "bring_back")[0]
+
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        code = normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            question = check_question(question)
+            (n,) = self._live(db, code, "n_questions")
+            if n >= MAX_QUESTIONS:
+                raise too_many("questions", MAX_QUESTIONS)
+            db.execute(
+                "INSERT INTO questions (code, qid, body, revealed) VALUES (?, ?, ?, 0)",
+                (code, n + 1, question_to_json(question)),
+            )
+            db.execute("UPDATE rooms SET n_questions = ? WHERE code = ?", (n + 1, code))
+            self._touch(db, code, True)
+        return self._question_as_asked(question, n + 1)
+
+    @staticmethod
+    def _question_as_asked(q: Question, qid: int) -> Question:
+        return Question(q.prompt, q.kind, q.options, q.correct, q.tolerance, qid, False)
+
+    def questions(self, code: str, key: str | None = None) -> list[Question]:
+        code = normalise_code(code)
+        with self._read() as db:
+            (stored,) = self._live(db, code, "key_hash")
+            rows = db.execute("SELECT qid, body, revealed FROM questions WHERE code = ? ORDER BY qid", (code,))
+            found = [question_from_json(body, qid, bool(revealed)) for qid, body, revealed in rows]
+        lecturer = is_lecturer(stored, key)
+        return [q if lecturer or q.revealed else hidden(q) for q in found]
+
+    def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
+        code, student_id = normalise_code(code), check_student(student_id)
+        with self._write() as db:
+            self._live(db, code, "code")
+            q = self._question(db, code, question_id)
+            if q.revealed:
+                raise RefusedError(REVEALED)
+            value = check_answer(q, value)
+            key = (code, question_id, student_id)
+            if not db.execute("SELECT 1 FROM answers WHERE code = ? AND qid = ? AND student = ?", key).fetchone():
+                (n,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND qid = ?", key[:2]).fetchone()
+                if n >= MAX_ANSWERS:
+                    raise too_many("answers", MAX_ANSWERS)
+            db.execute(
+                "INSERT INTO answers (code, qid, student, value) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (code, qid, student) DO UPDATE SET value = excluded.value",
+                (*key, encode_value(value)),
+            )
+            self._touch(db, code, False)
+
+    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
+        code, student_id = normalise_code(code), check_student(student_id)
+        with self._read() as db:
+            self._live(db, code, "code")
+            self._question(db, code, question_id)
+            row = db.execute(
+                "SELECT value FROM answers WHERE code = ? AND qid = ? AND student = ?", (code, question_id, student_id)
+            ).fetchone()
+        return None if row is None else decode_value(row[0])
+
+    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
+        code = normalise_code(code)
+        with self._read() as db:
+            (stored,) = self._live(db, code, "key_hash")
+            q = self._question(db, code, question_id)
+            if not q.revealed:
+                check_key(stored, key)
+            rows = db.execute("SELECT value FROM answers WHERE code = ? AND qid = ?", (code, question_id))
+            values = [decode_value(v) for (v,) in rows]
+        return tally_of(q, values)
+
+    def reveal(self, code: str, key: str, question_id: int) -> Tally:
+        code = normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            q = self._question(db, code, question_id)
+            if not q.revealed:
+                db.execute("UPDATE questions SET revealed = 1 WHERE code = ? AND qid = ?", (code, question_id))
+                self._touch(db, code, True)
+        return self.tally(code, question_id)
+
+    def close(self, code: str, key: str) -> None:
+        code = normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+
+    def disconnect(self) -> None:
+        with self._lock:
+            self._db.close()

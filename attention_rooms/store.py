@@ -1,0 +1,135 @@
+"""The one home of a class's shared state: the Store interface, the Room record, and open_store.
+
+Every method reads or writes the store, never a process's memory, so any number of app processes (and
+restarts) see one class. A room is live from create_room until close or ROOM_TTL_S after its last write;
+a code of no live room raises NoSuchClassError. Lecturer actions take the lecturer key create_room returned.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from attention_rooms.errors import LimitError, RefusedError
+from attention_rooms.limits import MAX_NAME_CHARS, MAX_VIEW_BYTES, ROOM_TTL_S
+from attention_rooms.questions import Question, Tally, Value, check_text
+
+Clock = Callable[[], float]  # seconds since the epoch; time.time, or a test's fake clock
+SQLITE_FILE = "classroom.sqlite3"
+
+
+@dataclass(frozen=True)
+class Room:
+    """A room as students see it. ``version`` counts every change a follower reacts to (view, question,
+    reveal, bring-back); ``view_version`` only the view's; ``bring_back`` the "bring everyone back" generation."""
+
+    code: str
+    name: str
+    created: float
+    last_active: float
+    version: int
+    view_version: int
+    bring_back: int
+    n_questions: int
+
+    @property
+    def expires(self) -> float:
+        return self.last_active + ROOM_TTL_S
+
+
+class Store(abc.ABC):
+    """A class store. Methods taking ``key`` are the lecturer's; the others anyone with the code may call."""
+
+    @abc.abstractmethod
+    def create_room(self, name: str = "") -> tuple[Room, str]:
+        """A new room and its lecturer key (shown once; the store keeps only its hash)."""
+
+    @abc.abstractmethod
+    def room(self, code: str) -> Room:
+        """The live room of ``code`` (typed codes are normalised)."""
+
+    @abc.abstractmethod
+    def version(self, code: str) -> int:
+        """Room.version, in one indexed read / one Redis command: what followers poll."""
+
+    @abc.abstractmethod
+    def view(self, code: str) -> tuple[int, str]:
+        """(view_version, payload) of the lecturer's current view; payload "" before the first set_view."""
+
+    @abc.abstractmethod
+    def set_view(self, code: str, key: str, payload: str) -> int:
+        """Store the lecturer's view (opaque text, at most MAX_VIEW_BYTES); returns the new view_version."""
+
+    @abc.abstractmethod
+    def bring_back(self, code: str, key: str) -> int:
+        """Ask every follower back to the lecturer's view; returns the new bring_back generation."""
+
+    @abc.abstractmethod
+    def ask(self, code: str, key: str, question: Question) -> Question:
+        """Add a question (checked, see questions.check_question); returns it with its id."""
+
+    @abc.abstractmethod
+    def questions(self, code: str, key: str | None = None) -> list[Question]:
+        """The room's questions in order; ``correct`` is None until the reveal unless ``key`` is the lecturer's."""
+
+    @abc.abstractmethod
+    def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
+        """Record (or replace) this student's answer; refused after the reveal."""
+
+    @abc.abstractmethod
+    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
+        """This student's answer, or None."""
+
+    @abc.abstractmethod
+    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
+        """The spread of answers: anyone after the reveal; before it only the lecturer (``key``)."""
+
+    @abc.abstractmethod
+    def reveal(self, code: str, key: str, question_id: int) -> Tally:
+        """Close the question to answers and show its answer and spread to everyone."""
+
+    @abc.abstractmethod
+    def close(self, code: str, key: str) -> None:
+        """End the class: the room and everything in it are deleted."""
+
+    @abc.abstractmethod
+    def disconnect(self) -> None:
+        """Release this object's connection (the data stays in the store)."""
+
+
+def check_name(name: object) -> str:
+    return check_text(name, "class name", MAX_NAME_CHARS, empty_ok=True)
+
+
+def check_payload(payload: object) -> str:
+    """The view payload if it is text of at most MAX_VIEW_BYTES UTF-8 bytes."""
+    if not isinstance(payload, str):
+        raise RefusedError("The view must be text (the app's share-link payload).")
+    try:
+        size = len(payload.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise RefusedError("The view holds a character that cannot be stored (a lone surrogate).") from None
+    if size > MAX_VIEW_BYTES:
+        raise LimitError(f"The view is {size:,} bytes; a class can follow views of at most {MAX_VIEW_BYTES:,}.")
+    return payload
+
+
+def open_store(env: Mapping[str, str] | None = None, clock: Clock = time.time) -> Store:
+    """Redis when ``LAB_STORE`` is a redis:// (rediss://, unix://) URL, else SQLite in ``LAB_DATA_DIR`` (./data)."""
+    env = os.environ if env is None else env
+    url = env.get("LAB_STORE", "").strip()
+    if url:
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"LAB_STORE must be a redis://host:port/db URL (or unset for SQLite); it is {url[:40]!r}")
+        from attention_rooms.redis_store import RedisStore
+
+        return RedisStore.from_url(url, clock)
+    from attention_rooms.sqlite_store import SqliteStore
+
+    folder = Path(env.get("LAB_DATA_DIR", "").strip() or "data")
+    folder.mkdir(parents=True, exist_ok=True)
+    return SqliteStore(folder / SQLITE_FILE, clock)
