@@ -74,7 +74,8 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
 # Streamlit's header bar was; the bar lets clicks through to it, except on its own buttons
 _COMPACT_HEADER = (
     '[data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }',
-    '[data-testid="stHeader"] { background: transparent; pointer-events: none; }',
+    '[data-testid="stHeader"] { background: transparent; }',
+    '[data-testid="stHeader"], [data-testid="stHeader"] * { pointer-events: none; }',
     '[data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }',
     ".st-key-page_header { padding-right: 3rem; }",  # clear of the header's menu button
     ".st-key-page_header h1 { font-size: 2rem !important; padding-bottom: 0 !important; }",
