@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
 from attention_views import figures, session
@@ -32,6 +33,7 @@ TAB_LABELS = {
 }
 X_TAB = "X (fixed)"
 COMPARISON_TITLE = "Target (left) and your weights (right)"
+FIT = "25rem"  # on a projector, above the comparison: the header, the picker, the instructions, Play and the score
 
 
 def titles() -> dict[str, str]:
@@ -80,15 +82,16 @@ def reveal(a: Attempt, flag: str) -> None:
     setattr(a, flag, True)
 
 
-def action_buttons(ex: ac.Exercise, a: Attempt) -> None:
-    """Hint, worked solution, load solution, start over: each acts in its callback, before the rerun."""
+def action_buttons(ex: ac.Exercise, a: Attempt, row: DeltaGenerator | None = None) -> None:
+    """Hint, worked solution, load solution, start over: each acts in its callback, before the rerun. In a row of
+    their own, which wraps where four do not fit, or in the given horizontal ``row``."""
     buttons = (  # label, key, callback, its arguments, icon
         ("Hint", "exercises_hint", reveal, (a, "hint"), ":material/lightbulb:"),
         ("Show worked solution", "exercises_worked", reveal, (a, "worked"), ":material/visibility:"),
         ("Load solution", "exercises_load", load, (a, ex.id, "solution"), ":material/download_done:"),
         ("Start over", "exercises_reset", load, (a, ex.id, "start"), ":material/restart_alt:"),
     )
-    row = st.container(horizontal=True)  # wraps onto further rows where four do not fit
+    row = row or st.container(horizontal=True)
     for label, key, callback, args, icon in buttons:
         row.button(label, key=key, on_click=callback, args=args, icon=icon)
 
@@ -244,6 +247,8 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
     lv.buttons(ex, a, learning)  # one row right over the editors and the weights: one screen on a projector
     edit_col, view_col = st.columns([5, 6], gap="medium")
     with edit_col:
+        if big:  # on a projector the instructions sit here, beside the weights, not over them
+            st.markdown(ex.instructions)
         if a.learn is not None:
             lv.status(a.learn)
         mats = editor_tabs(ex, a)
@@ -278,7 +283,7 @@ def results(ex: ac.Exercise, a: Attempt, stale: bool, big: bool) -> None:
         )
     if g is None:
         return
-    chart(comparison(ex, g.weights, big), "exercises_weights")
+    chart(comparison(ex, g.weights, big), "exercises_weights", fit=FIT)
     if a.learn is not None:
         chart(lv.loss_figure(a, big), "exercises_loss")
     differ = st.expander(

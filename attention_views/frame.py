@@ -57,6 +57,28 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     # the online softmax's scores are a block of a few keys: the running values beside them keep every column
     '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { flex: 1 1 12rem; min-width: 12rem; }',
     '[data-testid="stLayoutWrapper"]:has(> .st-key-besidetables_online_softmax) { flex-shrink: 0; }',
+    *(
+        # a table wider than its place says so: a "more to the right" cue at its right edge while columns are
+        # hidden there (the scroller's timeline is active only while it can scroll; scrolled to the end it fades)
+        '[data-testid="stDataFrame"] { position: relative; timeline-scope: --table-x; }',
+        '[data-testid="stDataFrame"] .dvn-scroller { scroll-timeline: --table-x x; }',
+        '[data-testid="stDataFrame"]::after { content: "→"; position: absolute; top: 1px; right: 1px; bottom: 1px; '
+        "width: 2.2rem; display: flex; align-items: center; justify-content: flex-end; padding-right: 0.3rem; "
+        "font-size: 1.3rem; font-weight: 700; color: #1f5fa8; pointer-events: none; z-index: 2; opacity: 0; "
+        "background: linear-gradient(to right, rgba(255, 255, 255, 0), rgba(255, 255, 255, 0.95) 55%); "
+        "border-radius: 0 0.5rem 0.5rem 0; animation: more-right linear both; animation-timeline: --table-x; }",
+        "@keyframes more-right { from { opacity: 1; } 90% { opacity: 1; } to { opacity: 0; } }",
+    ),
+)
+# a compact header on a projector: the title (beside the folded lecture introduction, widgets.page_header) where
+# Streamlit's header bar was; the bar lets clicks through to it, except on its own buttons
+_COMPACT_HEADER = (
+    '[data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }',
+    '[data-testid="stHeader"] { background: transparent; }',
+    '[data-testid="stHeader"], [data-testid="stHeader"] * { pointer-events: none; }',
+    '[data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }',
+    ".st-key-page_header { padding-right: 3rem; }",  # clear of the header's menu button
+    ".st-key-page_header h1 { font-size: 2rem !important; padding-bottom: 0 !important; }",
 )
 
 
@@ -84,6 +106,7 @@ PROJECTOR_CSS = "\n".join(
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
         ".katex { font-size: 1.25em !important; }",
         '[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }',  # narrow side margins
+        *_COMPACT_HEADER,
         _digits_at_least(theme.PROJECTOR_MIN_CELL_FONT),
         "</style>",
     ]

@@ -152,12 +152,16 @@ def _on_csv_upload(holder: Lab | session.Vectors, errors: dict[str, str], key: s
     bump_rev(holder)
 
 
-def chart(fig: go.Figure, key: str, **kwargs: object) -> object:
+def chart(fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1, **kwargs: object) -> object:
     """The one way a page shows a figure: its title as page text above it (shown literally; the browser wraps
     it), then st.plotly_chart with the app's chart config and the figure's own title taken out.
 
     The toolbar's camera saves a PNG at slide resolution or an SVG (the sidebar's choice), named after page
     and scenario; Streamlit's theme is off so the figure keeps its own projector-friendly colours.
+
+    ``fit``, a page's main chart on a projector: a CSS length, what the page shows above the chart. The chart is
+    then as tall as its figure asks, but no taller than the window less ``fit`` (``screens`` times that for a grid
+    whose first of ``screens`` rows of panels must show whole), so the browser sizes it to the first screen.
     """
     title = fig.layout.title.text
     if title:
@@ -166,7 +170,13 @@ def chart(fig: go.Figure, key: str, **kwargs: object) -> object:
     s = session.current()
     name = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
     kwargs.setdefault("theme", None)
-    return st.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
+    place = st
+    if fit is not None and projector():
+        # a container as tall as the figure asks (Streamlit), at most what the window leaves (CSS); the chart fills it
+        st.html(f"<style>.st-key-fit_{key} {{ max-height: max(15rem, calc((100dvh - {fit}) * {screens})); }}</style>")
+        place = st.container(height=int(fig.layout.height), border=False, key=f"fit_{key}")
+        kwargs["height"] = "stretch"
+    return place.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
 
 
 def clicked_cell(key: str) -> tuple[int, int] | None:
@@ -298,6 +308,23 @@ def _explanation(scenario_id: str) -> tuple[str, str]:
     return sc.title, sc.explanation
 
 
+def page_header(title: str, intro: bool = True) -> DeltaGenerator | None:
+    """The page's title and, with ``intro``, the lecture's introduction (:func:`lecture_intro`) under it; on a
+    projector both in one compact row, the title beside the folded introduction, so the charts start high. Returns
+    that row (where a page may put more beside its title), None off a projector."""
+    if not projector():
+        st.title(title)
+        if intro:
+            lecture_intro()
+        return None
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key="page_header")
+    row.title(title, width="content")
+    if intro:
+        with row:
+            lecture_intro()
+    return row
+
+
 def lecture_intro() -> None:
     """On the page a scenario's lecture starts on (its card opens it), the scenario's explanation.
 
@@ -343,10 +370,11 @@ STAGE_BUTTONS = STAGE_LABELS | {"scores": "QKᵀ"}  # the chart's title says "Ra
 PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
 
 
-def attention_controls(lab: Lab, prefix: str) -> None:
-    """Mask, scaling and temperature, shared by every page through the lab state."""
+def attention_controls(lab: Lab, prefix: str, stacked: bool = False) -> None:
+    """Mask, scaling and temperature, shared by every page through the lab state: in one row, or ``stacked`` one
+    under the other (in a column beside a chart)."""
     # one row: seven masks as radio buttons took three lines above every page's tables and charts
-    mask_col, scale_col, temp_col = st.columns([3, 4, 3])
+    mask_col, scale_col, temp_col = (st.container(),) * 3 if stacked else st.columns([3, 4, 3])
     with mask_col:
         bound(
             st.selectbox,

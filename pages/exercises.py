@@ -6,22 +6,24 @@ import attention_core as ac
 from attention_views import exercise_views as xv
 from attention_views import learn_views as lv
 from attention_views import session
-from attention_views.widgets import projector
+from attention_views.widgets import page_header, projector
 
 session.current()  # the sidebar and share link stay the lecture's; the exercises keep their own state
 big = projector()
 store = xv.store()
 titles = xv.titles()
-st.title("Pattern exercises")
-pick_col, help_col = st.columns([5, 7], vertical_alignment="bottom")  # the exercise's own buttons beside its picker
+header = page_header("Pattern exercises", intro=False)
+# the exercise's own buttons beside its picker; on a projector both beside the title
+pick_col, help_col = (header, header) if big else st.columns([5, 7], vertical_alignment="bottom")
 store.pick = pick_col.selectbox(
     "Exercise", list(titles), format_func=titles.get, key=xv.PICK, on_change=lv.pause_all, args=(store,)
 )
 ex = ac.load_exercise(store.pick)
 a = xv.attempt(ex)
 with help_col:
-    xv.action_buttons(ex, a)
-st.markdown(ex.instructions)
+    xv.action_buttons(ex, a, header)
+if not big:  # on a projector the instructions go beside the weights, over the editors (xv.workbench)
+    st.markdown(ex.instructions)
 
 playing = a.learn is not None and a.learn.playing
 st.fragment(xv.workbench, run_every=lv.TICK_SECONDS if playing else None)(ex, a, big, playing)  # the timer reruns it

@@ -12,24 +12,26 @@ from attention_views.widgets import (
     bound,
     editors_panel,
     fold_hidden_editors,
-    lecture_intro,
+    page_header,
     projector,
 )
 
 lab = session.current().lab
 big = projector()
-st.title("Multi-head attention")
-lecture_intro()
-st.caption(
-    "Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
-    "(and, optionally, mixed by W_O). Queries are rows, keys are columns."
-)
-attention_controls(lab, "multi_head")
+page_header("Multi-head attention")
+if not big:  # on a projector the screen is for the heads; the controls go beside them
+    st.caption(
+        "Each head compares the tokens through its own few dimensions. Their outputs are concatenated "
+        "(and, optionally, mixed by W_O). Queries are rows, keys are columns."
+    )
+    attention_controls(lab, "multi_head")
 
 # cause and effect on one screen: how the heads are chosen on the left, the heads themselves on the right (one
 # under the other on a screen narrower than 1280 px, where two panels a row would leave no room for their cells)
 controls_col, heads_col = st.container(key="stack_multi_head").columns([2, 3], gap="medium")
 with controls_col:
+    if big:
+        attention_controls(lab, "multi_head", stacked=True)
     multi_head.head_choice(lab)
     mix_heads = bound(
         st.checkbox,

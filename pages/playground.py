@@ -16,20 +16,19 @@ from attention_views.widgets import (
     blind_rows_note,
     bound,
     chart,
-    lecture_intro,
     mask_painter,
+    page_header,
     projector,
     tables_box,
 )
 
+FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 lab = session.current().lab
 big = projector()
-st.title("Playground")
 # a real model's head: where it comes from and "Put back into the model" at the top, beside the edits (filled
 # once the head has run); otherwise the lecture's introduction
+page_header("Playground", intro=lab.origin is None)
 summary = st.container() if lab.origin is not None else None
-if lab.origin is None:
-    lecture_intro()
 if not big and summary is None:  # on a projector the screen is for the tables and the heatmap
     st.caption(
         "One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions; "
@@ -74,6 +73,7 @@ with right:
                 **kind,
             ),
             "playground_heatmap",
+            fit=FIT,
         )
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)

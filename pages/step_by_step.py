@@ -6,13 +6,13 @@ from attention_views import session
 from attention_views.formats import message
 from attention_views.sections import step_by_step
 from attention_views.state import run_or_last, run_single_head
-from attention_views.widgets import attention_controls, lecture_intro, projector
+from attention_views.widgets import attention_controls, page_header, projector
 
 lab = session.current().lab
 big = projector()
-st.title("Step by step")
-lecture_intro()
-st.caption("One attention weight, worked out with the actual numbers: pick a query and a key, or click a cell.")
+page_header("Step by step")
+if not big:  # on a projector the screen is for the grid
+    st.caption("One attention weight, worked out with the actual numbers: pick a query and a key, or click a cell.")
 attention_controls(lab, "step_by_step")
 head, err = run_or_last(lab, run_single_head, "last_single")
 if err is not None:

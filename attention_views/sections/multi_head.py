@@ -99,6 +99,9 @@ def w_o_editor(lab: Lab) -> None:
         st.info("W_O appears once the heads are valid: it needs one row per concatenated column.")
 
 
+FIT = "9rem"  # on a projector, above the heads: the header and the chart's title (the controls are beside)
+
+
 def heads_grid(view: multi.MultiHeadView, big: bool) -> None:
     """The heads' weights, one heatmap each, and what to look for in them."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
@@ -126,6 +129,8 @@ def heads_grid(view: multi.MultiHeadView, big: bool) -> None:
                 title="Each head's weights (rows: queries), " + ("each on its own range" if own else "one scale 0–1"),
             ),
             key="multi_head_grid",
+            fit=FIT,
+            screens=-(-len(view.heads) // cols),  # the first row of panels on the first screen
         )
     scale = "each on its own colour range (in its title)" if own else "on one colour scale from 0 to 1"
     st.caption(

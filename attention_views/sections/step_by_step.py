@@ -64,6 +64,9 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     )
 
 
+FIT = "20rem"  # on a projector, above the grid: the header, the controls, the picked cell and the chart's title
+
+
 def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     """The picker (boxes and a clickable grid), then the four steps for the selected cell."""
     r, qt, kt = head.result, head.query_tokens, head.key_tokens
@@ -89,6 +92,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     chart(
         figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big),
         key=GRID,
+        fit=FIT,
         on_select=functools.partial(_pick_from_grid, lab),
         selection_mode="points",
     )

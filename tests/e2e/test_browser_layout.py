@@ -373,3 +373,100 @@ def test_a_result_table_shows_every_value_dimension(module_tab, path, scenario, 
         mode = "projector" if projector else "normal"
         problems += [f"{mode}: {p}" for p in _table_problems(page, path, scenario, last, projector)]
     assert not problems, "\n".join(problems)
+
+
+# a page's main chart, for each seed scenario on its natural page and on the exercises: (page, scenario, chart key)
+MAIN_CHARTS = [
+    ("/playground", "emma-friend", "playground_heatmap"),  # the default scenario's ten tokens
+    ("/playground", "mammal-query", "playground_heatmap"),
+    ("/playground", "random-causal", "playground_heatmap"),
+    ("/playground", "random-seed42", "playground_heatmap"),
+    ("/multi_head", "apple-orange", "multi_head_grid"),
+    ("/step_by_step", "emma-friend", "step_by_step_grid"),
+    ("/exercises", DEFAULT_SCENARIO, "exercises_weights"),
+]
+# what of a chart must be on the first screen: its svg, tick labels, axis titles and colour bar, as drawn (page
+# pixels); of a grid of panels only the first row's (the x axes of that row, ``first_row`` of them)
+_DRAWN_JS = """([key, firstRow]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!gd) return null;
+  const box = e => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, left: b.left,
+                                                                  right: b.right, what: e.textContent || ''}; };
+  const scroller = document.querySelector('[data-testid="stMain"]');
+  const x = ['x', ...Array.from({length: firstRow - 1}, (_, k) => `x${k + 2}`)];
+  const parts = firstRow
+    ? [...x.map(a => `g.${a}tick > text`), 'g.ytick > text', '.annotation-text', '.cbfill']
+    : ['svg.main-svg', 'g[class$="tick"] > text', 'text[class$="title"]', '.cbfill'];
+  return {scrolled: scroller ? scroller.scrollTop : 0,
+          boxes: parts.flatMap(sel => [...gd.querySelectorAll(sel)].map(box)).filter(b => b.bottom > b.top)};
+}"""
+LEARN_BUTTONS = ("exercises_play", "exercises_step", "exercises_until", "exercises_random")
+
+
+def _off_screen(page, key: str, first_row: int = 0) -> list[str]:
+    """The parts of chart ``key`` (:data:`_DRAWN_JS`) that lie outside the window, unscrolled; none drawn, said."""
+    drawn = wait_until(page, lambda: page.evaluate(_DRAWN_JS, [key, first_row]), f"the chart {key}")
+    size = page.viewport_size
+    if not drawn["boxes"]:
+        return [f"{key}: nothing drawn"]
+    out = [
+        f"{key}: {b['what'][:20]!r} at y {b['top']:.0f}..{b['bottom']:.0f}, x {b['left']:.0f}..{b['right']:.0f}"
+        for b in drawn["boxes"]
+        if b["top"] < -1 or b["left"] < -1 or b["bottom"] > size["height"] + 1 or b["right"] > size["width"] + 1
+    ]
+    return out + ([f"the page is scrolled by {drawn['scrolled']} px"] if drawn["scrolled"] else [])
+
+
+@pytest.mark.parametrize(("path", "scenario", "key"), MAIN_CHARTS)
+def test_the_main_chart_is_whole_on_the_first_screen_of_a_projector(module_tab, path, scenario, key):
+    """At 1280x720 in projector mode, the page unscrolled, the page's main chart lies whole in the window: its svg,
+    tick labels, axis titles and colour bar (on the multi-head page the first row of heads, the others below); on the
+    exercises also Learn it's buttons. Before: the playground's heatmap ended at "great" with the key labels below the
+    fold, the heads' grid at "great", the exercises' Target and Yours at "on"."""
+    page = _show(module_tab, path, scenario, projector=True, size="1280x720")
+    page.locator('[data-testid="stMain"]').evaluate("m => m.scrollTo(0, 0)")
+    first_row = 2 if key == "multi_head_grid" else 0  # two heads a row
+    problems = _off_screen(page, key, first_row)
+    if path == "/exercises":
+        for button in LEARN_BUTTONS:
+            box = page.locator(f".st-key-{button} button").bounding_box()
+            if box is None or box["y"] + box["height"] > 720:
+                problems.append(f"the button {button} ends below the first screen: {box}")
+    screenshot(page, f"first_screen{path.replace('/', '_')}_{scenario}")
+    assert not problems, "\n".join(problems)
+
+
+# every table drawn on the page: its hidden width, and whether its "more to the right" cue (frame.py) shows
+_TABLES_JS = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(d => {
+  const s = d.querySelector('.dvn-scroller'), b = d.getBoundingClientRect();
+  const cue = getComputedStyle(d, '::after');
+  return {hidden: s ? s.scrollWidth - s.clientWidth : null, width: b.width, top: b.top,
+          cue: cue.content.includes('→') ? Number(cue.opacity) : 0};
+}).filter(t => t.width > 0)"""
+
+
+@pytest.mark.parametrize("scenario", ["random-causal", "emma-friend", "random-seed42"])
+def test_a_table_shows_all_its_columns_or_says_more_are_to_the_right(module_tab, scenario):
+    """On the playground at 1280x720 in projector mode and at 1440x900 without it, every table drawn either shows
+    all its columns or shows the "more to the right" cue at its right edge, and no table that shows all its columns
+    has the cue (random-causal's Q table hid d4 ... d7 behind a sideways scroll, with nothing to say so)."""
+    page = _show(module_tab, "/playground", scenario, projector=True, size="1280x720")
+    problems, cues = [], 0
+    for projector, size in ((True, (1280, 720)), (False, (1440, 900))):
+        set_projector(page, on=projector)
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        wait_laid_out(page)
+        where = f"{'projector' if projector else 'normal'}, {size[0]}x{size[1]}"
+        tables = wait_until(page, lambda: page.evaluate(_TABLES_JS) or None, "the tables drawn")
+        screenshot(page, f"table_cue_playground_{scenario}_{where.replace(', ', '_')}")
+        for k, t in enumerate(tables):
+            if t["hidden"] is None:
+                problems.append(f"{where}: table {k} has no grid")
+            elif t["hidden"] > 1 and t["cue"] < 0.5:
+                problems.append(f"{where}: table {k} hides {t['hidden']} px of columns and says nothing")
+            elif t["hidden"] <= 1 and t["cue"] > 0.05:
+                problems.append(f"{where}: table {k} shows every column but says there are more")
+            cues += t["hidden"] > 1
+    if scenario == "random-causal" and not cues:  # its Q table of eight dimensions beside the heatmap
+        problems.append("no table hides a column: the cue was not checked")
+    assert not problems, "\n".join(problems)
