@@ -153,11 +153,16 @@ def open_lesson(s: Session, lesson: str) -> None:
     lab = s.lab
     if lab.scenario == lesson or lab.origin is not None:
         return
-    s.pristine = share.pristine_of(lab, s.pristine)
-    edited = share.lab_payload(lab, pristine=s.pristine).keys() - {"v", "s", "pm", "rm", "sv", "ln"}
-    if not edited:
+    if not has_edits(s):
         load_scenario(lesson)
         s.opened_lesson = lesson
+
+
+def has_edits(s: Session) -> bool:
+    """The lab differs from its pristine scenario (or model head) in what a scenario holds: a table, a control, the
+    heads, a painted mask, a snapshot (projector mode and the pages' own settings are kept when a scenario opens)."""
+    s.pristine = share.pristine_of(s.lab, s.pristine)
+    return bool(share.lab_payload(s.lab, pristine=s.pristine).keys() - {"v", "s", "og", "pm", "rm", "sv", "ln"})
 
 
 def _lab_from_link(scenario_id: str) -> Lab:
