@@ -19,12 +19,23 @@ import attention_core as ac
 from attention_views import session, share, theme
 from attention_views.formats import message, plain
 from attention_views.reproduce_widget import reproduce_panel
-from attention_views.session import DEFAULT_SCENARIO, KEY, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.session import (
+    DEFAULT_SCENARIO,
+    KEY,
+    LESSON_SCENARIOS,
+    Lab,
+    LinkMemo,
+    Session,
+    new_lab,
+    new_session,
+)
 from attention_views.theme import IMAGE_FORMATS
 from attention_views.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
+MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's head (listed while the lab holds one)
+LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
 PAGE_PREFIXES = (
     "home_",
@@ -137,8 +148,9 @@ def run(page: StreamlitPage) -> None:
 def start(page: str) -> Session:
     """This session's state, created on first use from the link when it carries one; ``page`` is the page now.
 
-    A link may carry ``?state=`` (a full shared view) or just ``?scenario=``; a damaged one is refused
-    with a warning and the scenario's defaults are shown.
+    A link may carry ``?state=`` (a full shared view; ``?head=`` beside it names a real model's head) or just
+    ``?scenario=``; a damaged one is refused with a warning and the scenario's defaults are shown. A lesson page
+    opened from the navigation (no link) on a lab without edits opens its lesson's scenario (:func:`open_lesson`).
     """
     ss = st.session_state
     requested = st.query_params.get("scenario")
@@ -151,7 +163,29 @@ def start(page: str) -> Session:
         load_scenario(requested)
     s = session.current()
     s.page = page
+    s.bare = not any(st.query_params.get(k) for k in LINK_KEYS)
+    s.opened_lesson = ""
+    if s.bare and page in LESSON_SCENARIOS:
+        open_lesson(s, LESSON_SCENARIOS[page])
     return s
+
+
+def open_lesson(s: Session, lesson: str) -> None:
+    """Open scenario ``lesson`` when the lab holds another one without edits (nothing is lost): the scenario's own
+    tables and controls, no real model's head. Projector mode and the pages' own settings are kept anyway."""
+    lab = s.lab
+    if lab.scenario == lesson or lab.origin is not None:
+        return
+    if not has_edits(s):
+        load_scenario(lesson)
+        s.opened_lesson = lesson
+
+
+def has_edits(s: Session) -> bool:
+    """The lab differs from its pristine scenario (or model head) in what a scenario holds: a table, a control, the
+    heads, a painted mask, a snapshot (projector mode and the pages' own settings are kept when a scenario opens)."""
+    s.pristine = share.pristine_of(s.lab, s.pristine)
+    return bool(share.lab_payload(s.lab, pristine=s.pristine).keys() - {"v", "s", "og", "pm", "rm", "sv", "ln"})
 
 
 def _lab_from_link(scenario_id: str) -> Lab:
@@ -161,6 +195,11 @@ def _lab_from_link(scenario_id: str) -> Lab:
             return share.decode(token)[0]
         except share.ShareError as err:
             st.warning(f"This link's saved view could not be opened: {message(err)}. Showing the scenario's defaults.")
+    elif st.query_params.get("head"):
+        st.warning(
+            f"This link names a real model's head (“{plain(st.query_params['head'])}”) but holds none of its numbers "
+            "(the view was too large for a link). Showing the scenario's defaults; the real-model page opens heads."
+        )
     return new_lab(scenario_id)
 
 
@@ -195,26 +234,48 @@ def replace_lab(new: Lab) -> None:
 
 
 def _on_pick() -> None:
-    load_scenario(st.session_state["sidebar_scenario"])
+    picked = st.session_state["sidebar_scenario"]
+    if picked != MODEL_HEAD:  # the model's head is listed only while the lab holds it
+        load_scenario(picked)
 
 
 def _on_reset() -> None:  # callbacks read st.session_state themselves: see session.current
-    load_scenario(st.session_state[KEY].lab.scenario)
+    old = st.session_state[KEY].lab
+    if old.origin is None:
+        load_scenario(old.scenario)
+        return
+    try:  # a real model's head: the model's own numbers again, not in the model
+        new = share.model_head(old.origin.layer, old.origin.head, old.origin.token_ids)
+    except share.ShareError:
+        load_scenario(old.scenario)
+        return
+    new.projector, new.model, new.vectors, new.learning = old.projector, old.model, old.vectors, old.learning
+    replace_lab(new)
 
 
 def sidebar(s: Session) -> DeltaGenerator:
     """Scenario picker, Reset, projector mode; returns the share panel, st.expander's container (its ``.open``
     says whether :func:`finish` fills it)."""
-    ss, cards = st.session_state, scenario_cards()
-    if ss.get("sidebar_scenario") != s.lab.scenario:
-        ss["sidebar_scenario"] = s.lab.scenario
+    ss, cards, origin = st.session_state, scenario_cards(), s.lab.origin
+    names = {sid: card[0] for sid, card in cards.items()}
+    if origin is not None:  # a real model's head is named as such, first
+        names = {MODEL_HEAD: origin.title, **names}
+    picked = MODEL_HEAD if origin is not None else s.lab.scenario
+    if ss.get("sidebar_scenario") != picked:
+        ss["sidebar_scenario"] = picked
     with st.sidebar:
-        st.selectbox(
-            "Scenario", list(cards), format_func=lambda sid: cards[sid][0], key="sidebar_scenario", on_change=_on_pick
-        )
+        st.selectbox("Scenario", list(names), format_func=names.get, key="sidebar_scenario", on_change=_on_pick)
         title, seed, story = cards[s.lab.scenario]
-        st.caption(f"{story}  \nSeed notebook: `{seed}`" if seed else f"{story}  \nA lesson on modern attention.")
-        st.button("Reset scenario", key="sidebar_reset", on_click=_on_reset, help="Undo every edit of this scenario")
+        if origin is not None:
+            st.caption(f"The real numbers of {plain(origin.label)}, opened from the real-model page.")
+        else:
+            st.caption(f"{story}  \nSeed notebook: `{seed}`" if seed else f"{story}  \nA lesson on modern attention.")
+        st.button(
+            "Reset scenario" if origin is None else "Reset to the model's own head",
+            key="sidebar_reset",
+            on_click=_on_reset,
+            help="Undo every edit of this scenario" if origin is None else "Undo every edit of the model's head",
+        )
         bound(
             st.toggle,
             "Projector mode",
@@ -239,11 +300,11 @@ def sidebar(s: Session) -> DeltaGenerator:
 def finish(s: Session, slot: DeltaGenerator) -> None:
     """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
     lab = s.lab
-    params = {"scenario": lab.scenario}
+    params = {"scenario": lab.scenario} if lab.origin is None else {"head": lab.origin.slug}
     token, openable = link_token(s)  # a link the app makes, the app opens
     if token is not None:
         params["state"] = token
-    if {k: st.query_params.get(k) for k in ("scenario", "state")} != {"state": None, **params}:
+    if {k: st.query_params.get(k) for k in LINK_KEYS} != {k: params.get(k) for k in LINK_KEYS}:
         st.query_params.from_dict(params)
     if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
         with slot:
@@ -297,8 +358,7 @@ def link_token(s: Session) -> tuple[str | None, bool]:
     scalars (1 and 1.0 encode differently), with the last one; only a changed payload is encoded again
     (JSON and zlib are the costly part).
     """
-    if s.pristine is None or s.pristine.scenario != s.lab.scenario:
-        s.pristine = new_lab(s.lab.scenario)
+    s.pristine = share.pristine_of(s.lab, s.pristine)
     payload = share.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
     if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
         changed = payload.keys() - {"v", "s", "p"}

@@ -63,6 +63,15 @@ MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's 
 MODEL_TABS = ("heads", "attribution", "patching", "lens")  # the real-model page's tabs, in order
 HEAD_SCORES = ("induction", "previous", "first", "self", "duplicate")  # what the overview colours each head by
 MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
+MODEL_TITLE = "SmolLM2-135M"  # the real model, as pages name it
+HEAD_SCENARIO = "random-causal"  # what a real model's head is opened on: direct Q, K, V with a causal mask
+LESSON_SCENARIOS = {  # a lesson page -> the scenario that makes its lesson visible
+    "positions": "positions-order",
+    "kv_cache": "kv-cache",
+    "online_softmax": "online-softmax",
+    "sinks": "attention-sinks",
+    "cross_attention": "cross-attention",
+}
 MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 tokens anyway
 LEARNING_RATES = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # "Learn it": 1 solves every exercise, 10 overshoots
 MAX_SPEED = 50  # learn steps per tick of the timer
@@ -140,15 +149,33 @@ class ModelView:
 
 @dataclass
 class HeadOrigin:
-    """The real model's head a playground lab holds (see sections/real_model.head_lab): its ``layer`` and
-    ``head``, the ``token_ids`` it ran on, a ``label`` for the page; ``put_back``: the playground's weights
-    replace that head's in a run of the model."""
+    """The real model's head a playground lab holds (see sections/put_back.head_lab): its ``layer`` and
+    ``head``, the ``token_ids`` it ran on, a ``label`` for the page (with the text); ``put_back``: the
+    playground's weights replace that head's in a run of the model."""
 
     layer: int
     head: int
     token_ids: tuple[int, ...]
     label: str
     put_back: bool = False
+
+    @property
+    def title(self) -> str:
+        """The head's name wherever the lab is named (sidebar, page title): "SmolLM2-135M layer 23, head 3"."""
+        return f"{MODEL_TITLE} layer {self.layer}, head {self.head}"
+
+    @property
+    def slug(self) -> str:
+        """The head's name in the address bar (``?head=``): "smollm2-135m-layer23-head3"."""
+        return f"{MODEL_TITLE.lower()}-layer{self.layer}-head{self.head}"
+
+    def same_head(self, other: HeadOrigin | None) -> bool:
+        """``other`` is this head on the same tokens (put back or not)."""
+        return other is not None and (self.layer, self.head, self.token_ids) == (
+            other.layer,
+            other.head,
+            other.token_ids,
+        )
 
 
 @dataclass
@@ -296,6 +323,8 @@ class Session:
     goto: str = ""  # a page a callback asked to open (frame.run switches to it before any page runs)
     csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused
     lesson_playing: bool = False  # the learning lesson's replay runs on a timer
+    bare: bool = False  # this run's address bar named no scenario, head or state (a page opened from the navigation)
+    opened_lesson: str = ""  # the lesson scenario frame.start opened for this page on arrival ("" when none)
 
 
 def new_session(lab: Lab) -> Session:

@@ -141,16 +141,16 @@ def lab_payload(
     """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all).
 
     The schema: ``v`` version, ``s`` scenario, ``p`` page, the SCALARS by their short keys, ``t`` tables
-    (name -> :func:`table_payload`), ``mc`` the painted mask (rows of 0/1), ``h`` the heads table (rows of
-    [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a link, in full in a file), ``sv`` the
-    similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the learning settings (LEARNING),
+    (name -> :func:`table_payload`; a model head's table may be :func:`cells_payload`), ``mc`` the painted mask
+    (rows of 0/1), ``h`` the heads table (rows of [name, dims]), ``ss`` the snapshot (weights to 6 decimals in a
+    link, in full in a file), ``sv`` the similarity page's vectors (a table), ``rm`` the real-model view, ``ln`` the
+    learning settings (LEARNING),
     ``og`` the real model's head the tables came from (:func:`origin_payload`). ``pristine``:
-    ``new_lab(lab.scenario)`` when the caller already has one (it is only read). ``memo``: the session's
+    :func:`pristine_of` the lab when the caller already has one (it is only read). ``memo``: the session's
     ``link_tables``, which keeps each table's part from the last call while the table and its pristine one are the
     same objects (the same payload, the same lists: comparing it with the last one is then immediate).
     """
-    if pristine is None or pristine.scenario != lab.scenario:
-        pristine = new_lab(lab.scenario)
+    pristine = pristine_of(lab, pristine)
     out = {"v": VERSION, "s": lab.scenario}
     if page:
         out["p"] = page
@@ -158,7 +158,8 @@ def lab_payload(
         value = getattr(lab, name)
         if full or value != getattr(pristine, name):
             out[short] = list(value) if name == "selected" else value
-    parts = {name: _table_part(name, f, pristine.tables.get(name), full, memo) for name, f in lab.tables.items()}
+    cells = lab.origin is not None and pristine.origin is not None  # a model's head: its edits, cell by cell
+    parts = {name: _table_part(name, f, pristine.tables.get(name), full, memo, cells) for name, f in lab.tables.items()}
     tables = {name: part for name, part in parts.items() if part is not None}
     if tables:
         out["t"] = tables
@@ -182,20 +183,100 @@ def lab_payload(
     return out
 
 
-def _table_part(name: str, frame: pd.DataFrame, pristine: pd.DataFrame | None, full: bool, memo: dict | None):
-    """A lab table's payload, or None when it equals its pristine table (``full``: always the payload)."""
+def _table_part(
+    name: str, frame: pd.DataFrame, pristine: pd.DataFrame | None, full: bool, memo: dict | None, cells: bool = False
+):
+    """A lab table's payload, or None when it equals its pristine table (``full``: always the payload). ``cells``:
+    a table of the pristine one's shape and labels travels as its changed cells (:func:`cells_payload`)."""
     kept = memo.get(name) if memo is not None and not full else None
     if kept is not None and kept.frame is frame and kept.pristine is pristine:
         return kept.payload
     part = table_payload(frame) if full or pristine is None or not frame.equals(pristine) else None
+    if part is not None and cells and not full and pristine is not None:
+        part = cells_payload(frame, pristine) or part
     if memo is not None and not full:
         memo[name] = TableMemo(frame, pristine, part)
     return part
 
 
+def cells_payload(frame: pd.DataFrame, pristine: pd.DataFrame) -> dict | None:
+    """``{"cells": [[row, column, cell], ...]}``: the cells of ``frame`` that differ from ``pristine`` (columns counted
+    without the token column, cells as :func:`table_payload` writes them); None when the shape or a label differs, or
+    when most cells do (the whole table is then shorter)."""
+    same_rows = (
+        frame[TOKEN].tolist() == pristine[TOKEN].tolist() if TOKEN in frame else frame.index.equals(pristine.index)
+    )
+    if frame.shape != pristine.shape or list(frame.columns) != list(pristine.columns) or not same_rows:
+        return None
+    cols = [c for c in frame.columns if c != TOKEN]
+    new, old = frame[cols].to_numpy(), pristine[cols].to_numpy()  # (rows, cols) raw cells each
+    block, before = finite_block(frame), finite_block(pristine)
+    if block is not None and before is not None:
+        changed = np.argwhere(block != before)  # (k, 2) row, column
+    else:
+        changed = [
+            (r, c) for r in range(new.shape[0]) for c in range(new.shape[1]) if _cell(new[r, c]) != _cell(old[r, c])
+        ]
+    if 2 * len(changed) > new.size:
+        return None
+    return {"cells": [[int(r), int(c), _cell(new[r, c])] for r, c in changed]}
+
+
+def _cells(name: str, cells: object, pristine: pd.DataFrame) -> pd.DataFrame:
+    """Table ``name``: its pristine table with the link's changed cells (:func:`cells_payload`), each checked."""
+    cols = [c for c in pristine.columns if c != TOKEN]
+    rows = len(pristine)
+    if not (
+        isinstance(cells, list)
+        and len(cells) <= rows * len(cols)
+        and all(
+            isinstance(c, list)
+            and len(c) == 3
+            and is_whole(c[0], 0, rows - 1)
+            and is_whole(c[1], 0, len(cols) - 1)
+            and (c[2] is None or isinstance(c[2], str) or (is_real(c[2]) and abs(c[2]) < float("inf")))
+            for c in cells
+        )
+    ):
+        raise ShareError(
+            f"table {name}'s changed cells in the state are malformed (rows of [row, column, cell] inside its "
+            f"{rows} x {len(cols)} cells)"
+        )
+    frame = pristine.copy()
+    for r, c, value in cells:
+        frame.iat[r, frame.columns.get_loc(cols[c])] = clean_text(value) if isinstance(value, str) else value
+    return frame
+
+
 def _text(value: object) -> str:
     """A heads-table cell as text; an empty cell (None or NaN) is ""."""
     return clean_text(cell_text(value))
+
+
+def pristine_of(lab: Lab, kept: Lab | None = None) -> Lab:
+    """What ``lab`` is compared with: a real model's head as the model has it (sections/put_back.head_lab), else a
+    fresh copy of its scenario. ``kept``: the last one, returned when it still fits (only ever read)."""
+    origin = lab.origin
+    if kept is not None and kept.scenario == lab.scenario:
+        if origin is None and kept.origin is None or origin is not None and origin.same_head(kept.origin):
+            return kept
+    if origin is None:
+        return new_lab(lab.scenario)
+    try:
+        return model_head(origin.layer, origin.head, origin.token_ids)
+    except ShareError:  # the model cannot rebuild it: compared with the scenario, every table travels whole
+        return new_lab(lab.scenario)
+
+
+def model_head(layer: int, head: int, token_ids: tuple[int, ...], put_back: bool = False) -> Lab:
+    """The lab of the real model's head ``(layer, head)`` on ``token_ids`` (the model's own numbers); ShareError
+    naming the field when the model has no such head or tokens, or is not installed."""
+    from attention_views.sections.put_back import head_lab  # the model is loaded only for a view holding its head
+
+    try:
+        return head_lab(layer, head, token_ids, put_back)
+    except am.AttentionModelError as err:
+        raise ShareError(f"the state's model head cannot be opened: {err}") from None
 
 
 def encode(lab: Lab, page: str = "") -> str:
@@ -287,14 +368,17 @@ def payload_to_lab(payload: object) -> Lab:
     for short, kind, what in (("t", dict, "an object of tables"), ("h", list, "a list of rows")):
         if short in payload and not isinstance(payload[short], kind):
             raise ShareError(f"the state's field {short!r} must be {what}")
-    lab = new_lab(scenario)
+    lab = model_head(*_origin(payload["og"])) if "og" in payload else new_lab(scenario)  # what the edits apply to
     for name, short in SCALARS.items():
         if short in payload:
             setattr(lab, name, check_field(name, payload[short]))
     for name, table in payload.get("t", {}).items():
         if name not in lab.tables and name != "W_o":
             raise ShareError(f"the state has a table {clean_text(name)[:20]!r} that scenario {scenario!r} does not use")
-        lab.tables[name] = _table(name, table)
+        if isinstance(table, dict) and set(table) == {"cells"} and name in lab.tables:
+            lab.tables[name] = _cells(name, table["cells"], lab.tables[name])
+        else:
+            lab.tables[name] = _table(name, table)
     if "h" in payload:
         lab.heads = _heads(payload["h"])
     if "mc" in payload:
@@ -303,8 +387,6 @@ def payload_to_lab(payload: object) -> Lab:
         lab.snapshot = _snapshot(payload["ss"])
     if "rm" in payload:
         lab.model = _model_view(payload["rm"])
-    if "og" in payload:
-        lab.origin = _origin(payload["og"])
     if "sv" in payload:
         lab.vectors = _vectors(payload["sv"])
     if "ln" in payload:
@@ -379,6 +461,7 @@ def check_field(name: str, value: object) -> object:
 
 
 MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151
+MAX_MODEL_INDEX = 10**9  # a model-head field's type check; the model itself says which layers, heads and ids exist
 
 
 def model_payload(view: ModelView) -> dict:
@@ -464,29 +547,30 @@ def _prompt_text(value: object) -> bool:
 
 
 def origin_payload(origin: HeadOrigin) -> dict:
-    """The head a playground lab came from: layer ``l``, head ``h``, token ids ``i``, label ``x``, put back ``pb``."""
-    return {"l": origin.layer, "h": origin.head, "i": list(origin.token_ids), "x": origin.label, "pb": origin.put_back}
+    """The head a playground lab came from: layer ``l``, head ``h``, token ids ``i``, put back ``pb`` (the label and
+    the tables are the model's, made again when the view is opened)."""
+    return {"l": origin.layer, "h": origin.head, "i": list(origin.token_ids), "pb": origin.put_back}
 
 
-def _origin(value: object) -> HeadOrigin:
-    """The origin from a payload, every field checked (a head of the model, at most the playground's tokens)."""
+def _origin(value: object) -> tuple[int, int, tuple[int, ...], bool]:
+    """(layer, head, token ids, put back) from a payload, each field's type checked (:func:`model_head` checks them
+    against the model); a label ``x`` of an older link is read past."""
     checks = {
-        "l": lambda v: is_whole(v, 0, MODEL_LAYERS - 1),
-        "h": lambda v: is_whole(v, 0, MODEL_HEADS - 1),
+        "l": lambda v: is_whole(v, 0, MAX_MODEL_INDEX),
+        "h": lambda v: is_whole(v, 0, MAX_MODEL_INDEX),
         "i": lambda v: (
-            isinstance(v, list) and 0 < len(v) <= MAX_TOKENS and all(is_whole(i, 0, MODEL_VOCAB - 1) for i in v)
+            isinstance(v, list) and 0 < len(v) <= MAX_TOKENS and all(is_whole(i, 0, MAX_MODEL_INDEX) for i in v)
         ),
-        "x": lambda v: isinstance(v, str) and len(v) <= 2 * MAX_LABEL_CHARS,
         "pb": lambda v: isinstance(v, bool),
     }
-    if not isinstance(value, dict) or set(value) != set(checks):
+    if not isinstance(value, dict) or not set(checks) <= set(value) <= {*checks, "x"}:
         raise ShareError(f"the state's model head (og) must be an object with the fields {', '.join(checks)}")
     for key, ok in checks.items():
         if not ok(value[key]):
             raise ShareError(
                 f"the state's model-head field {key!r} ({clean_text(str(value[key]))[:40]}) is not allowed"
             )
-    return HeadOrigin(value["l"], value["h"], tuple(value["i"]), printable(value["x"]), value["pb"])
+    return value["l"], value["h"], tuple(value["i"]), value["pb"]
 
 
 def _painted(value: object) -> np.ndarray:

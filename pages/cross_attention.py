@@ -6,12 +6,13 @@ from attention_views import figures, panels, session
 from attention_views.sections import lessons
 from attention_views.widgets import beside, chart, lecture_intro, number_table, projector, tables_box
 
-lab = session.current().lab
-big = projector()
+s = session.current()
+lab, big = s.lab, projector()
 st.title("Cross-attention: a translation looks at its source")
 lecture_intro()
+lessons.lesson_offer(s, "cross_attention")
 if "Q" not in lab.tables:
-    st.info("Cross-attention needs separate query and key tables: pick the 'Cross-attention' scenario.")
+    st.info("Cross-attention needs separate query and key tables, as its lesson has them.")
     st.stop()
 
 # as on the playground: the tables beside the heatmap they change

@@ -8,14 +8,14 @@ from attention_views.formats import plain
 from attention_views.sections import lessons
 from attention_views.widgets import beside, metric_columns, number_table
 
-lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache")
+lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache", "kv_cache")
 W = lessons.projections(lab)
 if head is not None and W is not None and head.X is not None:
     tokens, X = head.query_tokens, head.X
 else:  # Q, K, V given directly: decoding starts from embeddings, so the lesson's own scenario is shown
     st.info(
         "This scenario gives Q, K and V directly, but decoding starts from embeddings X and W_Q, W_K, W_V: "
-        "showing the KV cache lesson's own numbers (pick its scenario in the sidebar to edit them).",
+        "showing the KV cache lesson's own numbers (open the lesson above to edit them).",
         icon=":material/info:",
     )
     own = ac.load_scenario("kv-cache")

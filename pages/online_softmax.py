@@ -9,7 +9,7 @@ from attention_views.sections import lessons
 from attention_views.state import lab_mask
 from attention_views.widgets import beside, number_table, numbers_frame
 
-lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row")
+lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row", "online_softmax")
 if head is None:
     st.stop()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens

@@ -4,7 +4,7 @@ import streamlit as st
 
 from attention_views import figures, panels, session
 from attention_views.editors import TableError
-from attention_views.formats import message
+from attention_views.formats import message, plain
 from attention_views.sections import put_back
 from attention_views.session import STAGES
 from attention_views.state import run_or_last, run_single_head
@@ -27,7 +27,7 @@ lab = session.current().lab
 big = projector()
 # a real model's head: where it comes from and "Put back into the model" at the top, beside the edits (filled
 # once the head has run); otherwise the lecture's introduction
-page_header("Playground", intro=lab.origin is None)
+page_header("Playground" if lab.origin is None else f"Playground: {plain(lab.origin.title)}", intro=lab.origin is None)
 summary = st.container() if lab.origin is not None else None
 if not big and summary is None:  # on a projector the screen is for the tables and the heatmap
     st.caption(
@@ -85,7 +85,7 @@ with right:
             )
 
 if lab.origin is not None:  # a real model's head: it can go back into the model
-    back = put_back.put_back(lab.origin, head)
+    back = put_back.put_back(lab.origin, head, message(err) if stale else "")
     with summary:
         put_back.summary_ui(lab.origin, back, big)
     put_back.detail_ui(lab.origin, back)

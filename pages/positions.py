@@ -8,7 +8,7 @@ from attention_views.formats import message
 from attention_views.sections import lessons
 from attention_views.widgets import chart, folded, numbers_frame
 
-lab, big, head = lessons.open_lesson("Where am I? Positional encodings")
+lab, big, head = lessons.open_lesson("Where am I? Positional encodings", "positions")
 if head is None:
     st.stop()
 n, tokens = len(head.query_tokens), head.query_tokens

@@ -11,7 +11,7 @@ from attention_views.sections import lessons
 from attention_views.widgets import number_table
 
 s = session.current()
-lab, big, head = lessons.open_lesson("Attention sinks")
+lab, big, head = lessons.open_lesson("Attention sinks", "sinks")
 if head is None:
     st.stop()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens

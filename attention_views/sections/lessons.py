@@ -1,7 +1,9 @@
 """The modern-attention lesson pages' parts: positions, the KV cache, online softmax, sinks, cross-attention.
 
-Each reads the lab's current tables (so every lesson works on any scenario, and its own scenario opens
-it), calls one core function of :mod:`attention_core`, and draws with the app's figure builders.
+Each reads the lab's current tables (so every lesson works on any scenario), calls one core function of
+:mod:`attention_core`, and draws with the app's figure builders. A lesson's own scenario makes it visible: a page
+opened from the navigation on a lab without edits opens it (frame.open_lesson), any other offers it in one click
+(:func:`lesson_offer`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,9 @@ import attention_core as ac
 from attention_core.masks import as_additive_mask
 from attention_views import figures, session
 from attention_views.editors import TableError, table_to_matrix
-from attention_views.formats import message
-from attention_views.session import Lab
+from attention_views.formats import message, plain
+from attention_views.frame import has_edits, load_scenario, scenario_cards
+from attention_views.session import LESSON_SCENARIOS, Lab
 from attention_views.state import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
 from attention_views.widgets import chart, lecture_intro, numbers_frame, projector
 
@@ -31,12 +34,43 @@ ENCODING_LABELS = {
 MAX_POSITION = 128  # the learned table's rows, positions 0 .. 127: the longest input (64 tokens) shifts by up to 64
 
 
-def open_lesson(title: str) -> tuple[Lab, bool, SingleHead | None]:
-    """A lesson page's start: its title and the lecture intro; (the lab, projector mode, the lab's head)."""
-    lab = session.current().lab
+def open_lesson(title: str, page: str) -> tuple[Lab, bool, SingleHead | None]:
+    """A lesson page's start: its title, the lecture intro and its lesson offered (:func:`lesson_offer`); (the lab,
+    projector mode, the lab's head)."""
+    s = session.current()
     st.title(title)
     lecture_intro()
-    return lab, projector(), current_head(lab)
+    lesson_offer(s, page)
+    return s.lab, projector(), current_head(s.lab)
+
+
+def lesson_offer(s: session.Session, page: str) -> None:
+    """Under a lesson page's title: that its lesson's scenario was just opened, or, while the lab holds another
+    scenario (or a model's head), a button that opens it, saying when that replaces the student's edits."""
+    lesson = LESSON_SCENARIOS[page]
+    title = scenario_cards()[lesson][0]
+    if s.opened_lesson == lesson:
+        st.caption(
+            f"Opened this lesson's own scenario, “{plain(title)}”. Pick another one in the sidebar to see the "
+            "lesson on it.",
+        )
+        return
+    if s.lab.scenario == lesson and s.lab.origin is None:
+        return
+    now = s.lab.origin.title if s.lab.origin is not None else scenario_cards()[s.lab.scenario][0]
+    edited = has_edits(s)
+    with st.container(horizontal=True, vertical_alignment="center", key=f"{page}_lesson_offer"):
+        st.button(
+            f"Open the lesson: {title}",
+            key=f"{page}_open_lesson",
+            type="primary",
+            icon=":material/school:",
+            on_click=load_scenario,
+            args=(lesson,),
+            help="Its own tables and controls, made to show this lesson",
+        )
+        keep = ", with your edits: opening the lesson replaces them (the link or a download keeps them)."
+        st.caption(f"This page now works on “{plain(now)}”" + (keep if edited else "."))
 
 
 def current_head(lab: Lab) -> SingleHead | None:

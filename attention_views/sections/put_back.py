@@ -15,13 +15,47 @@ import pandas as pd
 import streamlit as st
 
 import attention_models as am
+from attention_views.editors import matrix_table
 from attention_views.formats import message, plain
-from attention_views.sections.real_model import TOP_K, load_model, model_run, scales_key
-from attention_views.session import HeadOrigin
+from attention_views.sections.real_model import PLAYGROUND_TOKENS, TOP_K, load_model, model_run, scales_key
+from attention_views.session import HEAD_SCENARIO, HeadOrigin, Lab, new_lab
 from attention_views.state import SingleHead
 from attention_views.widgets import arrow_table
 
 SUMMARY_K = 3  # next tokens in the summary at the top of the playground
+
+
+def head_lab(layer: int, head: int, token_ids: tuple[int, ...], put_back: bool = False) -> Lab:
+    """A playground lab holding the model's head ``(layer, head)`` on ``token_ids``, as the model has it: Q, K
+    (after RoPE) and V from its own run (every head as trained), T x d_head each, causal, scaled by 1/sqrt(d_head).
+
+    The layers, heads, vocabulary and token limit are the model's; AttentionModelError names what is out of range.
+    """
+    model = load_model()
+    if not 0 < len(token_ids) <= min(PLAYGROUND_TOKENS, model.max_tokens):
+        raise am.AttentionModelError(
+            f"the model-head field 'i' has {len(token_ids)} tokens; the playground takes 1 to {PLAYGROUND_TOKENS}"
+        )
+    for key, value, count, what in (("l", layer, model.n_layers, "layers"), ("h", head, model.n_heads, "heads")):
+        if not 0 <= value < count:
+            raise am.AttentionModelError(f"the model-head field {key!r} ({value}): its {what} are 0..{count - 1}")
+    if not all(0 <= i < model.vocab_size for i in token_ids):
+        raise am.AttentionModelError(f"the model-head field 'i' holds a token id outside 0..{model.vocab_size - 1}")
+    run = model_run(tuple(token_ids), scales_key(np.ones((model.n_layers, model.n_heads))))
+    Q, K, V = model.head_qkv(run, layer, head)  # (T, d_head) each
+    lab = new_lab(HEAD_SCENARIO)
+    tokens = list(run.tokens)
+    dims = [f"d{j}" for j in range(Q.shape[1])]
+    lab.tables = {
+        "Q": matrix_table(Q, tokens, dims, tokens=True),
+        "K": matrix_table(K, tokens, dims, tokens=True),
+        "V": matrix_table(V, tokens, [f"v{j}" for j in range(V.shape[1])], tokens=True),
+    }
+    lab.mask, lab.scale_mode, lab.temperature = "causal", "sqrt", 1.0
+    text = model.decode(list(token_ids))
+    label = f"{HeadOrigin(layer, head, (), '').title}, on “{text[:80]}”"
+    lab.origin = HeadOrigin(layer, head, tuple(token_ids), label, put_back)
+    return lab
 
 
 @st.cache_resource(max_entries=4, show_spinner="Running SmolLM2 with your head ...")
@@ -37,35 +71,49 @@ def put_back_run(ids: tuple[int, ...], layer: int, head: int, weights: bytes) ->
 @dataclass(frozen=True)
 class PutBack:
     """The model's runs for a playground head: ``unedited`` (its own head), ``edited`` (the playground's weights
-    in its place; None while not put back); ``own``: the playground's weights are still the model's own."""
+    in its place; None while not put back or blocked); ``own``: the playground's weights are still the model's own;
+    ``blocked``: why the playground's head cannot go back now ("" when it can: the tables are valid, the sizes
+    the model's)."""
 
     model: am.Model
     unedited: am.ModelRun
     edited: am.ModelRun | None
     own: bool
+    blocked: str = ""
 
 
-def put_back(origin: HeadOrigin, head: SingleHead | None) -> PutBack | str:
-    """The runs to show, or why the head cannot go back (the model is not installed, the sizes changed)."""
+def put_back(origin: HeadOrigin, head: SingleHead | None, error: str = "") -> PutBack | str:
+    """The runs to show, or why nothing of the model can be shown (its file is not installed). ``head``: the
+    playground's valid head; ``error``: the tables' error while they have one (``head`` is then the last valid
+    one, which never goes back: the model runs with its own head until the tables are fixed)."""
     try:
         model = load_model()
     except am.ModelNotInstalledError as err:
         return f"The model file is not installed, so the head cannot go back: {message(err)}"
-    if head is None:
-        return "Fix the tables above to put the head back into the model."
-    ids, W = origin.token_ids, head.result.weights  # (T,), (n_q, n_k)
-    T = len(ids)
+    unedited = model_run(origin.token_ids, scales_key(np.ones((model.n_layers, model.n_heads))))
+    blocked = _blocked(origin, head, error)
+    if blocked:
+        return PutBack(model, unedited, None, False, blocked)
+    W = head.result.weights  # (T, T)
+    own = bool(np.allclose(W, unedited.attention[origin.layer, origin.head], atol=1e-5))
+    if not origin.put_back:
+        return PutBack(model, unedited, None, own)
+    weights = np.ascontiguousarray(W, dtype=np.float64).tobytes()
+    edited = put_back_run(origin.token_ids, origin.layer, origin.head, weights)
+    return PutBack(model, unedited, edited, own)
+
+
+def _blocked(origin: HeadOrigin, head: SingleHead | None, error: str) -> str:
+    """Why the playground's head cannot go back into the model now, or "" when it can."""
+    if error or head is None:
+        return f"The head cannot go back while a table has an error: {error or 'fix the tables above'}."
+    T, W = len(origin.token_ids), head.result.weights  # (n_q, n_k)
     if W.shape != (T, T):
         return (
             f"The model's head needs {T} x {T} weights (one row and column per token it ran on); the playground "
             f"has {W.shape[0]} x {W.shape[1]} now. Change the sizes back to put it into the model."
         )
-    unedited = model_run(ids, scales_key(np.ones((model.n_layers, model.n_heads))))
-    own = bool(np.allclose(W, unedited.attention[origin.layer, origin.head], atol=1e-5))
-    if not origin.put_back:
-        return PutBack(model, unedited, None, own)
-    edited = put_back_run(ids, origin.layer, origin.head, np.ascontiguousarray(W, dtype=np.float64).tobytes())
-    return PutBack(model, unedited, edited, own)
+    return ""
 
 
 def _set(origin: HeadOrigin, on: bool) -> None:
@@ -88,7 +136,7 @@ def summary_ui(origin: HeadOrigin, state: PutBack | str, big: bool) -> None:
             icon=":material/input:",
             on_click=_set,
             args=(origin, True),
-            disabled=origin.put_back,
+            disabled=origin.put_back or bool(state.blocked),
             help="Run SmolLM2 with this head's attention weights replaced by the playground's (the model keeps its "
             "own values V)",
         )
@@ -101,7 +149,10 @@ def summary_ui(origin: HeadOrigin, state: PutBack | str, big: bool) -> None:
             disabled=not origin.put_back,
         )
         row.markdown(top_line(state), width="content")
-        if state.edited is None:
+        if state.blocked:  # the line above is the model's own head: say why, and what happens on a fix
+            again = " It goes back in once they are fixed." if origin.put_back else ""
+            st.caption(plain(state.blocked + again))
+        elif state.edited is None:
             if not big:  # on a projector the lecturer says it
                 st.caption(
                     "Edit Q or K, the mask, the scaling or the temperature below, then put the head back: the model "

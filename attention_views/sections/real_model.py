@@ -15,10 +15,9 @@ import attention_models as am
 from attention_core.head_scores import NO_TYPE, strongest_head_type
 from attention_core.head_scores import head_scores as head_scores_of
 from attention_views import figures, session
-from attention_views.editors import matrix_table
 from attention_views.formats import message, plain
 from attention_views.frame import replace_lab
-from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView, new_lab
+from attention_views.session import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView
 from attention_views.widgets import arrow_table, bump_rev, chart, clicked_cell, folded
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
@@ -515,19 +514,10 @@ def _open(s: session.Session, model: am.Model, run: am.ModelRun, view: ModelView
 
 
 def head_lab(model: am.Model, run: am.ModelRun, view: ModelView, current: Lab) -> Lab:
-    """A playground lab holding the chosen head: Q, K (after RoPE) and V, T x 64, causal, scaled by 1/sqrt(64)."""
-    Q, K, V = model.head_qkv(run, view.layer, view.head)  # (T, d_head) each
-    lab = new_lab("random-causal")  # the seed scenario of the same kind: direct Q, K, V with a causal mask
-    tokens = list(run.tokens)
-    dims = [f"d{j}" for j in range(Q.shape[1])]
-    lab.tables = {
-        "Q": matrix_table(Q, tokens, dims, tokens=True),
-        "K": matrix_table(K, tokens, dims, tokens=True),
-        "V": matrix_table(V, tokens, [f"v{j}" for j in range(V.shape[1])], tokens=True),
-    }
-    lab.mask, lab.scale_mode, lab.temperature = "causal", "sqrt", 1.0
-    text = model.decode(run.token_ids)
-    label = f"SmolLM2-135M, layer {view.layer}, head {view.head}, on “{text[:80]}”"
-    lab.origin = session.HeadOrigin(view.layer, view.head, tuple(run.token_ids), label)
+    """A playground lab holding the chosen head as the model has it (sections/put_back.head_lab), with the
+    current lab's projector mode and real-model view."""
+    from attention_views.sections.put_back import head_lab as model_head_lab  # put_back builds on this module
+
+    lab = model_head_lab(view.layer, view.head, tuple(run.token_ids))
     lab.projector, lab.model = current.projector, current.model
     return lab

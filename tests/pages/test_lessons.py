@@ -201,3 +201,87 @@ def test_tables_leave_every_columns_width_to_the_browser(page):
         assert "weight on Emma" in {name for d in at.dataframe for name in d.value.columns}
     if page == "playground":
         assert {"Emma", "games", "friend"} <= headers  # the painter's columns, one per key
+
+
+LESSONS = {  # page -> the scenario that shows its lesson, and that scenario's title (attention_core/lessons.py)
+    "positions": ("positions-order", "Where am I? Positional encodings"),
+    "kv_cache": ("kv-cache", "Generating one token at a time: the KV cache"),
+    "online_softmax": ("online-softmax", "FlashAttention's trick: online softmax"),
+    "sinks": ("attention-sinks", "Attention sinks"),
+    "cross_attention": ("cross-attention", "Cross-attention: a translation looks at its source"),
+}
+
+
+def _from_the_navigation(at: AppTest, page: str) -> AppTest:
+    """``at``'s session going to ``page`` through the sidebar's navigation, which clears the address bar's query."""
+    at.switch_page(f"pages/{page}.py")
+    for key in list(at.query_params):
+        del at.query_params[key]
+    return at.run()
+
+
+def _lesson_note(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption if "this lesson's own scenario" in c.value]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_a_lesson_page_opened_from_the_navigation_without_edits_opens_its_lesson(page):
+    lesson, title = LESSONS[page]
+    at = _from_the_navigation(open_page("playground", "emma-friend"), page)
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == lesson
+    assert at.sidebar.selectbox(key="sidebar_scenario").value == lesson
+    assert _lesson_note(at) and title in _lesson_note(at)[0]
+    assert not [b for b in at.button if b.key == f"{page}_open_lesson"]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_a_lesson_page_on_another_scenario_offers_its_lesson_in_one_click(page):
+    lesson, title = LESSONS[page]
+    at = open_page(page, "emma-friend")  # a link that asks for this scenario on this page: kept
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == "emma-friend" and not _lesson_note(at)
+    offer = at.button(key=f"{page}_open_lesson")
+    assert offer.label == f"Open the lesson: {title}"
+    assert any("works on “Emma" in c.value and "edits" not in c.value for c in at.caption)
+    offer.click().run()
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == lesson
+    assert not [b for b in at.button if b.key == f"{page}_open_lesson"]
+
+
+@pytest.mark.parametrize("page", LESSON_PAGES)
+def test_a_students_edits_are_kept_until_the_lesson_is_asked_for(page):
+    at = open_page("playground", "emma-friend")
+    key = f"playground_editor_Q_{at.session_state['session'].lab.rev}"
+    at.session_state[key] = {"edited_rows": {0: {"Anim": 9.0}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    at = _from_the_navigation(at, page)
+    assert_clean(at)
+    lab = at.session_state["session"].lab
+    assert lab.scenario == "emma-friend" and lab.tables["Q"].at[0, "Anim"] == 9.0 and not _lesson_note(at)
+    assert any("with your edits" in c.value and "replaces them" in c.value for c in at.caption)
+    at.button(key=f"{page}_open_lesson").click().run()
+    assert at.session_state["session"].lab.scenario == LESSONS[page][0]
+
+
+def test_a_scenario_picked_on_a_lesson_page_stays_picked():
+    at = _from_the_navigation(open_page("playground"), "positions")
+    assert at.session_state["session"].lab.scenario == "positions-order"
+    at.sidebar.selectbox(key="sidebar_scenario").set_value("apple-orange").run()
+    at.slider(key="positions_shift").set_value(5).run()  # reruns of the page keep the student's pick
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == "apple-orange"
+    assert at.button(key="positions_open_lesson").label == "Open the lesson: Where am I? Positional encodings"
+
+
+def test_a_real_models_head_is_never_swapped_for_a_lesson_unasked():
+    at = open_page("real_model")
+    at.button(key="real_model_open").click().run()
+    at = _from_the_navigation(at, "sinks")
+    assert_clean(at)
+    assert at.session_state["session"].lab.origin is not None and not _lesson_note(at)
+    assert any("works on “SmolLM2-135M layer 0, head 0”" in c.value for c in at.caption)
+    at.button(key="sinks_open_lesson").click().run()
+    lab = at.session_state["session"].lab
+    assert lab.scenario == "attention-sinks" and lab.origin is None

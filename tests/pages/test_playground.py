@@ -12,6 +12,7 @@ from apptest_pages import (
     plotly_figures,
     sent_array,
 )
+from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 from attention_views.session import new_lab
@@ -266,3 +267,102 @@ def test_the_output_and_the_weights_download_as_csv_with_the_heads_numbers(monke
         assert table.columns.tolist() == ["token", *columns]
         assert table["token"].tolist() == head.query_tokens
         np.testing.assert_allclose(table[columns].to_numpy(dtype=float), M, rtol=1e-15, atol=0)
+
+
+# ---------------------------------------------------------------- a real model's head
+
+
+def _model_head_page() -> AppTest:
+    """The playground holding SmolLM2's layer 23, head 3, opened from the real-model page."""
+    at = open_page("real_model")
+    at.number_input(key="real_model_layer").set_value(23).run()
+    at.number_input(key="real_model_head").set_value(3).run()
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")  # AppTest reruns the page it was given; a browser follows the switch
+    return at.run()
+
+
+def _summary(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if ", next token: " in m.value)
+
+
+def _param(at: AppTest, name: str) -> str | None:
+    """A query parameter as the address bar holds it after a run (AppTest keeps a list or a string)."""
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+BAD_EDITS = {  # what a student may do to the head's Q, and the reason the summary must give
+    "text": ({0: {"d0": "abc"}}, (), "Q row 0"),
+    "empty": ({1: {"d1": None}}, (), "Q row 1"),
+    "nan": ({2: {"d2": float("nan")}}, (), "Q row 2"),
+    "added row": ({}, [{"token": "extra", **{f"d{j}": 0.5 for j in range(64)}}], "15 x 14"),
+}
+
+
+@pytest.mark.parametrize("bad", BAD_EDITS, ids=list(BAD_EDITS))
+def test_put_back_is_disabled_with_the_reason_while_the_head_is_bad_and_the_summary_says_the_models_own(bad):
+    at = _model_head_page()
+    at.slider(key="playground_temperature").set_value(5.0).run()
+    at.button(key="playground_put_back").click().run()
+    assert _summary(at).startswith("**With your head**")
+    edits, added, reason = BAD_EDITS[bad]
+    edit_cells(at, editor_key(at, PREFIX, "Q"), edits, added=added)
+    assert_clean(at)
+    line, captions = _summary(at), _captions(at)
+    assert line.startswith("**The model's own head**") and "(" not in line, line  # no change against itself
+    assert not any("still the model's own" in c for c in captions), captions
+    blocked = next(c for c in captions if "cannot go back" in c or "needs 14 x 14" in c)
+    assert reason in blocked and "once they are fixed" in blocked, blocked
+    assert at.button(key="playground_put_back").disabled
+    assert not [d for d in at.dataframe if "next token" in d.value.columns]  # no top 10 "with your head"
+    at.button(key="playground_put_back_undo").click().run()  # undo stays possible: the head then stays out
+    blocked = next(c for c in _captions(at) if "cannot go back" in c or "needs 14 x 14" in c)
+    assert "once they are fixed" not in blocked and at.button(key="playground_put_back").disabled
+
+
+def test_the_heads_own_weights_put_back_say_so_and_a_fixed_table_goes_back_at_once():
+    at = _model_head_page()
+    key = editor_key(at, PREFIX, "Q")
+    old = at.session_state["session"].lab.tables["Q"].at[0, "d0"]
+    at.button(key="playground_put_back").click().run()
+    assert any("still the model's own" in c for c in _captions(at))
+    edit_cells(at, key, {0: {"d0": "abc"}})
+    assert _summary(at).startswith("**The model's own head**")
+    edit_cells(at, key, {0: {"d0": old}})  # the bad cell typed over with its old value
+    assert_clean(at)
+    assert _summary(at).startswith("**With your head**")
+    assert any("still the model's own" in c for c in _captions(at))
+    assert not at.button(key="playground_put_back_undo").disabled
+
+
+def test_a_model_head_is_named_as_such_in_the_title_the_sidebar_and_the_address_bar():
+    at = _model_head_page()
+    assert_clean(at)
+    assert at.title[0].value == "Playground: SmolLM2-135M layer 23, head 3"
+    picker = at.sidebar.selectbox(key="sidebar_scenario")
+    assert picker.value == "model-head" and picker.format_func(picker.value) == "SmolLM2-135M layer 23, head 3"
+    sidebar_text = " ".join(c.value for c in at.sidebar.caption)
+    assert "layer 23, head 3" in sidebar_text and "Random Q, K, V" not in sidebar_text
+    assert _param(at, "head") == "smollm2-135m-layer23-head3" and _param(at, "scenario") is None
+    picker.set_value("emma-friend").run()  # another scenario: the head is gone, and so is its name
+    assert_clean(at)
+    assert at.title[0].value == "Playground" and at.session_state["session"].lab.origin is None
+    assert _param(at, "head") is None and _param(at, "scenario") == "emma-friend"
+
+
+def test_reset_on_a_model_head_restores_the_models_own_head():
+    at = _model_head_page()
+    lab = at.session_state["session"].lab
+    own = {name: frame.copy() for name, frame in lab.tables.items()}
+    edit_cells(at, editor_key(at, PREFIX, "K"), {3: {"d5": 9.0}})
+    at.slider(key="playground_temperature").set_value(2.0).run()
+    at.button(key="sidebar_reset").click().run()
+    assert_clean(at)
+    again = at.session_state["session"].lab
+    assert again.origin is not None and (again.origin.layer, again.origin.head) == (23, 3)
+    assert again.temperature == 1.0 and all(again.tables[n].equals(own[n]) for n in own)

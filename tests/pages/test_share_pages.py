@@ -274,3 +274,56 @@ def test_a_csv_popover_is_drawn_only_while_open_and_its_upload_replaces_the_tabl
     assert_clean(at)
     assert any("Nothing was changed" in e.value for e in at.error), [e.value for e in at.error]
     assert at.session_state["session"].lab.tables[name][column].iloc[0] == 9.5
+
+
+def _model_head_page() -> AppTest:
+    """The playground holding SmolLM2's layer 23, head 3, opened from the real-model page."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/real_model.py")
+    at.run()
+    at.number_input(key="real_model_layer").set_value(23).run()
+    at.number_input(key="real_model_head").set_value(3).run()
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")
+    return at.run()
+
+
+def test_a_model_heads_link_reopens_the_head_with_its_edits_put_back_in_a_fresh_session():
+    at = _model_head_page()
+    edit_cells(at, editor_key(at, "playground", "Q"), {13: {"d7": 4.5}})
+    at.slider(key="playground_temperature").set_value(3.0).run()
+    at.button(key="playground_put_back").click().run()
+    assert_clean(at)
+    head, token = _param(at, "head"), _param(at, "state")
+    assert head == "smollm2-135m-layer23-head3" and _param(at, "scenario") is None
+    assert len(f"head={head}&state={token}") < share.LINK_LIMIT  # the edits, not the head's 3 x 14 x 64 numbers
+    summary = next(m.value for m in at.markdown if ", next token: " in m.value)
+
+    other = _open({"head": head, "state": token})  # a new browser session opening the link
+    assert_clean(other)
+    lab, again = at.session_state["session"].lab, other.session_state["session"].lab
+    assert again.origin == lab.origin and again.origin.put_back and again.temperature == 3.0
+    for name, frame in lab.tables.items():
+        assert again.tables[name].equals(frame), name
+    assert other.title[0].value == "Playground: SmolLM2-135M layer 23, head 3"
+    assert other.sidebar.selectbox(key="sidebar_scenario").value == "model-head"
+    assert next(m.value for m in other.markdown if ", next token: " in m.value) == summary  # "With your head", same
+    np.testing.assert_array_equal(heatmap_z(plotly_figures(other)[0]), heatmap_z(plotly_figures(at)[0]))
+
+
+@pytest.mark.parametrize("field", [{"l": 99}, {"h": -1}, {"h": "3"}, {"i": [10**9]}, {"pb": 1}])
+def test_a_forged_model_head_link_opens_the_defaults_with_a_warning(field):
+    at = _model_head_page()
+    payload = share.lab_payload(at.session_state["session"].lab)
+    payload["og"].update(field)
+    other = _open({"head": "smollm2-135m-layer23-head3", "state": share.encode_payload(payload)})
+    assert_clean(other)
+    assert any("could not be opened" in w.value and "model-head field" in w.value for w in other.warning)
+    assert other.session_state["session"].lab.origin is None and other.title[0].value == "Playground"
+
+
+def test_a_head_link_without_its_numbers_says_so_and_opens_the_defaults():
+    other = _open({"head": "smollm2-135m-layer23-head3"})
+    assert_clean(other)
+    assert any("names a real model's head" in w.value for w in other.warning)
+    assert other.session_state["session"].lab.origin is None

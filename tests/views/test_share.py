@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import attention_core as ac
+import attention_models as am
 from attention_views import share
 from attention_views.session import Snapshot, new_lab
 from attention_views.state import run_single_head
@@ -342,3 +343,78 @@ def test_lone_surrogates_in_labels_and_cells_become_printable():
         for text in texts:
             text.encode("utf-8")  # no UnicodeEncodeError
         assert lab.tables["Q"]["token"][0] == "a?b"
+
+
+# ---------------------------------------------------------------- a real model's head (needs the model file)
+
+
+def _model_head_token(**og: object) -> str:
+    """A link to SmolLM2's layer 23, head 3 on three tokens, its ``og`` fields replaced by ``og``."""
+    payload = {"v": "1", "s": "random-causal", "og": {"l": 23, "h": 3, "i": [504, 2767, 3350], "pb": False, **og}}
+    return _token_of(json.dumps(payload))
+
+
+def test_a_model_heads_link_rebuilds_its_tables_from_the_model_and_carries_only_the_changed_cells():
+    model = am.load("smollm2-135m")
+    ids = [504, 2767, 3350]
+    lab = share.decode(_model_head_token())[0]
+    Q, K, V = model.head_qkv(model.run(ids), 23, 3)  # (3, 64) each, computed apart from the app
+    np.testing.assert_allclose(lab.tables["Q"].drop(columns="token").to_numpy(float), Q, atol=1e-6)
+    np.testing.assert_allclose(lab.tables["V"].drop(columns="token").to_numpy(float), V, atol=1e-6)
+    assert lab.tables["K"]["token"].tolist() == [model.token(i) for i in ids]
+    assert (lab.origin.layer, lab.origin.head, lab.origin.token_ids) == (23, 3, tuple(ids))
+    assert model.decode(ids) in lab.origin.label and lab.mask == "causal"
+    lab.tables["Q"] = lab.tables["Q"].copy()
+    lab.tables["Q"].iat[1, 5], lab.tables["Q"].iat[2, 64] = 7.25, "oops"  # a number and a bad cell, kept as typed
+    lab.origin.put_back, lab.temperature = True, 2.0
+    payload = share.lab_payload(lab)
+    assert payload["t"] == {"Q": {"cells": [[1, 4, 7.25], [2, 63, "oops"]]}}  # the token column is not counted
+    token = share.encode(lab)
+    assert len(token) < 400  # 3 x 64 numbers per table would be thousands of characters
+    again = share.decode(token)[0]
+    assert again.origin == lab.origin and again.temperature == 2.0
+    for name in "QKV":
+        assert again.tables[name].equals(lab.tables[name]), name
+
+
+@pytest.mark.parametrize(
+    ("og", "message"),
+    [
+        ({"l": 30}, "model-head field 'l'"),  # the model has layers 0..29
+        ({"h": 9}, "model-head field 'h'"),  # and heads 0..8
+        ({"l": -1}, "model-head field 'l'"),
+        ({"h": 10**40}, "model-head field 'h'"),
+        ({"l": "23"}, "model-head field 'l'"),
+        ({"h": 3.0}, "model-head field 'h'"),
+        ({"l": True}, "model-head field 'l'"),
+        ({"h": None}, "model-head field 'h'"),
+        ({"i": []}, "model-head field 'i'"),
+        ({"i": [49_152]}, "model-head field 'i'"),  # the vocabulary is 0..49151
+        ({"i": [1] * 65}, "model-head field 'i'"),
+        ({"i": "504"}, "model-head field 'i'"),
+        ({"i": [504, "x"]}, "model-head field 'i'"),
+        ({"pb": "yes"}, "model-head field 'pb'"),
+        ({"extra": 1}, "must be an object with the fields"),
+    ],
+)
+def test_a_forged_model_head_is_refused_by_name(og, message):
+    with pytest.raises(share.ShareError, match=message):
+        share.decode(_model_head_token(**og))
+
+
+def test_a_model_head_without_its_fields_is_refused():
+    for value in ({"l": 23, "h": 3}, [23, 3], "23.3", None):
+        payload = {"v": "1", "s": "random-causal", "og": value}
+        with pytest.raises(share.ShareError, match="must be an object with the fields"):
+            share.decode(_token_of(json.dumps(payload)))
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [[[3, 0, 1.0]], [[0, 64, 1.0]], [[-1, 0, 1.0]], [[0, 0]], [[0, 0, [1]]], [[0, 0, True]], "x", [[0.0, 0, 1.0]]],
+)
+def test_damaged_changed_cells_of_a_model_head_are_refused(cells):
+    payload = {"v": "1", "s": "random-causal", "og": {"l": 23, "h": 3, "i": [504, 2767, 3350], "pb": False}}
+    payload["t"] = {"Q": {"cells": cells}}
+    with pytest.raises(share.ShareError, match="table Q's changed cells"):
+        share.decode(_token_of(json.dumps(payload)))
