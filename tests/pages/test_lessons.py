@@ -281,7 +281,7 @@ def test_a_real_models_head_is_never_swapped_for_a_lesson_unasked():
     at = _from_the_navigation(at, "sinks")
     assert_clean(at)
     assert at.session_state["session"].lab.origin is not None and not _lesson_note(at)
-    assert any("works on “SmolLM2-135M layer 0, head 0”" in c.value for c in at.caption)
+    assert any("works on “SmolLM2-135M layer 1, head 2”" in c.value for c in at.caption)
     at.button(key="sinks_open_lesson").click().run()
     lab = at.session_state["session"].lab
     assert lab.scenario == "attention-sinks" and lab.origin is None
