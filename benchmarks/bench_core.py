@@ -18,13 +18,13 @@ For each (tokens, d_model, heads): self-attention of ``X (n, d_model)`` with ``W
   NumPy version computes once per call. NumPy's float64 ``exp`` is vectorised only with AVX-512, so on
   other CPUs this column is the part of ``core`` and ``numpy`` no NumPy code can shorten.
 
-Before timing, the three outputs and weights are checked to agree. The contenders run in
-alternation (a round calls each once), each at the same thread count (threadpoolctl for NumPy's
-BLAS, ``torch.set_num_threads`` for PyTorch; one thread unless ``--threads`` says otherwise). A table per
-thread count: the median ms of each, and ``core / numpy``, ``core / torch`` and ``exp / torch``, the median
-over rounds of the ratio within a round (a busy machine moves the times of a round together, so this ratio
-is steadier than the times themselves). ``limit`` is the most ``core / numpy`` may be at one thread:
-6 at 10 tokens, 2.5 at 64, 1.5 from 256 up (docs/performance.md).
+Before timing, the three outputs and weights are checked to agree. The contenders run in alternation
+(a round calls each once; at least 15 rounds and ``--seconds`` a case), each at the same thread count
+(threadpoolctl for NumPy's BLAS, ``torch.set_num_threads`` for PyTorch; one thread unless ``--threads``
+says otherwise). A table per thread count: the median ms of each, and ``core / numpy``, ``core / torch``
+and ``exp / torch``, the median over rounds of the ratio within a round (a busy machine moves the times of
+a round together, so this ratio is steadier than the times themselves). ``limit`` is the most
+``core / numpy`` may be at one thread: 6 at 10 tokens, 2.5 at 64, 1.5 from 256 up (docs/performance.md).
 It is a benchmark, not a test: the numbers depend on the machine and on what else it is doing.
 """
 
@@ -115,7 +115,7 @@ def bench(threads: int, seconds: float) -> None:
     print("-" * len(header))
     for n, d, h in CASES:
         calls = contenders(n, d, h, rng)
-        times = dict(zip(calls, time_alternately(*calls.values(), min_total=seconds, min_repeats=7), strict=True))
+        times = dict(zip(calls, time_alternately(*calls.values(), min_total=seconds, min_repeats=15), strict=True))
         cells = [f"{statistics.median(times[name]) * 1e3:.3f}" if name in times else _ABSENT for name in names]
         cells += [f"{_paired_ratio(times['core'], times['numpy']):.2f}", f"{LIMITS.get(n, 1.5):.1f}"]
         for ours, theirs in (("core", "torch"), ("exp", "torch")):
