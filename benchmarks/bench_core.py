@@ -23,8 +23,10 @@ Before timing, the three outputs and weights are checked to agree. The contender
 (threadpoolctl for NumPy's BLAS, ``torch.set_num_threads`` for PyTorch; one thread unless ``--threads``
 says otherwise). A table per thread count: the median ms of each, and ``core / numpy``, ``core / torch``
 and ``exp / torch``, the median over rounds of the ratio within a round (a busy machine moves the times of
-a round together, so this ratio is steadier than the times themselves). ``limit`` is the most
-``core / numpy`` may be at one thread: 6 at 10 tokens, 2.5 at 64, 1.5 from 256 up (docs/performance.md).
+a round together, so this ratio is steadier than the times themselves); ``cpu`` is ``core / numpy`` in CPU
+time of the calling thread, where BLAS runs at one thread, so the work other processes do on the machine
+counts only through the caches and memory they share. ``limit`` is the most ``core / numpy`` may be at one
+thread: 6 at 10 tokens, 2.5 at 64, 1.5 from 256 up (docs/performance.md).
 It is a benchmark, not a test: the numbers depend on the machine and on what else it is doing.
 """
 
@@ -34,6 +36,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -109,15 +112,18 @@ def bench(threads: int, seconds: float) -> None:
     rng = np.random.default_rng(0)
     names = ("core", "numpy", "torch", "exp")
     header = f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'rounds':>6} " + " ".join(f"{n + ' ms':>13}" for n in names)
-    header += " " + " ".join(f"{r:>13}" for r in ("core/numpy", "limit", "core/torch", "exp/torch"))
+    header += " " + " ".join(f"{r:>13}" for r in ("core/numpy", "cpu", "limit", "core/torch", "exp/torch"))
     print(f"\n{threads} thread(s) each; load average before: {_load()}")
     print(header)
     print("-" * len(header))
     for n, d, h in CASES:
         calls = contenders(n, d, h, rng)
-        times = dict(zip(calls, time_alternately(*calls.values(), min_total=seconds, min_repeats=15), strict=True))
+        cpu = {name: [] for name in calls}  # each call's CPU time (this thread), the warm-up call first
+        timed = [_cpu_timed(call, cpu[name]) for name, call in calls.items()]
+        times = dict(zip(calls, time_alternately(*timed, min_total=seconds, min_repeats=15), strict=True))
         cells = [f"{statistics.median(times[name]) * 1e3:.3f}" if name in times else _ABSENT for name in names]
-        cells += [f"{_paired_ratio(times['core'], times['numpy']):.2f}", f"{LIMITS.get(n, 1.5):.1f}"]
+        cells += [f"{_paired_ratio(times['core'], times['numpy']):.2f}"]
+        cells += [f"{_paired_ratio(cpu['core'][1:], cpu['numpy'][1:]):.2f}", f"{LIMITS.get(n, 1.5):.1f}"]
         for ours, theirs in (("core", "torch"), ("exp", "torch")):
             cells.append(f"{_paired_ratio(times[ours], times[theirs]):.2f}" if theirs in times else _ABSENT)
         print(f"{n:>6} {d:>7} {h:>5} {len(times['core']):>6} " + " ".join(f"{c:>13}" for c in cells), flush=True)
@@ -125,6 +131,17 @@ def bench(threads: int, seconds: float) -> None:
 
 
 _ABSENT = "not installed"  # the cells of a PyTorch column without PyTorch
+
+
+def _cpu_timed(call: Callable[[], object], log: list[float]) -> Callable[[], None]:
+    """``call`` that appends the CPU time it took in this thread (seconds) to ``log``."""
+
+    def run() -> None:
+        start = time.thread_time()
+        call()
+        log.append(time.thread_time() - start)
+
+    return run
 
 
 def _paired_ratio(ours: list[float], theirs: list[float]) -> float:
