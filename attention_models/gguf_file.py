@@ -236,12 +236,13 @@ def _parse(raw: np.ndarray, name: str) -> tuple[dict[str, object], dict[str, GGU
 
 
 def _tensor_type(number: int, tensor: str, name: str) -> GGMLType:
-    if number not in GGMLType._value2member_map_:
+    try:
+        return GGMLType(number)
+    except ValueError:
         raise AttentionModelError(
             f"{name}: tensor {tensor!r} has ggml type {number}, which this reader does not unpack "
             f"(it reads {', '.join(t.name for t in GGMLType)})"
-        )
-    return GGMLType(number)
+        ) from None
 
 
 def _tensor(raw: np.ndarray, at: int, shape: tuple[int, ...], kind: GGMLType, tensor: str) -> GGUFTensor:
