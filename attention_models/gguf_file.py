@@ -5,6 +5,8 @@ package). Weights are dequantised to float32 and turned into the row-vector conv
 attention_core (``x @ W``). llama.cpp's converter reorders the rows of ``attn_q`` and ``attn_k``
 for its interleaved RoPE (pairs ``(2i, 2i+1)``); :func:`unpermute_rows` undoes that, so each head's
 query/key columns are back in the rotate-half order ``(i, i + d/2)`` that ``attention_core.rope`` uses.
+The file is parsed here (the layout section below); the ``gguf`` package is needed only by the tests that
+compare this reader with ``gguf.GGUFReader``.
 """
 
 from __future__ import annotations

@@ -109,6 +109,7 @@ TENSORS = [  # name, ne (innermost first, as the file stores it), ggml type numb
     ("tiny.f32", (3, 2), 0, F32.tobytes()),
     ("tiny.q8_0", (32, 2), 8, q8_0_bytes()),
     ("tiny.q4_1", (64, 1), 3, q4_1_bytes()),
+    ("tiny.f16", (3,), 1, np.array([1.5, -2.0, 65504.0], dtype=np.float16).tobytes()),  # a vector, as norms are
 ]
 
 
@@ -140,21 +141,23 @@ def test_a_tiny_file_written_by_hand_reads_back_its_fields_tensors_and_values(tm
     want = {key: value for key, _, _, value in FIELDS} | {"general.name": name}
     want |= {"general.alignment": alignment} if alignment else {}
     assert fields == want
-    assert list(tensors) == ["tiny.f32", "tiny.q8_0", "tiny.q4_1"]
-    assert [(t.kind.name, t.shape) for t in tensors.values()] == [("F32", (2, 3)), ("Q8_0", (2, 32)), ("Q4_1", (1, 64))]
+    assert list(tensors) == ["tiny.f32", "tiny.q8_0", "tiny.q4_1", "tiny.f16"]
+    kinds = [(t.kind.name, t.shape) for t in tensors.values()]
+    assert kinds == [("F32", (2, 3)), ("Q8_0", (2, 32)), ("Q4_1", (1, 64)), ("F16", (3,))]
     values = {name: dequantize(t) for name, t in tensors.items()}
     assert all(v.dtype == np.float32 for v in values.values())
     np.testing.assert_array_equal(values["tiny.f32"], F32)
     np.testing.assert_array_equal(values["tiny.q8_0"], np.array(Q8_0_SCALES)[:, None] * Q8_0_Q)
     q4_1 = np.array(Q4_1_SCALES)[:, None] * Q4_1_Q + np.array(Q4_1_MINS)[:, None]  # (2 blocks, 32)
     np.testing.assert_array_equal(values["tiny.q4_1"], q4_1.reshape(1, 64))
+    np.testing.assert_array_equal(values["tiny.f16"], np.array([1.5, -2.0, 65504.0], dtype=np.float32))
 
 
 @pytest.mark.parametrize(
     ("data", "message"),
     [
         (tiny_gguf(None, version=1), "GGUF version 1 is not supported"),
-        (tiny_gguf(None)[:-40], r"tensor 'tiny.q4_1' needs bytes .* but the file ends"),
+        (tiny_gguf(None)[:-2], r"tensor 'tiny.f16' needs bytes .* but the file ends"),
         (tiny_gguf(None)[:100], "not a readable GGUF file"),  # inside the metadata
         (tiny_gguf(None, [("tiny.q4_0", (32, 1), 2, bytes(18))]), "tensor 'tiny.q4_0' has ggml type 2, which this"),
         (tiny_gguf(None, [("tiny.q8_0", (20, 1), 8, bytes(34))]), "rows of 20 values do not fill blocks of 32"),
