@@ -18,17 +18,6 @@ from attention_core.errors import AttentionInputError, as_matrix, check_number, 
 from attention_core.masks import as_additive_mask
 from attention_core.softmax import softmax
 
-STAGES_IN_ONE_BLOCK = True
-"""The one speed switch of attention_stages: True writes the four ``(..., n_q, n_k)`` stages into
-one new array, False runs the plain lines (``scores = Q @ K.mT`` and so on), each stage its own new
-array. Same operations, same bits (tested). One block is one allocation: glibc's malloc then keeps
-the memory for the next call instead of handing it back to the kernel and faulting it in again
-(at 64 tokens and 4 heads: 152 page faults a call, about 40% of the time, down to none). A block
-of MMAP_MAX or more would be mmapped afresh on every call anyway, so those run the plain lines."""
-
-MMAP_MAX = 32 * 2**20
-"""glibc's largest mmap threshold: malloc gives a block this big fresh pages from the kernel."""
-
 
 @dataclass(frozen=True)
 class AttentionResult:
@@ -112,45 +101,15 @@ def attention_stages(
         additive_mask = np.zeros((n_q, n_k), dtype=Q.dtype)  # (n_q, n_k) nothing blocked
     additive_mask = additive_mask.astype(Q.dtype, copy=False)  # a float64 mask would widen float32 scores
     factor = float(scale) / float(temperature)  # one Python number keeps the scores' dtype
-    one_block = STAGES_IN_ONE_BLOCK and 4 * math.prod(_stage_shape(Q, K)) * Q.itemsize < MMAP_MAX
-    stages = _stages_in_one_block if one_block else _stages
-    scores, scaled, masked, weights = stages(Q, K, additive_mask, factor)  # (..., n_q, n_k) each
-    output = weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
-    allowed = additive_mask != -np.inf  # the mask's shape, (n_q, n_k) for one mask; True = may attend
-    return AttentionResult(Q, K, V, scores, scaled, additive_mask, masked, weights, output, allowed, scale, temperature)
-
-
-def _stages(
-    Q: np.ndarray, K: np.ndarray, additive_mask: np.ndarray, factor: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """scores, scaled, masked, weights ``(..., n_q, n_k)``, as taught: each stage a new array."""
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
         scores = Q @ K.mT  # (..., n_q, d_k) @ (..., d_k, n_k) -> (..., n_q, n_k)
-        scaled = scores * factor  # (..., n_q, n_k); factor = scale / temperature
+        scaled = scores * factor  # (..., n_q, n_k)
     _check_overflow(scores, scaled)
     masked = scaled + additive_mask  # (..., n_q, n_k), -inf where blocked
     weights = softmax(masked, axis=-1)  # (..., n_q, n_k), each row sums to 1 (0 if fully masked)
-    return scores, scaled, masked, weights
-
-
-def _stages_in_one_block(
-    Q: np.ndarray, K: np.ndarray, additive_mask: np.ndarray, factor: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The same four stages, the same operations, written into one new ``(4, ..., n_q, n_k)`` array."""
-    scores, scaled, masked, weights = np.empty((4, *_stage_shape(Q, K)), Q.dtype)  # (..., n_q, n_k) each: views
-    with np.errstate(over="ignore", invalid="ignore"):  # overflow is found and named just below
-        np.matmul(Q, K.mT, out=scores)  # scores = Q @ K.T
-        np.multiply(scores, factor, out=scaled)  # scaled = scores * factor
-    _check_overflow(scores, scaled)
-    np.add(scaled, additive_mask, out=masked)  # masked = scaled + additive_mask
-    softmax(masked, axis=-1, out=weights)  # weights = softmax(masked)
-    return scores, scaled, masked, weights
-
-
-def _stage_shape(Q: np.ndarray, K: np.ndarray) -> tuple[int, ...]:
-    """``(..., n_q, n_k)``: the shape of Q @ K.T, leading axes broadcast."""
-    lead = Q.shape[:-2] if Q.shape[:-2] == K.shape[:-2] else np.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
-    return (*lead, Q.shape[-2], K.shape[-2])
+    output = weights @ V  # (..., n_q, n_k) @ (..., n_k, d_v) -> (..., n_q, d_v)
+    allowed = additive_mask != -np.inf  # the mask's shape, (n_q, n_k) for one mask; True = may attend
+    return AttentionResult(Q, K, V, scores, scaled, additive_mask, masked, weights, output, allowed, scale, temperature)
 
 
 def _check_overflow(scores: np.ndarray, scaled: np.ndarray) -> None:

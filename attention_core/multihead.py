@@ -17,13 +17,6 @@ from attention_core.attention import AttentionResult, attention_stages, resolve_
 from attention_core.errors import AttentionInputError, as_matrix, check_bias, check_finite, check_positive
 from attention_core.masks import as_additive_mask
 
-STACK_BYTES = 8 * 2**20
-"""At most this many bytes in one stacked ``(h, n_q, n_k)`` stage; a longer run of heads is cut.
-
-A stage over glibc's largest mmap threshold (32 MiB) gets fresh pages from the kernel on every
-call; cut at 8 MiB, 1024 tokens and 8 heads took 372 ms of CPU a call against 438 ms as one
-8-head stack."""
-
 
 @dataclass(frozen=True)
 class Head:
@@ -150,7 +143,7 @@ def multi_head_attention(
     temperature = check_positive(temperature, "temperature")
     W_o, b_o = _check_output_projection(W_o, b_o, sum(h.d_v for h in heads))
     results = []
-    for run in _stacks(heads, n_q, n_k):  # consecutive heads of one shape
+    for run in _stacks(heads):  # consecutive heads of one shape
         results += _stack_attention(X_q, X_kv, heads[run.start : run.stop], run.start, add, scale, temperature)
     concat = np.concatenate([r.output for r in results], axis=1)  # h x (n_q, d_v) -> (n_q, sum of d_v)
     output = concat if W_o is None else concat @ W_o  # (n_q, sum of d_v) @ (sum of d_v, d_out) -> (n_q, d_out)
@@ -208,12 +201,11 @@ def _check_projection(P: np.ndarray, heads: list[Head], W_name: str, first: int)
     )
 
 
-def _stacks(heads: list[Head], n_q: int, n_k: int) -> list[range]:
-    """Runs of consecutive heads of one shape, each short enough that a stacked stage stays within STACK_BYTES."""
-    most = max(1, STACK_BYTES // (8 * n_q * n_k))  # heads per stack: (h, n_q, n_k) float64 stages
+def _stacks(heads: list[Head]) -> list[range]:
+    """Runs of consecutive heads of one shape (see _shape): each run is one stack."""
     runs, start = [], 0
     for i in range(1, len(heads) + 1):
-        if i == len(heads) or _shape(heads[i]) != _shape(heads[start]) or i - start == most:
+        if i == len(heads) or _shape(heads[i]) != _shape(heads[start]):
             runs.append(range(start, i))
             start = i
     return runs

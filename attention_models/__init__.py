@@ -18,7 +18,7 @@
     model.patch_heads(am.IOI.clean, am.IOI.corrupt, mary, john)      # (L, h) share restored by each head
     model.patch_residual(am.IOI.clean, am.IOI.corrupt, mary, john)   # (L + 1, T) ... by each residual row
 
-This package reads model files (gguf, tokenizers); the maths lives in attention_core.
+This package reads model files (its own GGUF reader, gguf_file; tokenizers); the maths lives in attention_core.
 """
 
 from attention_models.errors import AttentionModelError, ModelNotInstalledError, SequenceTooLongError

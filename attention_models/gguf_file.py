@@ -5,6 +5,8 @@ package). Weights are dequantised to float32 and turned into the row-vector conv
 attention_core (``x @ W``). llama.cpp's converter reorders the rows of ``attn_q`` and ``attn_k``
 for its interleaved RoPE (pairs ``(2i, 2i+1)``); :func:`unpermute_rows` undoes that, so each head's
 query/key columns are back in the rotate-half order ``(i, i + d/2)`` that ``attention_core.rope`` uses.
+The file is parsed here (the layout section below); the ``gguf`` package is needed only by the tests that
+compare this reader with ``gguf.GGUFReader``.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from __future__ import annotations
 import importlib.metadata
 import struct
 from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 
-import gguf
 import numpy as np
 
 from attention_core.decoder import DecoderConfig, DecoderLayerWeights
@@ -120,27 +122,58 @@ def _layer(weight, prefix: str, config: DecoderConfig) -> DecoderLayerWeights:
 
 
 # ---------------------------------------------------------------- the file's layout (GGUF versions 2 and 3)
+# Layout and numbers from the GGUF specification (ggml, docs/gguf.md) and its Python package's
+# gguf-py/gguf/constants.py (gguf 0.19.0: GGUFValueType, GGMLQuantizationType, GGML_QUANT_SIZES,
+# GGUF_DEFAULT_ALIGNMENT); the equality tests in tests/models/test_gguf_file.py hold this reader to gguf's.
+
+
+class GGUFValueType(IntEnum):
+    """The type of a metadata value, as numbered in the file."""
+
+    UINT8 = 0
+    INT8 = 1
+    UINT16 = 2
+    INT16 = 3
+    UINT32 = 4
+    INT32 = 5
+    FLOAT32 = 6
+    BOOL = 7
+    STRING = 8
+    ARRAY = 9
+    UINT64 = 10
+    INT64 = 11
+    FLOAT64 = 12
+
+
+class GGMLType(IntEnum):
+    """The tensor types this reader unpacks, numbered as ggml numbers them (its ``ggml_type``)."""
+
+    F32 = 0
+    F16 = 1
+    Q4_1 = 3
+    Q8_0 = 8
+    F64 = 28
+
+
+_BLOCKS = {  # tensor type -> (values, bytes) in one block
+    GGMLType.F32: (1, 4), GGMLType.F16: (1, 2), GGMLType.F64: (1, 8), GGMLType.Q4_1: (32, 20), GGMLType.Q8_0: (32, 34),
+}  # fmt: skip
+_PLAIN = {GGMLType.F32: np.float32, GGMLType.F16: np.float16, GGMLType.F64: np.float64}  # unquantised -> dtype
+_SCALARS = {  # metadata value type -> struct format (little-endian)
+    GGUFValueType.UINT8: "<B", GGUFValueType.INT8: "<b", GGUFValueType.UINT16: "<H", GGUFValueType.INT16: "<h",
+    GGUFValueType.UINT32: "<I", GGUFValueType.INT32: "<i", GGUFValueType.FLOAT32: "<f", GGUFValueType.BOOL: "<?",
+    GGUFValueType.UINT64: "<Q", GGUFValueType.INT64: "<q", GGUFValueType.FLOAT64: "<d",
+}  # fmt: skip
+DEFAULT_ALIGNMENT = 32  # bytes, when the file has no general.alignment
 
 
 @dataclass(frozen=True)
 class GGUFTensor:
     """One tensor as stored: its type, its shape (outermost first, the reverse of GGUF's ``ne``), its raw data."""
 
-    kind: gguf.GGMLQuantizationType
+    kind: GGMLType
     shape: tuple[int, ...]
     data: np.ndarray  # uint8 (rows, bytes per row) for a block-quantised type, else the values (read-only view)
-
-
-_SCALARS = {  # GGUF value type -> struct format (little-endian)
-    gguf.GGUFValueType.UINT8: "<B", gguf.GGUFValueType.INT8: "<b", gguf.GGUFValueType.UINT16: "<H",
-    gguf.GGUFValueType.INT16: "<h", gguf.GGUFValueType.UINT32: "<I", gguf.GGUFValueType.INT32: "<i",
-    gguf.GGUFValueType.FLOAT32: "<f", gguf.GGUFValueType.BOOL: "<?", gguf.GGUFValueType.UINT64: "<Q",
-    gguf.GGUFValueType.INT64: "<q", gguf.GGUFValueType.FLOAT64: "<d",
-}  # fmt: skip
-_PLAIN = {  # unquantised tensor types -> their NumPy dtype
-    gguf.GGMLQuantizationType.F32: np.float32, gguf.GGMLQuantizationType.F16: np.float16,
-    gguf.GGMLQuantizationType.F64: np.float64,
-}  # fmt: skip
 
 
 def read_gguf_file(path: Path) -> tuple[dict[str, object], dict[str, GGUFTensor]]:
@@ -148,7 +181,7 @@ def read_gguf_file(path: Path) -> tuple[dict[str, object], dict[str, GGUFTensor]
 
     The same reading as ``gguf.GGUFReader``, which also wraps every element of every array field in NumPy views
     (the vocabulary's 98,000 strings: seconds); this walks the header once with ``struct``. A file that is not
-    GGUF, or is cut short, raises AttentionModelError.
+    GGUF, is cut short, or holds a tensor type other than those of GGMLType raises AttentionModelError.
     """
     raw = np.memmap(path, mode="r")
     try:
@@ -171,16 +204,18 @@ def _parse(raw: np.ndarray, name: str) -> tuple[dict[str, object], dict[str, GGU
     def string() -> str:
         nonlocal pos
         n = take("<Q")
+        if pos + n > len(buf):
+            raise ValueError(f"a string of {n} bytes at byte {pos} runs past the end of the file")
         pos += n
         return bytes(buf[pos - n : pos]).decode("utf-8")
 
     def value(kind: int):
-        if kind == gguf.GGUFValueType.STRING:
+        if kind == GGUFValueType.STRING:
             return string()
-        if kind == gguf.GGUFValueType.ARRAY:
+        if kind == GGUFValueType.ARRAY:
             item, n = take("<I"), take("<Q")
             return [value(item) for _ in range(n)]
-        return take(_SCALARS[gguf.GGUFValueType(kind)])
+        return take(_SCALARS[kind])
 
     if bytes(buf[:4]) != b"GGUF":
         raise AttentionModelError(f"{name} is not a GGUF file")
@@ -196,39 +231,52 @@ def _parse(raw: np.ndarray, name: str) -> tuple[dict[str, object], dict[str, GGU
     for _ in range(n_tensors):
         tensor, n_dims = string(), take("<I")
         ne = [take("<Q") for _ in range(n_dims)]
-        infos.append((tensor, tuple(reversed(ne)), gguf.GGMLQuantizationType(take("<I")), take("<Q")))
-    align = int(fields.get("general.alignment", 32))
+        infos.append((tensor, tuple(reversed(ne)), _tensor_type(take("<I"), tensor, name), take("<Q")))
+    align = int(fields.get("general.alignment", DEFAULT_ALIGNMENT))
     start = -(-pos // align) * align  # the data begins at the next multiple of the alignment
-    tensors = {}
-    for tensor, shape, kind, offset in infos:
-        block, size = gguf.GGML_QUANT_SIZES[kind]
-        data = raw[start + offset : start + offset + int(np.prod(shape)) // block * size]
-        if kind in _PLAIN:
-            data = data.view(_PLAIN[kind]).reshape(shape)
-        else:
-            data = data.reshape(-1, shape[-1] // block * size)  # (rows, bytes per row)
-        tensors[tensor] = GGUFTensor(kind, shape, data)
-    return fields, tensors
+    return fields, {tensor: _tensor(raw, start + offset, shape, kind, tensor) for tensor, shape, kind, offset in infos}
+
+
+def _tensor_type(number: int, tensor: str, name: str) -> GGMLType:
+    try:
+        return GGMLType(number)
+    except ValueError:
+        raise AttentionModelError(
+            f"{name}: tensor {tensor!r} has ggml type {number}, which this reader does not unpack "
+            f"(it reads {', '.join(t.name for t in GGMLType)})"
+        ) from None
+
+
+def _tensor(raw: np.ndarray, at: int, shape: tuple[int, ...], kind: GGMLType, tensor: str) -> GGUFTensor:
+    """The tensor stored from byte ``at``: values for a plain type, ``(rows, bytes per row)`` for a quantised one."""
+    block, size = _BLOCKS[kind]
+    if shape and shape[-1] % block:
+        raise ValueError(f"tensor {tensor!r}: rows of {shape[-1]} values do not fill blocks of {block}")
+    n_bytes = int(np.prod(shape)) // block * size
+    if at + n_bytes > raw.size:
+        raise ValueError(f"tensor {tensor!r} needs bytes {at} to {at + n_bytes}, but the file ends at {raw.size}")
+    data = raw[at : at + n_bytes]
+    if kind in _PLAIN:
+        return GGUFTensor(kind, shape, data.view(_PLAIN[kind]).reshape(shape))
+    return GGUFTensor(kind, shape, data.reshape(-1, shape[-1] // block * size))  # (rows, bytes per row)
 
 
 def dequantize(t: GGUFTensor) -> np.ndarray:
     """The tensor's values as float32, shape ``t.shape``: the same numbers as ``gguf.quants.dequantize``.
 
-    Q4_1 and Q8_0 (the model's types) are unpacked here in whole-tensor NumPy operations, several times faster
-    than gguf's row-group loop; other types go through gguf.
+    Q4_1 and Q8_0 (the model's types) are unpacked in whole-tensor NumPy operations, block by block as ggml
+    lays them out: Q8_0 is ``d * q`` with a float16 ``d`` and 32 int8 ``q``; Q4_1 is ``d * q + m`` with float16
+    ``d, m`` and 32 four-bit ``q``, element ``i`` in the low half of byte ``i`` and element ``i + 16`` in its high half.
     """
     if t.kind in _PLAIN:
         return np.array(t.data, dtype=np.float32)
-    blocks = t.data.reshape(-1, gguf.GGML_QUANT_SIZES[t.kind][1])
-    if t.kind == gguf.GGMLQuantizationType.Q8_0:  # per block of 32: scale d (f16), then 32 int8
-        d = blocks[:, :2].view(np.float16).astype(np.float32)
-        values = blocks[:, 2:].view(np.int8) * d
-    elif t.kind == gguf.GGMLQuantizationType.Q4_1:  # per block of 32: d, m (f16), 16 bytes of two 4-bit values
-        d = blocks[:, :2].view(np.float16).astype(np.float32)
-        m = blocks[:, 2:4].view(np.float16).astype(np.float32)
-        qs = blocks[:, 4:]
-        q = np.concatenate([qs & np.uint8(0x0F), qs >> np.uint8(4)], axis=1)  # element i, then i + 16
+    blocks = t.data.reshape(-1, _BLOCKS[t.kind][1])  # (blocks, bytes per block)
+    d = blocks[:, :2].view(np.float16).astype(np.float32)  # (blocks, 1) the block's scale
+    if t.kind == GGMLType.Q8_0:
+        values = blocks[:, 2:].view(np.int8) * d  # (blocks, 32)
+    else:  # Q4_1
+        m = blocks[:, 2:4].view(np.float16).astype(np.float32)  # (blocks, 1) the block's minimum
+        qs = blocks[:, 4:]  # (blocks, 16)
+        q = np.concatenate([qs & np.uint8(0x0F), qs >> np.uint8(4)], axis=1)  # (blocks, 32): element i, then i + 16
         values = d * q + m
-    else:
-        values = gguf.quants.dequantize(t.data, t.kind)
     return np.asarray(values, dtype=np.float32).reshape(t.shape)

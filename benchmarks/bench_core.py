@@ -2,7 +2,7 @@
 
 Run from the repository root (PyTorch is optional; a scratch environment with it is enough)::
 
-    python benchmarks/bench_core.py [--threads 1,2] [--seconds 2]
+    python benchmarks/bench_core.py [--threads 1] [--seconds 2]
 
 For each (tokens, d_model, heads): self-attention of ``X (n, d_model)`` with ``W_q, W_k, W_v, W_o``
 ``(d_model, d_model)``, no biases, float64, the same inputs for every contender:
@@ -12,16 +12,21 @@ For each (tokens, d_model, heads): self-attention of ``X (n, d_model)`` with ``W
 - ``numpy``: ``numpy_attention`` below, the textbook NumPy version (heads as an axis, the weights
   kept, nothing else kept and nothing checked): what the plain arithmetic costs;
 - ``torch``: ``torch.nn.MultiheadAttention(need_weights=True, average_attn_weights=False)`` on the
-  CPU in float64, when PyTorch is installed: a library a reader trusts, returning the same weights;
+  CPU in float64, a library a reader trusts, returning the same weights; for reference only, and its
+  columns say "not installed" without PyTorch;
 - ``exp``: ``np.exp`` of one ``(h, n, n)`` float64 array, the softmax's exponentials alone, which any
   NumPy version computes once per call. NumPy's float64 ``exp`` is vectorised only with AVX-512, so on
   other CPUs this column is the part of ``core`` and ``numpy`` no NumPy code can shorten.
 
-Before timing, the three outputs and weights are checked to agree. The contenders run in
-alternation (a round calls each once), each at the same thread count (threadpoolctl for NumPy's
-BLAS, ``torch.set_num_threads`` for PyTorch). A table per thread count: the median ms of each, and
-``core / numpy``, ``core / torch`` and ``exp / torch``, the median over rounds of the ratio within a round
-(a busy machine moves the times of a round together, so this ratio is steadier than the times themselves).
+Before timing, the three outputs and weights are checked to agree. The contenders run in alternation
+(a round calls each once; at least 15 rounds and ``--seconds`` a case), each at the same thread count
+(threadpoolctl for NumPy's BLAS, ``torch.set_num_threads`` for PyTorch; one thread unless ``--threads``
+says otherwise). A table per thread count: the median ms of each, and ``core / numpy``, ``core / torch``
+and ``exp / torch``, the median over rounds of the ratio within a round (a busy machine moves the times of
+a round together, so this ratio is steadier than the times themselves); ``cpu`` is ``core / numpy`` in CPU
+time of the calling thread, where BLAS runs at one thread, so the work other processes do on the machine
+counts only through the caches and memory they share. ``limit`` is the most ``core / numpy`` may be at one
+thread: 6 at 10 tokens, 2.5 at 64, 1.5 from 256 up (docs/performance.md).
 It is a benchmark, not a test: the numbers depend on the machine and on what else it is doing.
 """
 
@@ -31,6 +36,7 @@ import argparse
 import os
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -49,6 +55,7 @@ except ImportError:  # PyTorch is a reference for this script only, never a requ
     torch = None
 
 CASES = ((10, 8, 4), (64, 64, 4), (256, 256, 8), (512, 512, 8), (1024, 512, 8))  # (tokens, d_model, heads)
+LIMITS = {10: 6.0, 64: 2.5}  # tokens -> the most core / numpy may be; 1.5 from 256 tokens up
 
 
 def numpy_attention(X, W_q, W_k, W_v, W_o, h: int) -> tuple[np.ndarray, np.ndarray]:
@@ -103,23 +110,38 @@ def contenders(n: int, d: int, h: int, rng: np.random.Generator) -> dict[str, Ca
 
 def bench(threads: int, seconds: float) -> None:
     rng = np.random.default_rng(0)
-    refs = ["numpy"] + (["torch"] if torch is not None else [])
-    header = f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'rounds':>6} " + " ".join(
-        f"{name + ' ms':>10}" for name in ["core", *refs, "exp"]
-    )
-    header += " " + " ".join(f"{'core/' + name:>11}" for name in refs)
-    header += f" {'exp/torch':>11}" if torch is not None else ""
+    names = ("core", "numpy", "torch", "exp")
+    header = f"{'tokens':>6} {'d_model':>7} {'heads':>5} {'rounds':>6} " + " ".join(f"{n + ' ms':>13}" for n in names)
+    header += " " + " ".join(f"{r:>13}" for r in ("core/numpy", "cpu", "limit", "core/torch", "exp/torch"))
     print(f"\n{threads} thread(s) each; load average before: {_load()}")
     print(header)
     print("-" * len(header))
     for n, d, h in CASES:
         calls = contenders(n, d, h, rng)
-        times = dict(zip(calls, time_alternately(*calls.values(), min_total=seconds, min_repeats=7), strict=True))
-        ms = " ".join(f"{statistics.median(ts) * 1e3:>10.3f}" for ts in times.values())
-        ratios = " ".join(f"{_paired_ratio(times['core'], times[name]):>11.2f}" for name in refs)
-        ratios += f" {_paired_ratio(times['exp'], times['torch']):>11.2f}" if torch is not None else ""
-        print(f"{n:>6} {d:>7} {h:>5} {len(times['core']):>6} {ms} {ratios}", flush=True)
+        cpu = {name: [] for name in calls}  # each call's CPU time (this thread), the warm-up call first
+        timed = [_cpu_timed(call, cpu[name]) for name, call in calls.items()]
+        times = dict(zip(calls, time_alternately(*timed, min_total=seconds, min_repeats=15), strict=True))
+        cells = [f"{statistics.median(times[name]) * 1e3:.3f}" if name in times else _ABSENT for name in names]
+        cells += [f"{_paired_ratio(times['core'], times['numpy']):.2f}"]
+        cells += [f"{_paired_ratio(cpu['core'][1:], cpu['numpy'][1:]):.2f}", f"{LIMITS.get(n, 1.5):.1f}"]
+        for ours, theirs in (("core", "torch"), ("exp", "torch")):
+            cells.append(f"{_paired_ratio(times[ours], times[theirs]):.2f}" if theirs in times else _ABSENT)
+        print(f"{n:>6} {d:>7} {h:>5} {len(times['core']):>6} " + " ".join(f"{c:>13}" for c in cells), flush=True)
     print(f"load average after: {_load()}")
+
+
+_ABSENT = "not installed"  # the cells of a PyTorch column without PyTorch
+
+
+def _cpu_timed(call: Callable[[], object], log: list[float]) -> Callable[[], None]:
+    """``call`` that appends the CPU time it took in this thread (seconds) to ``log``."""
+
+    def run() -> None:
+        start = time.thread_time()
+        call()
+        log.append(time.thread_time() - start)
+
+    return run
 
 
 def _paired_ratio(ours: list[float], theirs: list[float]) -> float:
@@ -133,10 +155,10 @@ def _load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts, one table each")
+    parser.add_argument("--threads", default="1", help="comma-separated thread counts, one table each")
     parser.add_argument("--seconds", type=float, default=2.0, help="least time spent on each case")
     args = parser.parse_args()
-    versions = f"numpy {np.__version__}" + (f", torch {torch.__version__}" if torch is not None else ", no torch")
+    versions = f"numpy {np.__version__}, torch " + (torch.__version__ if torch is not None else _ABSENT)
     print(f"{versions}, float64, {os.cpu_count()} CPUs")
     for threads in (int(t) for t in args.threads.split(",")):
         if torch is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -235,13 +234,16 @@ def test_softmax_with_an_additive_mask_zeroes_the_blocked_keys_and_renormalises_
         np.testing.assert_allclose(w[i, ~blocked[i]], ac.softmax(x[i, ~blocked[i]]), rtol=1e-12, atol=1e-300)
 
 
-@pytest.mark.parametrize("heads_per_stack", [1, 2, 3, 6])
-def test_heads_cut_into_shorter_stacks_still_equal_each_head_alone(monkeypatch, heads_per_stack):
-    """Long runs of heads are cut at STACK_BYTES; wherever the cut falls, every head is the same, bit for bit."""
-    rng = np.random.default_rng(heads_per_stack)
-    n, d_model, n_heads = 20, 12, 6
-    heads = ac.split_heads(*(rng.standard_normal((d_model, d_model)) for _ in range(3)), n_heads)
-    monkeypatch.setattr(ac.multihead, "STACK_BYTES", heads_per_stack * n * n * 8)
+def test_runs_of_heads_of_one_shape_between_other_shapes_equal_each_head_alone():
+    """Consecutive heads of one shape run as one stack, a change of width or of biases starts the next."""
+    rng = np.random.default_rng(11)
+    n, d_model = 20, 12
+
+    def head(d_k, d_v, bias=False):
+        W_q, W_k, W_v = (rng.standard_normal((d_model, d)) for d in (d_k, d_k, d_v))
+        return ac.Head(W_q, W_k, W_v, b_q=rng.standard_normal(d_k) if bias else None)
+
+    heads = [head(2, 2), head(2, 2), head(3, 2), head(3, 2), head(3, 2), head(3, 2, bias=True), head(2, 2)]
     X = rng.standard_normal((n, d_model))
     result = ac.multi_head_attention(X, heads=heads, mask=ac.causal_mask(n), temperature=1.3)
     reference, concat = per_head_reference(X, None, heads, ac.causal_mask(n), None, 1.3)
@@ -304,40 +306,20 @@ def test_softmax_keeps_float32_makes_other_numbers_float64_and_leaves_its_input_
     assert ac.softmax(np.array([[1, 2, 3]])).dtype == np.float64
 
 
-def both_paths(run):
-    """``run()`` with the speed switch off (the plain stages), then on (the stages in one block)."""
-    results = []
-    for one_block in (False, True):
-        with patch.object(ac.attention, "STAGES_IN_ONE_BLOCK", one_block):
-            results.append(run())
-    return results
-
-
-@SETTINGS
-@given(split_case())
-def test_stages_in_one_block_equal_the_plain_stages_bit_for_bit(case):
-    """The speed switch attention.STAGES_IN_ONE_BLOCK changes where the stages are stored, never a bit of them."""
-    X_q, X_kv, heads, mask, scale, temperature = case
-    plain, fast = both_paths(
-        lambda: ac.multi_head_attention(X_q, X_kv, heads=heads, mask=mask, scale=scale, temperature=temperature)
-    )
-    for i, (p, f) in enumerate(zip(plain.heads, fast.heads, strict=True)):
-        for name in STAGES:
-            np.testing.assert_array_equal(getattr(f, name), getattr(p, name), err_msg=f"head {i} {name}")
-    np.testing.assert_array_equal(fast.concat, plain.concat)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_stages_in_one_block_equal_the_plain_stages_on_a_batch_with_inf_and_masked_rows(dtype):
+def test_a_stack_with_huge_scores_and_a_fully_masked_query_is_each_slice_alone(dtype):
     rng = np.random.default_rng(4)
     Q, K, V = (rng.standard_normal((2, 3, 5, 4)).astype(dtype) for _ in range(3))
     Q[0, 1, 2] = 1e30 if dtype == np.float32 else 1e200  # a row of huge scores
     mask = ac.additive_mask(rng.random((5, 5)) < 0.7)
     mask[3] = -np.inf  # a query that may attend nothing
-    plain, fast = both_paths(lambda: ac.attention.attention_stages(Q, K, V, mask, 1.0, 1.0))
-    for name in ("scores", "scaled", "masked", "weights", "output"):
-        assert getattr(fast, name).dtype == dtype
-        np.testing.assert_array_equal(getattr(fast, name), getattr(plain, name), err_msg=name)
+    stack = ac.attention.attention_stages(Q, K, V, mask, 1.0, 1.0)
+    assert np.all(stack.weights[..., 3, :] == 0.0) and np.all(np.isfinite(stack.weights))
+    for b, i in np.ndindex(2, 3):
+        alone = ac.attention.attention_stages(Q[b, i], K[b, i], V[b, i], mask, 1.0, 1.0)
+        for name in ("scores", "scaled", "masked", "weights", "output"):
+            assert getattr(stack, name).dtype == dtype
+            np.testing.assert_array_equal(getattr(stack, name)[b, i], getattr(alone, name), err_msg=f"{b, i} {name}")
 
 
 def test_heads_of_lists_or_integers_give_the_bits_of_float64_heads():

