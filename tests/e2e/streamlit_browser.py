@@ -62,12 +62,12 @@ _FIGURES_JS = (
 
 # Every label plotly drew on each chart (tick labels, axis and colour-bar titles, legend entries, the
 # chart title, annotations such as subplot titles) and the colour bar itself, as boxes in page pixels, with the
-# chart's own box.
+# chart's own box (none for a chart not drawn or hidden).
 # Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
 _LABELS_JS = (
     _EACH_CHART_JS
-    + """  const svg = gd.querySelector('svg.main-svg');
-  if (!svg) return {key, box: null, labels: []};
+    + """  const svg = gd.querySelector('svg.main-svg');  // hidden: in a closed expander (its box is kept), display none
+  if (!svg || !gd.checkVisibility({checkVisibilityCSS: true})) return {key, box: null, labels: []};
   const b = svg.getBoundingClientRect();
   const labels = [];
   const kinds = [['g[class$="tick"] > text', 'tick'], ['g[class*="tick2"] > text', 'tick'],
@@ -106,7 +106,7 @@ def label_problems(page: Page, charts: Collection[str], slack_px: float = 1.0) -
     for chart in page.evaluate(_LABELS_JS):
         box, name = chart["box"], chart["key"] or "a chart"
         if box is None or box["x1"] - box["x0"] < 1 or box["y1"] - box["y0"] < 1:
-            continue  # not drawn (in a closed expander or an unselected tab)
+            continue  # not drawn, or hidden (in a closed expander or an unselected tab)
         measured.append(name)
         labels = [(lab, _shrunk(lab["corners"], slack_px)) for lab in chart["labels"]]
         for lab, quad in labels:

@@ -97,11 +97,11 @@ def _both(t: SimpleNamespace) -> list[str]:
     return t.q + t.k
 
 
-# Which of the lab's token labels each page's charts name, each as a whole tick, name or title of its own
-# ({page: {scenario: labels (_labels) -> the ones drawn}}). The pages and scenarios not here show none of them: home and
-# scaling have no tokens, the exercises and the learning page their own, the real model its typed text;
-# cross-attention draws its own sentences for a scenario without Q, K and V given, the KV cache its own tokens
-# for one without X.
+# The lab's labels each page's charts draw, each a whole tick, name or title of its own as typed:
+# {page: {scenario: labels (_labels) -> the ones drawn}}. The pages and scenarios not here show none of the lab's
+# token labels: home and scaling have no tokens, the exercises and the learning page their own, the real model
+# its typed text; cross-attention draws its own sentences for a scenario without Q, K and V given, the KV cache
+# its own tokens for one without X.
 CHART_LABELS = {
     "cross_attention": {"emma-friend": _both},
     "kv_cache": {"apple-orange": lambda t: t.q},
