@@ -66,7 +66,7 @@ _FIGURES_JS = (
 # Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
 _LABELS_JS = (
     _EACH_CHART_JS
-    + """  const svg = gd.querySelector('svg.main-svg');  // hidden: in a closed expander (its box is kept), display none
+    + """  const svg = gd.querySelector('svg.main-svg');  // hidden: a closed expander keeps its box
   if (!svg || !gd.checkVisibility({checkVisibilityCSS: true})) return {key, box: null, labels: []};
   const b = svg.getBoundingClientRect();
   const labels = [];
