@@ -140,6 +140,7 @@ def test_every_user_text_on_every_page_is_shown_as_text(page, scenario, how):
     assert markup_problems(at) == []
     labels = _labels(lab, how)
     charts, read = chart_texts(at), read_texts(at)
+    assert len(read) > 10, read  # the walk reached the page
     drawn = CHART_LABELS.get(page, {}).get(scenario)
     if drawn is None:  # the page shows none of the lab's token labels, anywhere
         assert [t for t in charts + read for label in _both(labels) if label in t] == []
