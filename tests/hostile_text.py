@@ -94,7 +94,8 @@ def hostile_lab(scenario: str) -> Lab:
         else:
             frame.index = _labels(len(frame), start=k)
         lab.tables[name] = frame
-    lab.heads = lab.heads.assign(head=_labels(len(lab.heads), start=2))
+    heads = [f"{h} {j}" for j, h in enumerate(_labels(len(lab.heads), start=2))]  # hostile, and no token's label
+    lab.heads = lab.heads.assign(head=heads)
     vectors = lab.vectors.tables["vectors"].copy()
     vectors.index = [HOSTILE[0], HOSTILE[4]]
     vectors.columns = _labels(vectors.shape[1], start=5)

@@ -105,7 +105,7 @@ def _both(t: SimpleNamespace) -> list[str]:
 CHART_LABELS = {
     "cross_attention": {"emma-friend": _both},
     "kv_cache": {"apple-orange": lambda t: t.q},
-    "multi_head": dict.fromkeys(SCENARIOS, lambda t: t.q + t.k + t.heads),
+    "multi_head": {"emma-friend": _both, "apple-orange": lambda t: _both(t) + t.heads},  # emma-friend: no heads table
     "online_softmax": dict.fromkeys(SCENARIOS, lambda t: t.q + t.k[:3]),  # the first block read: three keys
     "playground": dict.fromkeys(SCENARIOS, _both),
     "positions": dict.fromkeys(SCENARIOS, _both),
