@@ -8,6 +8,7 @@ them into a link, an image fetched from outside, a colour, a formula or bold tex
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from itertools import cycle, islice
@@ -16,29 +17,32 @@ from streamlit.testing.v1 import AppTest
 
 from attention_views import share
 from attention_views.editors import TOKEN
-from attention_views.formats import WORD_JOINER, plain
 from attention_views.session import Lab, new_lab
 
-HOSTILE = (
-    "[x](http://evil.example/a)",
-    "![i](http://evil.example/i.png)",
-    '<a href="http://evil.example">a</a>',
-    "<img src=http://evil.example/p.png>",
-    "<b>bold</b>",
-    r"$\href{http://evil.example}{L}$",
-    ":red[red] :material/home:",
-    "[j](javascript:alert(1))",
-    "[d](data:text/html,hi)",
-    "**strong** _em_ `code`",
-    "www.evil.example a@evil.example",
-    "W" * 100,  # a very long word: the longest label a link or file keeps (share.MAX_LABEL_CHARS)
-    "\u202eRTL override",
-    "zero\u200bwidth\u200djoin",
-    "e\u0301\u0308 combining",
-    "# heading",
+# (text, what markdown would make of it unescaped; None: it holds no markup)
+_HOSTILE = (
+    ("[x](http://evil.example/a)", "a link"),
+    ("![i](http://evil.example/i.png)", "an image fetched from outside"),
+    ('<a href="http://evil.example">a</a>', "an HTML link"),
+    ("<img src=http://evil.example/p.png>", "an HTML image"),
+    ("<b>bold</b>", "bold text"),
+    (r"$\href{http://evil.example}{L}$", "a LaTeX link"),
+    (":red[red] :material/home:", "a colour and an icon"),
+    ("[j](javascript:alert(1))", "a script link"),
+    ("[d](data:text/html,hi)", "a data link"),
+    ("**strong** _em_ `code`", "emphasis and code"),
+    ("www.evil.example a@evil.example", "autolinks"),
+    ("W" * 100, None),  # a very long word: the longest label a link or file keeps (share.MAX_LABEL_CHARS)
+    ("\u202eRTL override", None),
+    ("zero\u200bwidth\u200djoin", None),
+    ("e\u0301\u0308 combining", None),
+    ("# heading", "a heading, at the start of a text"),
 )
-LONE_SURROGATE = "lone \ud800 half"  # a link's JSON can carry one; the app shows it as "lone ? half"
+HOSTILE = tuple(text for text, _ in _HOSTILE)
 MODEL_TEXT = "[x](http://evil.example) <b>b</b> $x$ :red[r]"  # the real model's typed text
+# the strings that markdown would show as something else than their characters: a fixed list, written here
+MARKUP = tuple(text for text, becomes in _HOSTILE if becomes) + (MODEL_TEXT,)
+LONE_SURROGATE = "lone \ud800 half"  # a link's JSON can carry one; the app shows it as "lone ? half"
 
 # Markup that can only come from user text left unescaped: the app's own text never holds these.
 _LIVE_MARKUP = re.compile(
@@ -51,8 +55,8 @@ _LIVE_MARKUP = re.compile(
 )
 
 
-# the hostile strings that markdown would parse, each found only where no backslash escapes its first character
-_RAW = [(h, re.compile(r"(?<!\\)" + re.escape(h))) for h in (*HOSTILE, MODEL_TEXT) if plain(h) != h]
+# the markup strings, each found only where no backslash escapes its first character
+_RAW = [(h, re.compile(r"(?<!\\)" + re.escape(h))) for h in MARKUP]
 
 
 def live_markup(text: str) -> list[str]:
@@ -62,9 +66,13 @@ def live_markup(text: str) -> list[str]:
     return raw + [m.group() for m in _LIVE_MARKUP.finditer(text)]
 
 
+INVISIBLE = "\u2060"  # the word joiner: no width, no glyph
+
+
 def unescape(text: str) -> str:
-    """What CommonMark shows for ``text``: each backslash-escaped punctuation mark as itself, no word joiners."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text).replace(WORD_JOINER, "")
+    """What CommonMark shows for ``text``: each backslash-escaped ASCII punctuation mark as itself (CommonMark
+    2.4), no word joiners (invisible)."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", text).replace(INVISIBLE, "")
 
 
 def _labels(n: int, start: int = 0) -> list[str]:
@@ -86,7 +94,8 @@ def hostile_lab(scenario: str) -> Lab:
         else:
             frame.index = _labels(len(frame), start=k)
         lab.tables[name] = frame
-    lab.heads = lab.heads.assign(head=_labels(len(lab.heads), start=2))
+    heads = [f"{h} {j}" for j, h in enumerate(_labels(len(lab.heads), start=2))]  # hostile, and no token's label
+    lab.heads = lab.heads.assign(head=heads)
     vectors = lab.vectors.tables["vectors"].copy()
     vectors.index = [HOSTILE[0], HOSTILE[4]]
     vectors.columns = _labels(vectors.shape[1], start=5)
@@ -180,3 +189,25 @@ def markup_problems(at: AppTest) -> list[str]:
         if node.type == "plotly_chart":
             problems += [f"plotly figure: raw {hit!r}" for hit in live_plot_markup(node.proto.spec)]
     return problems
+
+
+def _widget_texts(at: AppTest) -> list[str]:
+    """The plain-text fields of widgets (an input's value, a select box's options), which show as they are."""
+    out = []
+    for node in _nodes(at._tree):
+        fields = PLAIN_TEXT_FIELDS.get(node.type, set())
+        if fields and getattr(node, "proto", None) is not None:
+            out += [t for f, t in _proto_strings(node.proto, set()) if f.split(".")[0] in fields]
+    return out
+
+
+def read_texts(at: AppTest) -> list[str]:
+    """Every text of the page as a person reads it: markdown as CommonMark shows it (:func:`unescape`), widget
+    values and options as they are."""
+    return [unescape(t) for _, t in shown_texts(at)] + _widget_texts(at)
+
+
+def chart_texts(at: AppTest) -> list[str]:
+    """Every string of every plotly figure on the page as plotly.js draws it: HTML entities decoded."""
+    specs = [node.proto.spec for node in _nodes(at._tree) if node.type == "plotly_chart"]
+    return [html.unescape(s) for spec in specs for s in strings(json.loads(spec))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +62,12 @@ _FIGURES_JS = (
 
 # Every label plotly drew on each chart (tick labels, axis and colour-bar titles, legend entries, the
 # chart title, annotations such as subplot titles) and the colour bar itself, as boxes in page pixels, with the
-# chart's own box.
+# chart's own box (none for a chart not drawn or hidden).
 # Cell and bar values are left out: tests/views/test_cell_text_fits.py sizes those.
 _LABELS_JS = (
     _EACH_CHART_JS
-    + """  const svg = gd.querySelector('svg.main-svg');
-  if (!svg) return {key, box: null, labels: []};
+    + """  const svg = gd.querySelector('svg.main-svg');  // hidden: a closed expander keeps its box
+  if (!svg || !gd.checkVisibility({checkVisibilityCSS: true})) return {key, box: null, labels: []};
   const b = svg.getBoundingClientRect();
   const labels = [];
   const kinds = [['g[class$="tick"] > text', 'tick'], ['g[class*="tick2"] > text', 'tick'],
@@ -93,18 +93,21 @@ _LABELS_JS = (
 )
 
 
-def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
-    """Labels cut off at the edge of their chart, and pairs of labels that overlap, on every chart drawn.
+def label_problems(page: Page, charts: Collection[str], slack_px: float = 1.0) -> list[str]:
+    """Labels cut off at the edge of their chart, and pairs of labels that overlap, on every chart drawn; and the
+    charts measured (by Streamlit key) other than ``charts``, the keys of the charts the view shows: one of them
+    not drawn, or one more drawn, is a problem too.
 
     A label is its text's box as drawn (turned with the text: tilted tick labels are compared as drawn, not
     by their upright bounding boxes), shrunk by ``slack_px`` along the text and by the line's leading across
     it: glyph boxes touch without the text touching.
     """
-    problems = []
+    problems, measured = [], []
     for chart in page.evaluate(_LABELS_JS):
         box, name = chart["box"], chart["key"] or "a chart"
         if box is None or box["x1"] - box["x0"] < 1 or box["y1"] - box["y0"] < 1:
-            continue  # not drawn (in a closed expander or an unselected tab)
+            continue  # not drawn, or hidden (in a closed expander or an unselected tab)
+        measured.append(name)
         labels = [(lab, _shrunk(lab["corners"], slack_px)) for lab in chart["labels"]]
         for lab, quad in labels:
             if any(x < box["x0"] or y < box["y0"] or x > box["x1"] or y > box["y1"] for x, y in quad):
@@ -113,6 +116,8 @@ def label_problems(page: Page, slack_px: float = 1.0) -> list[str]:
             for b, qb in labels[i + 1 :]:
                 if _quads_overlap(qa, qb):
                     problems.append(f"{name}: {a['kind']} {a['text']!r} overlaps {b['kind']} {b['text']!r}")
+    if sorted(measured) != sorted(charts):
+        problems.append(f"{len(measured)} charts measured, {sorted(measured)}; the view shows {sorted(charts)}")
     return problems
 
 

@@ -18,10 +18,9 @@ from streamlit_browser import app_pages, assert_clean, assert_opened_directly, f
 
 from attention_views import share
 from attention_views.editors import TOKEN, matrix_table
-from attention_views.formats import WORD_JOINER, plain
+from attention_views.formats import WORD_JOINER
 from attention_views.session import Lab, new_lab
-from tests.hostile_text import HOSTILE as HOSTILE_TEXTS
-from tests.hostile_text import LONE_SURROGATE, hostile_lab, hostile_link_state, user_texts
+from tests.hostile_text import LONE_SURROGATE, MARKUP, hostile_lab, hostile_link_state, user_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
@@ -91,7 +90,7 @@ def test_an_unknown_scenario_in_the_link_is_echoed_as_text(page, app_url):
 # ---- every page, with every user-controlled text hostile (tests/hostile_text.py) ---------------------------------
 
 ALL_PAGES = [path for path, _ in app_pages()]
-MARKUP_LABELS = {h for h in HOSTILE_TEXTS if plain(h) != h}  # labels that markdown or plotly would parse
+MARKUP_LABELS = set(MARKUP)  # labels that markdown or plotly would parse (a fixed list)
 CHART_LABEL_PAGES = {p.strip("/") or "home" for p in ALL_PAGES} - {  # the lab's labels are on their charts
     "home",  # no chart
     "scaling",  # dimensions and temperatures

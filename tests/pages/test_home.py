@@ -1,9 +1,11 @@
 """The home page: the math, one card per scenario and the real model's card."""
 
-from apptest_pages import SCENARIOS, assert_clean, open_page
+import pytest
+from apptest_pages import ROOT, SCENARIOS, assert_clean, open_page
 
 import attention_models as am
 from attention_views.sections import real_model as rm
+from attention_views.session import new_lab
 
 
 def test_home_shows_math_and_a_card_per_scenario():
@@ -15,9 +17,24 @@ def test_home_shows_math_and_a_card_per_scenario():
         assert any(f"?scenario={sid}" in c.value for c in at.caption)
 
 
-def test_every_page_runs_alone_for_every_scenario(scenario):
-    for page in ("home",):
-        assert_clean(open_page(page, scenario))
+# Every page but the real model's: its view is the session's model view, which no scenario sets
+# (session.new_lab), so it runs once below.
+SCENARIO_PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if p.stem != "real_model")
+
+
+@pytest.mark.parametrize("page", SCENARIO_PAGES)
+def test_every_scenario_page_runs_alone_for_every_scenario(page, scenario):
+    at = open_page(page, scenario)
+    assert_clean(at)
+    assert at.session_state["session"].lab.scenario == scenario  # the link's scenario was opened
+    assert len(at.title) == 1  # the page itself ran (its title)
+
+
+def test_the_real_model_page_runs_alone_and_its_view_is_no_scenarios():
+    assert new_lab(SCENARIOS[0]).model == new_lab(SCENARIOS[-1]).model
+    at = open_page("real_model", SCENARIOS[-1])
+    assert_clean(at)
+    assert [t.value for t in at.title] == ["Real model: SmolLM2-135M"]
 
 
 def test_the_real_model_card_tells_the_four_tools_and_opens_the_page_afresh_on_the_indirect_object_sentence():

@@ -4,32 +4,38 @@ column headers, head names, the similarity page's vector names, the real model's
 walked: titles, headers, markdown, captions, alerts, metric labels and values, tab, expander and popover labels,
 widget labels, help texts and options; and every plotly figure's text.
 
-The one way user text reaches the screen is ``formats.plain`` (markdown) and ``formats.plot_text`` (plotly):
-a display that skips them shows up here as a raw hostile string or as a link, image, tag, formula, colour or
-autolink that only a hostile string brings (tests/hostile_text.py).
+Two checks on each page. No markup: a string of tests/hostile_text.py's fixed MARKUP list raw in the page's
+markdown or plotly text, or a link, image, tag, formula, colour or autolink that only a hostile string brings.
+Literally shown: each label the page shows (CHART_LABELS, READ_LABELS, written here per page and scenario) reads
+as typed once CommonMark's escapes and plotly's entities are undone by the test's own unescapers, and a page
+said to show none shows none. The one way user text reaches the screen is ``formats.plain`` (markdown) and
+``formats.plot_text`` (plotly): a display that skips them, or escapes twice, fails here.
 """
 
 from __future__ import annotations
 
 import html
 import json
+from types import SimpleNamespace
 
 import pytest
 from apptest_pages import ROOT, assert_clean, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 from attention_views import share
-from attention_views.editors import table_from_csv, table_to_csv
+from attention_views.editors import TOKEN, table_from_csv, table_to_csv
 from attention_views.formats import plot_text
 from attention_views.session import MAX_DIMS, MAX_TOKENS, Lab
 from tests.hostile_text import (
     HOSTILE,
     MODEL_TEXT,
+    chart_texts,
     hostile_lab,
     hostile_link_state,
     live_markup,
     live_plot_markup,
     markup_problems,
+    read_texts,
     shown_texts,
     unescape,
 )
@@ -74,15 +80,75 @@ CASES = [(page, scenario, "link") for page in PAGES for scenario in SCENARIOS] +
 ]
 
 
+SHOWN_SURROGATE = "lone ? half"  # LONE_SURROGATE as the app shows it
+
+
+def _labels(lab: Lab, how: str) -> SimpleNamespace:
+    """The labels of ``lab`` as opened ``how``: queries ``q``, keys ``k`` (a link's first token table ends in the
+    surrogate), ``heads`` and the similarity page's ``vectors``."""
+    tables = {name: list(frame[TOKEN]) for name, frame in lab.tables.items() if TOKEN in frame.columns}
+    if how == "link":
+        tables[next(iter(tables))][-1] = SHOWN_SURROGATE  # hostile_link_state's edit
+    q, k = tables.get("Q", tables.get("X")), tables.get("K", tables.get("X"))
+    return SimpleNamespace(q=q, k=k, heads=list(lab.heads["head"]), vectors=list(lab.vectors.tables["vectors"].index))
+
+
+def _both(t: SimpleNamespace) -> list[str]:
+    return t.q + t.k
+
+
+# The lab's labels each page's charts draw, each a whole tick, name or title of its own as typed:
+# {page: {scenario: labels (_labels) -> the ones drawn}}. The pages and scenarios not here show none of the lab's
+# token labels: home and scaling have no tokens, the exercises and the learning page their own, the real model
+# its typed text; cross-attention draws its own sentences for a scenario without Q, K and V given, the KV cache
+# its own tokens for one without X.
+CHART_LABELS = {
+    "cross_attention": {"emma-friend": _both},
+    "kv_cache": {"apple-orange": lambda t: t.q},
+    "multi_head": {"emma-friend": _both, "apple-orange": lambda t: _both(t) + t.heads},  # emma-friend: no heads table
+    "online_softmax": dict.fromkeys(SCENARIOS, lambda t: t.q + t.k[:3]),  # the first block read: three keys
+    "playground": dict.fromkeys(SCENARIOS, _both),
+    "positions": dict.fromkeys(SCENARIOS, _both),
+    "similarity": dict.fromkeys(SCENARIOS, lambda t: t.k + t.vectors),  # the keys' vectors, and its own two
+    "sinks": dict.fromkeys(SCENARIOS, _both),
+    "step_by_step": dict.fromkeys(SCENARIOS, _both),
+}
+# The sentences of each page's text that hold a token label: {page: {scenario: labels (_labels) -> [choices]}},
+# each choice met when one of its sentences is part of a text as read (which token depends on the scenario's
+# selection).
+READ_LABELS = {
+    "kv_cache": {"apple-orange": lambda t: [{f"the query {x}" for x in t.q}]},
+    "online_softmax": dict.fromkeys(SCENARIOS, lambda t: [{f"Block 1 holds keys {t.k[0]} … {t.k[2]}."}]),
+    "sinks": dict.fromkeys(SCENARIOS, lambda t: [{f"most of it to {x}." for x in t.k}]),
+    "step_by_step": dict.fromkeys(
+        SCENARIOS,
+        lambda t: [
+            {f"Softmax over the row of {x}" for x in t.q},
+            {f"Output of {x}: the weights" for x in t.q},
+            {f"marks the key {x}." for x in t.k},
+        ],
+    ),
+}
+
+
 @pytest.mark.parametrize(("page", "scenario", "how"), CASES)
 def test_every_user_text_on_every_page_is_shown_as_text(page, scenario, how):
     lab = hostile_lab(scenario)
     at = _open_link(page, lab) if how == "link" else _open_upload(page, uploaded(lab))
     assert_clean(at)
     assert not at.warning or all("saved view" not in w.value for w in at.warning)  # the link was opened
-    texts = shown_texts(at)
-    assert len(texts) > 10, texts  # the walk reached the page
     assert markup_problems(at) == []
+    labels = _labels(lab, how)
+    charts, read = chart_texts(at), read_texts(at)
+    assert len(read) > 10, read  # the walk reached the page
+    drawn = CHART_LABELS.get(page, {}).get(scenario)
+    if drawn is None:  # the page shows none of the lab's token labels, anywhere
+        assert [t for t in charts + read for label in _both(labels) if label in t] == []
+    else:  # each label the page draws is a whole text of its chart, as typed
+        assert [label for label in drawn(labels) if label not in charts] == [], sorted(set(charts))[:80]
+    sentences = READ_LABELS.get(page, {}).get(scenario, lambda t: [])(labels)
+    unmet = [choice for choice in sentences if not any(s in t for s in choice for t in read)]
+    assert unmet == [], read
 
 
 def _shown_as_typed(at: AppTest) -> set[str]:

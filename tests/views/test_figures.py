@@ -4,6 +4,9 @@ import ast
 import base64
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -15,6 +18,8 @@ import attention_core as ac
 from attention_views import figures, theme
 from attention_views.figures import base
 from tests.plotly_axes import drawn_axis
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # seed 003 (003_772d8909e260d638.txt): query of "friend" and key of "Emma"
 FRIEND_Q = (1.0, 0.9, 0.5, 1)
@@ -539,13 +544,32 @@ def test_projector_mode_thickens_cell_gaps_and_leaves_the_cell_text_size_to_plot
     assert projector.data[0].textfont.size is None and normal.data[0].textfont.size is None
 
 
-def test_builders_never_import_streamlit():
-    for module in (figures, theme):
-        with open(module.__file__, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read())
-        imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-        imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert not {name for name in imported if name and name.split(".")[0] == "streamlit"}, module.__name__
+def _imported(path: Path) -> set[str]:
+    """Every module named by an import statement of the file at ``path``, at any depth (inside functions too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+
+
+FIGURE_SOURCES = sorted(Path(figures.__file__).parent.glob("*.py")) + [Path(theme.__file__)]
+
+
+@pytest.mark.parametrize("path", FIGURE_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_figure_module_names_streamlit_in_an_import(path):
+    assert len(FIGURE_SOURCES) >= 10  # the package directory was walked: __init__, base and the builders
+    assert not {name for name in _imported(path) if name.split(".")[0] == "streamlit"}
+
+
+def test_importing_the_figure_builders_loads_no_streamlit():
+    """The real import graph, in a fresh interpreter: the builders, the theme and whatever they import."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import attention_views.figures as f, attention_views.theme\n"
+        "mods = [importlib.import_module(f'{f.__name__}.{m.name}') for m in pkgutil.iter_modules(f.__path__)]\n"
+        "print(len(mods), sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.split(" ", 1) == [str(len(FIGURE_SOURCES) - 2), "[]\n"], out  # every builder module, no streamlit
 
 
 def test_head_grid_can_give_each_head_its_own_colour_range():
