@@ -47,8 +47,8 @@ def pages() -> dict[str, list[st.Page]]:
     }
 
 
-# The pages are this session's own, made on its first run (14 st.Page cost about 1.5 ms of every rerun's CPU);
-# st.navigation marks the one it returns as the one to run, so they are never shared between sessions.
+# The pages are this session's own, made on its first run, never on every rerun; st.navigation marks the one it
+# returns as the one to run, so they are never shared between sessions.
 if PAGES not in st.session_state:
     st.session_state[PAGES] = pages()
 frame.run(st.navigation(st.session_state[PAGES], expanded=True))  # session and sidebar, the page, the view's link

@@ -105,10 +105,8 @@ class Model:
         self.d_head = weights.layers[0].W_q.shape[1] // self.n_heads
         self.vocab_size = weights.embedding.shape[0]
         self.max_tokens = MAX_TOKENS
-        # The forward pass is ~200 small matmuls. OpenBLAS's threads spin between them, and when another
-        # process holds a core each call can wait a whole time slice: on the shared 2-core machine a
-        # 64-token pass took 3.7 s with two threads and 0.3-0.4 s with one (benchmarks/bench_model.py).
-        # A server also runs several sessions at once, one per core. None = the library's own setting.
+        # The forward pass is many small matmuls: BLAS runs them on BLAS_THREADS threads (one by default; a
+        # server runs several sessions at once, one per core; docs/performance.md). None = the library's own.
         self.blas_threads: int | None = BLAS_THREADS
         self.tokenizer = build_tokenizer(weights.tokens, weights.merges, weights.token_types, weights.pre_tokenizer)
         self._text_tokenizer = plain_text(self.tokenizer)

@@ -53,8 +53,7 @@ PAGE_PREFIXES = (
     "cross_attention_",
     "real_model_",
 )
-# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out
-# for (the home page's formulas beside the lectures were cut off at 1024 px)
+# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
@@ -332,8 +331,7 @@ def _share_panel(s: Session, openable: bool, query: str) -> None:
         )
     else:
         link = f"{(st.context.url or '').split('?')[0]}?{query}".replace("`", "%60")
-        # a code span shows its text literally; st.code would load a 1.5 MB highlighter into every first
-        # page (about 0.3 s before the first chart, benchmarks/bench_browser.py)
+        # a code span shows its text literally, and needs no code highlighter in the first page
         st.markdown(f"Link to this view (the address bar holds it too): `{link}`")
     view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
     # edited): the callable runs on another thread, maybe while the next rerun changes the lab

@@ -221,7 +221,7 @@ def snapshot_section(lab: Lab, prefix: str, head: SingleHead, big: bool) -> None
     """Take/clear a snapshot of the weights; with one, before, after, their delta and the biggest changes."""
     st.subheader("Snapshot and compare")
     weights, q_tokens, k_tokens = head.result.weights, head.query_tokens, head.key_tokens
-    buttons = st.container(horizontal=True, vertical_alignment="center")  # wraps: 1024 px cut the labels
+    buttons = st.container(horizontal=True, vertical_alignment="center")  # wraps where the buttons do not fit
     buttons.button(
         "Take snapshot",
         key=f"{prefix}_snapshot",

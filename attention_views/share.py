@@ -289,11 +289,10 @@ def encode_payload(payload: dict, memo: dict | None = None, most: int | None = N
     tables' parts are written as JSON once (the same bytes as writing the whole payload at once).
 
     ``most``: the longest token wanted, in characters. A longer one is given up as soon as its packed part
-    outgrows it, and None comes back (a 64 x 64 view packs to about 16 times MAX_TOKEN_CHARS: packing all of
-    it would cost each of its reruns about 4 ms)."""
+    outgrows it, and None comes back, without packing the rest."""
     raw = _compact_json(payload, memo).encode()
     small = len(raw) <= SMALL_JSON_BYTES
-    # level 9 on 300 kB of numbers costs 0.1-0.3 s; "1." and base64 of n bytes, unpadded, is 2 + ceil(4n / 3) long,
+    # level 9 only for small JSON (slow on large); "1." and base64 of n bytes, unpadded, is 2 + ceil(4n / 3) long,
     # so at most (most - 2) * 3 // 4 packed bytes make a token of at most ``most`` characters
     packed = _pack(raw, 9 if small else 1, None if most is None else (most - len(VERSION) - 1) * 3 // 4)
     if packed is None:

@@ -63,7 +63,7 @@ saved.metric(
 )
 done = decode.steps[: t + 1]
 with_cache, without = sum(s.madds for s in done), sum(s.madds_without_cache for s in done)
-total.metric(  # the saving as the delta, as above: "672 / 1,376" was cut off at 1024 pixels
+total.metric(  # the saving as the delta, as above: a metric's value stays one short number
     "Multiply-adds so far",
     f"{with_cache:,}",
     delta=f"{with_cache - without:,} vs no cache",

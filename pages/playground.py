@@ -90,9 +90,7 @@ if lab.origin is not None:  # a real model's head: it can go back into the model
         put_back.summary_ui(lab.origin, back, big)
     put_back.detail_ui(lab.origin, back)
 if head is not None:
-    # the details in tabs, only the open one drawn: every chart below the fold that an edit redraws delays
-    # the heatmap above it (benchmarks/bench_browser.py --only cell-edit, cell edit -> heatmap painted:
-    # 421-540 ms with all of them drawn, 392-444 ms with the output tab open, 318-376 ms with none)
+    # the details in tabs, only the open one drawn: an edit redraws no chart below the fold before the heatmap
     output_tab, qkv_tab = st.tabs(
         ["Output and its size", "Queries, keys and values"], key="playground_details_tab", on_change="rerun"
     )

@@ -293,7 +293,7 @@ def _finish(
     ``title`` is the figure's own (``layout.title.text``, one line): ``widgets.chart`` shows it above the chart
     as page text, which the browser wraps, and sends the figure without it. ``legend_rows`` and
     ``panel_title_lines``: room above the plot for a horizontal legend or the first row's subplot titles.
-    The whole layout goes to ``go.Figure`` at once: ``fig.update_layout`` afterwards costs about 5 ms a call.
+    The whole layout goes to ``go.Figure`` at once, never through ``fig.update_layout`` afterwards.
     """
     band = int(1.6 * s.font * legend_rows + 1.3 * s.font * panel_title_lines)  # above the plot
     house = {
@@ -323,7 +323,7 @@ def _finish(
 def _subplot_axes(n_rows: int, n_cols: int, n_titles: int, secondary_y: bool = False) -> str:
     """The layout (as JSON) of ``make_subplots`` for this grid, with ``n_titles`` placeholder subplot titles.
 
-    Built once per shape (make_subplots takes about 7 ms); :func:`_subplots` fills in a copy.
+    Built once per shape; :func:`_subplots` fills in a copy.
     """
     specs = [[{"secondary_y": secondary_y}] * n_cols] * n_rows
     titles = [str(k) for k in range(n_titles)] or None
@@ -350,9 +350,7 @@ def _panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: d
 
     Every x axis takes ``x`` and every y axis ``y`` through the layout's template; the y axes after the first
     of each row hide their labels (the row's first panel names its rows). So the figure holds one axis per
-    panel beyond each row's first, not two per panel: plotly.py builds every axis as an object that sets its
-    about 100 properties one by one, about half the cost of a four-panel figure with two axes a panel
-    (``python benchmarks/bench_figures.py``, head_grid).
+    panel beyond each row's first, not two per panel (plotly.py builds every layout axis as an object).
     """
     n_rows = math.ceil(n_panels / n_cols)
     xgap, ygap = _grid_gaps(n_rows, n_cols, len(titles))

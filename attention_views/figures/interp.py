@@ -53,8 +53,8 @@ def contribution_bars(
     return _finish([bar], layout, title, s, height=340 if projector else 260)
 
 
-LENS_CELL_CHARS = 8  # a token longer than this is cut in its cell ("'<file…"): plotly sizes every cell's text to
-# the longest one, so one long token made them all 4 px; the hover names it in full. 8 holds "' Mary'" in quotes
+LENS_CELL_CHARS = 8  # a token longer than this is cut in its cell ("'<file…"), the hover names it in full: plotly
+# sizes every cell's text to the longest one. 8 holds "' Mary'" in its quotes
 
 
 def _cut(token: str) -> str:

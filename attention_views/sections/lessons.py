@@ -154,7 +154,7 @@ def human_bytes(n: float) -> str:
 # ---------------------------------------------------------------- 3. online softmax
 
 
-TILE_HELP = {  # short headers: every column in sight beside the scores at 1280 px (the long ones hid "running sum ℓ")
+TILE_HELP = {  # short headers, the long text in each column's help
     "block max": "The largest score of this block, in each query's row",
     "max m": "The running maximum m: the largest score of every block read so far",
     "rescale": "exp(m_old − m): what the running sum and output are multiplied by when m moves up",

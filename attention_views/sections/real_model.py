@@ -65,7 +65,7 @@ def scales_key(scales: np.ndarray) -> bytes:
 def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
     """The run of ``ids`` with the head scales ``scale_key`` (bytes of an (L, h) float64 array).
 
-    At most 6 kept: a 128-token run holds about 26 MB of arrays (benchmarks/bench_memory.py).
+    At most 6 kept per process (docs/performance.md gives a run's size).
     """
     model = load_model()
     scales = np.frombuffer(scale_key).reshape(model.n_layers, model.n_heads)  # (L, h)

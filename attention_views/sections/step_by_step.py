@@ -50,8 +50,8 @@ def _pick_from_grid(lab: Lab) -> None:
 def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
 
-    Column formats rather than a pandas Styler, which cost Streamlit ~10 ms a table to render; the columns go
-    to Streamlit as an Arrow table made from them directly (:func:`widgets.columns_table`).
+    Formatted by column formats, not a pandas Styler; the columns go to Streamlit as an Arrow table made from
+    them directly (:func:`widgets.columns_table`).
     """
     label, *numbers = columns
     if marked is not None:
@@ -75,7 +75,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     st.session_state[QUERY], st.session_state[KEY] = i, j
     e = ac.explain_cell(r, i, j)
 
-    query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")  # 1024 px: it fits
+    query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")
     query_col.selectbox(
         "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_box, args=(lab, 0, QUERY)
     )
