@@ -130,6 +130,27 @@ def stop(a: Attempt) -> None:
         a.timer.generation += 1
 
 
+def pause(ex_id: str, a: Attempt, learning: Learning) -> None:
+    """Stop the timer where the student saw it: steps a tick took after the page last finished drawing (a tick the
+    click's rerun cut short, whose drawing never reached the browser) are taken back. Twice is still paused."""
+    with a.timer.lock:
+        stop(a)
+        run = a.learn
+        if run is None or run.shown is None or run.shown.step >= run.state.step:
+            return
+        del run.losses[len(run.losses) - (run.state.step - run.shown.step) :]
+        run.state, run.stopped = run.shown, ""
+        ex = ac.load_exercise(ex_id)
+        _write_tables(ex, a)
+        _record(ex, a, learning, [])
+
+
+def drawn(a: Attempt) -> None:
+    """The workbench finished drawing the run as it is now (what a Pause goes back to)."""
+    if a.learn is not None:
+        a.learn.shown = a.learn.state
+
+
 def play(ex_id: str, a: Attempt) -> None:
     """Start the timer from the tables as they are (a new generation)."""
     with a.timer.lock:
@@ -209,7 +230,7 @@ def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
     playing = a.learn is not None and a.learn.playing
     row = st.container(horizontal=True, vertical_alignment="center", key="exercises_learn_row")
     label, key, callback, args, icon = (
-        ("Pause", "exercises_pause", stop, (a,), ":material/pause:")
+        ("Pause", "exercises_pause", pause, (ex.id, a, learning), ":material/pause:")
         if playing
         else ("Play", "exercises_play", play, (ex.id, a), ":material/play_arrow:")
     )
