@@ -118,7 +118,7 @@ def test_play_takes_steps_on_every_run_and_pause_stops_them():
     assert not [d for d in at.dataframe if "exercises_editor_" in d.proto.id], "no editor while learning plays"
     shown = [d.value.to_numpy(dtype=float) for d in at.dataframe]  # the open tab's table, Q
     assert len(shown) == 1, "the table is shown read-only while learning plays"
-    np.testing.assert_array_equal(shown[0], a.learn.state.tables["Q"])
+    np.testing.assert_allclose(shown[0], a.learn.state.tables["Q"], rtol=0, atol=0.5e-4)  # at four decimals
     at.button(key="exercises_pause").click().run()
     assert_clean(at)
     stopped = len(a.learn.losses)
