@@ -3,6 +3,7 @@ timer runs (only the learning fragment reruns), and Pause stops it at once, even
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -117,4 +118,24 @@ def test_play_changes_the_weights_and_the_loss_curve_and_pause_stops_it_at_once(
     wait_until(page, lambda: page.get_by_role("button", name="Play", exact=True).count(), "the Play button back")
     wait_idle(page)
     assert drawn(page)[1] is not None and len(drawn(page)[1]) - 1 == steps[-1][1], "the curve ends at the step shown"
+    assert_clean(page)
+
+
+def test_after_learning_the_editor_cells_show_at_most_four_decimals(page):
+    """ "Until solved" on the first exercise learns Q and K with float noise next to zero (1e-17): the editor's cells
+    read "0", never "-5.4121427545938816e-18" or a row of zeros cut off by the column."""
+    open_page(page, "/exercises")
+    page.get_by_role("button", name="Until solved").click()
+    wait_idle(page)
+    wait_until(page, lambda: "solved" in page.inner_text("body"), "the run to be solved")
+    for tab in ("Q (queries)", "K (keys)"):
+        page.get_by_role("tab", name=tab).click()
+        wait_idle(page)
+        rows = page.locator('[class*="st-key-exercises_editor_"] [role=row]').all()
+        cells = [r.locator("[role=gridcell]").all_inner_texts()[1:] for r in rows]  # each row's label first
+        numbers = [c for row in cells for c in row]
+        assert len(numbers) == 15, f"{tab}: five rows of three numbers, got {cells}"
+        bad = [c for c in numbers if not re.fullmatch(r"-?\d+(\.\d{1,4})?", c) or c == "-0"]
+        assert not bad, f"{tab}: cells written past four decimals or as -0: {bad}"
+        assert "0" in numbers, f"{tab}: the learned noise next to zero shows as 0: {numbers}"
     assert_clean(page)
