@@ -256,7 +256,6 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None
         score_row(ex, a.last)
         results(ex, a, stale, big)
     lv.learned_beside_solution(ex, a)
-    lv.drawn(a)
     if lv.timer_generation(a) != timer:
         st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
 

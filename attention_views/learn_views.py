@@ -131,8 +131,8 @@ def stop(a: Attempt) -> None:
 
 
 def pause(ex_id: str, a: Attempt, learning: Learning) -> None:
-    """Stop the timer where the student saw it: steps a tick took after the page last finished drawing (a tick the
-    click's rerun cut short, whose drawing never reached the browser) are taken back. Twice is still paused."""
+    """Stop the timer where the student saw it: steps a tick took after the step counter last showed the run (a
+    tick the click's rerun cut short before it drew them) are taken back. Twice is still paused."""
     with a.timer.lock:
         stop(a)
         run = a.learn
@@ -143,12 +143,6 @@ def pause(ex_id: str, a: Attempt, learning: Learning) -> None:
         ex = ac.load_exercise(ex_id)
         _write_tables(ex, a)
         _record(ex, a, learning, [])
-
-
-def drawn(a: Attempt) -> None:
-    """The workbench finished drawing the run as it is now (what a Pause goes back to)."""
-    if a.learn is not None:
-        a.learn.shown = a.learn.state
 
 
 def play(ex_id: str, a: Attempt) -> None:
@@ -272,6 +266,7 @@ def status(run: LearnRun) -> None:
     """Where the run is: steps taken, the loss, and why it stopped (the Play/Pause label says whether it plays)."""
     why = f" · {STOP_TEXT[run.stopped]}" if run.stopped else ""
     st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f}{why}")
+    run.shown = run.state  # what a Pause goes back to
 
 
 def loss_figure(a: Attempt, big: bool) -> go.Figure:

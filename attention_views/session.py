@@ -242,7 +242,7 @@ class LearnRun:
     seeded: bool = False
     playing: bool = False  # the timer takes Learning.speed steps a tick
     stopped: str = ""  # "" while it may go on; learning.STOP_SOLVED or STOP_STALLED once it stopped by itself
-    shown: ac.LearningState | None = None  # the state the last whole run of the page drew (Pause goes back to it)
+    shown: ac.LearningState | None = None  # the state the step counter last showed (Pause goes back to it)
 
 
 @dataclass
