@@ -234,8 +234,8 @@ def verdict(ex: ac.Exercise, g: ac.Grade, score_col, verdict_col) -> None:
 
 
 def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None:
-    """The editors (left) and the score, comparison and loss (right), under "Learn it"'s buttons: a fragment, the
-    timer reruns only this.
+    """ "Learn it"'s buttons in a row over the editors (left) and the score, comparison and loss (right): a fragment,
+    the timer reruns only this.
 
     ``timer``: the generation the page declared the timer for (None: no timer); each tick takes the set steps
     while the run plays that generation (learn_views.tick). When the run stops by itself, the whole page reruns
@@ -244,6 +244,7 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None
     learning = session.current().lab.learning
     if timer is not None:
         lv.tick(ex, a, learning, timer)
+    lv.buttons(ex, a, learning)  # one row right over the editors and the weights: one screen on a projector
     edit_col, view_col = st.columns([5, 6], gap="medium")
     with edit_col:
         if a.learn is not None:

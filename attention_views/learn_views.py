@@ -7,9 +7,9 @@ hand edit afterwards starts from them; the next learn step then goes on from the
 
 The timer: while the run plays, the page declares the workbench fragment with ``run_every=TICK_SECONDS`` and
 the attempt's timer generation (session.Timer); each tick takes the set steps, unless the run stopped or its
-generation moved on since (a tick the browser queued before a stop does nothing). The controls that start or
-stop the run are drawn outside the fragment: their click reruns the whole page, which does not wait behind the
-tick in progress (a fragment's click would) and declares the fragment again, with or without the timer.
+generation moved on since. A click in the fragment (Pause) is run after the tick in progress has drawn its steps
+(Streamlit does not cut a fragment's run short for another) and before any tick the browser queued meanwhile:
+its callback stops the run and moves the generation on, so no step follows the one on screen.
 """
 
 from __future__ import annotations
@@ -130,21 +130,6 @@ def stop(a: Attempt) -> None:
         a.timer.generation += 1
 
 
-def pause(ex_id: str, a: Attempt, learning: Learning) -> None:
-    """Stop the timer where the student saw it: steps a tick took after the step counter last showed the run (a
-    tick the click's rerun cut short before it drew them) are taken back. Twice is still paused."""
-    with a.timer.lock:
-        stop(a)
-        run = a.learn
-        if run is None or run.shown is None or run.shown.step >= run.state.step:
-            return
-        del run.losses[len(run.losses) - (run.state.step - run.shown.step) :]
-        run.state, run.stopped = run.shown, ""
-        ex = ac.load_exercise(ex_id)
-        _write_tables(ex, a)
-        _record(ex, a, learning, [])
-
-
 def play(ex_id: str, a: Attempt) -> None:
     """Start the timer from the tables as they are (a new generation)."""
     with a.timer.lock:
@@ -217,14 +202,14 @@ def pause_all(store: session.ExerciseStore) -> None:
 def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
     """Play or Pause, one step, until solved, a seeded start: one compact row (it wraps where they do not fit).
 
-    Drawn outside the workbench fragment (see the module docstring). Play and Pause are two buttons with keys
-    of their own: a click says what it does whatever ran since it was drawn (a click the browser sent twice
-    pauses twice), and the other controls stop the timer before they act.
+    Play and Pause are two buttons with keys of their own: a click says what it does whatever ran since it was
+    drawn (the browser may deliver one click twice; with one toggling button the second ran the redrawn Play),
+    and the other controls stop the timer before they act.
     """
     playing = a.learn is not None and a.learn.playing
     row = st.container(horizontal=True, vertical_alignment="center", key="exercises_learn_row")
     label, key, callback, args, icon = (
-        ("Pause", "exercises_pause", pause, (ex.id, a, learning), ":material/pause:")
+        ("Pause", "exercises_pause", stop, (a,), ":material/pause:")
         if playing
         else ("Play", "exercises_play", play, (ex.id, a), ":material/play_arrow:")
     )
@@ -266,7 +251,6 @@ def status(run: LearnRun) -> None:
     """Where the run is: steps taken, the loss, and why it stopped (the Play/Pause label says whether it plays)."""
     why = f" · {STOP_TEXT[run.stopped]}" if run.stopped else ""
     st.caption(f"Step {len(run.losses) - 1} · loss {run.losses[-1]:.4f}{why}")
-    run.shown = run.state  # what a Pause goes back to
 
 
 def loss_figure(a: Attempt, big: bool) -> go.Figure:

@@ -222,8 +222,8 @@ class Timer:
 
     ``generation`` grows whenever the run starts or stops playing; the page declares the fragment's timer with
     it, and a tick of another generation (one queued before a stop) does nothing. ``lock`` is held by every
-    tick's steps and by every control that stops or steps the run: a click's whole-page rerun may start while a
-    tick still runs, and it waits for that tick's steps instead of interleaving with them.
+    tick's steps and by every control that stops or steps the run: a whole-page rerun (Load solution, another
+    exercise) may start while a tick still runs, and it waits for that tick's steps instead of interleaving.
     """
 
     generation: int = 0
@@ -242,7 +242,6 @@ class LearnRun:
     seeded: bool = False
     playing: bool = False  # the timer takes Learning.speed steps a tick
     stopped: str = ""  # "" while it may go on; learning.STOP_SOLVED or STOP_STALLED once it stopped by itself
-    shown: ac.LearningState | None = None  # the state the step counter last showed (Pause goes back to it)
 
 
 @dataclass

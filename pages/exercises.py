@@ -23,6 +23,5 @@ with help_col:
     xv.action_buttons(ex, a)
 st.markdown(ex.instructions)
 
-lv.buttons(ex, a, session.current().lab.learning)  # outside the fragment: a click never waits behind a tick
 timer = lv.timer_generation(a)
 st.fragment(xv.workbench, run_every=None if timer is None else lv.TICK_SECONDS)(ex, a, big, timer)  # ticks rerun it

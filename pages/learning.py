@@ -14,6 +14,5 @@ st.markdown(
     "random sequences every step) changes them until its answers are right. Press *Play* and watch the pattern "
     "appear as the loss falls."
 )
-hl.controls(s)  # outside the fragment: a click never waits behind a tick
 timer = hl.timer_generation(s)
 st.fragment(hl.replay, run_every=None if timer is None else hl.TICK_SECONDS)(s, big, timer)  # ticks rerun it

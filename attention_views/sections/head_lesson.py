@@ -71,12 +71,14 @@ def stop(s: Session) -> None:
 
 
 def replay(s: Session, big: bool, timer: int | None) -> None:
-    """What the job is and the step slider, then the example's weights at that step beside the loss: a fragment,
-    under the job, seed and play controls (:func:`controls`, drawn outside it so that their click never waits
-    behind a tick). ``timer``: the generation the page declared the timer for (None: no timer)."""
+    """Job, seed, play and the step slider, then the example's weights at that step beside the loss (a fragment).
+
+    ``timer``: the generation the page declared the timer for (None: no timer). A Play or Pause click is run
+    after the tick in progress and before any tick queued meanwhile, which then does nothing."""
     learning = s.lab.learning
     if timer is not None:
         tick(s, timer)
+    controls(s)
     st.caption(JOB_TEXT[learning.job])
     bound(
         st.slider,
@@ -108,7 +110,7 @@ def controls(s: Session) -> None:
     """The job, the training seed and Play or Pause in a row (each as wide as its content, wrapping).
 
     Play and Pause are two buttons with keys of their own: a click says what it does whatever ran since it was
-    drawn (a click the browser sent twice pauses twice)."""
+    drawn (the browser may deliver one click twice)."""
     learning = s.lab.learning
     row = st.container(horizontal=True, vertical_alignment="bottom")
     job_col, seed_col, play_col = (row.container(width="content") for _ in range(3))
