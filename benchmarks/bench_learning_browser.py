@@ -11,9 +11,8 @@ the loss curve's drawn length changes; steps drawn per second = (last length - f
 them). The timer ticks every learn_views.TICK_SECONDS, each tick takes "steps per tick" learn steps (goal: at least
 20 steps/s drawn at the default steps per tick, ``session.Learning.speed``).
 
-Then, paused, the time from a click until its rerun has finished and a frame is painted: *Step* (one learn step;
-the buttons sit outside the learning fragment, so it reruns the whole page) and *Hint* (reruns the whole page, the
-rest of which is unchanged). The machine may be
+Then, paused, the time from a click until its rerun has finished and a frame is painted: *Step* (reruns only the
+learning fragment) and *Hint* (reruns the whole page, the rest of which is unchanged). The machine may be
 shared: the load average is printed. It prints figures and never fails.
 """
 
@@ -68,7 +67,7 @@ def steps_drawn_per_second(page, speed: int, seconds: float) -> tuple[float, int
     page.get_by_role("button", name="Play").click()
     page.wait_for_timeout(int(seconds * 1000))
     drawn = page.evaluate("() => { window.__stop = true; return window.__drawn; }")
-    for _ in range(5):  # press until Play is back
+    for _ in range(5):  # a click that lands while a tick redraws the button is lost: press until Play is back
         pause = page.get_by_role("button", name="Pause")
         if not pause.count():  # paused, or a fast run solved the exercise and stopped by itself
             break
@@ -112,7 +111,7 @@ def main() -> None:
             for label in ("Step", "Hint"):
                 button = page.get_by_role("button", name=label, exact=False).first
                 times = [timed_rerun(page, button.click) for _ in range(args.repeats)]
-                what = "whole page, one learn step" if label == "Step" else "whole page, the rest unchanged"
+                what = "learning fragment only" if label == "Step" else "whole page, the rest unchanged"
                 print(f"| {label} ({what}) | {statistics.median(times):.0f} | {max(times):.0f} | {len(times)} |")
             browser.close()
     finally:
