@@ -74,21 +74,33 @@ def value_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns.tolist() if c != TOKEN]  # a list, not the Index: 5x faster to walk (64 columns)
 
 
-def display_table(frame: pd.DataFrame, memo: dict | None = None, table: str = "") -> pd.DataFrame:
-    """What the editor shows: numeric columns as floats (a bad or empty entry shows as an empty cell).
-
-    ``memo`` and ``table``: a lab's ``read`` and the table's name, as for :func:`table_to_matrix`; while
-    ``frame`` is the same object the shown table is not made again (the editor copies what it is given)."""
-    return remembered(memo, ("shown", table), frame, lambda: _display_table(frame))
+SHOWN_DECIMALS = 4  # an editor's numbers are shown to this many decimals (Streamlit's grid writes up to four)
 
 
-def _display_table(frame: pd.DataFrame) -> pd.DataFrame:
+def display_table(
+    frame: pd.DataFrame, memo: dict | None = None, table: str = "", decimals: int = SHOWN_DECIMALS
+) -> pd.DataFrame:
+    """What the editor shows: numeric columns as floats rounded to ``decimals`` (a bad or empty entry shows as an
+    empty cell).
+
+    Rounded, because the grid writes a number below 1e-4 with every decimal down to its first digit: a learned
+    table's float noise (1e-16, -1e-19) would read "0.0000000000000001". The table itself keeps its exact
+    numbers: the editor reports only the cells a student edits (widgets.folded), and a cell left as it was is
+    never written back. ``memo`` and ``table``: a lab's ``read`` and the table's name, as for
+    :func:`table_to_matrix`; while ``frame`` is the same object the shown table is not made again (the editor
+    copies what it is given)."""
+    return remembered(memo, ("shown", table, decimals), frame, lambda: _display_table(frame, decimals))
+
+
+def _display_table(frame: pd.DataFrame, decimals: int) -> pd.DataFrame:
     values = _value_cells(frame)  # (rows, cols) object
     block = finite_block(frame)
     if block is None:  # some cell is not a finite number: that one shows empty
         block = np.array(
             [[np.nan if (x := _number_or_none(v)) is None else x for v in row] for row in values], dtype=float
         ).reshape(values.shape)
+    # + 0.0: -1e-19 shows as 0, not -0; past 1e11 a float holds no 4th decimal to round (and x * 1e4 is inexact)
+    block = np.where(np.abs(block) < 1e11, np.round(block, decimals), block) + 0.0
     shown = pd.DataFrame(block, index=frame.index, columns=value_columns(frame))
     if TOKEN in frame.columns:
         tokens = frame[TOKEN].map(cell_text).astype(str)

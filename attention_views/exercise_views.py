@@ -73,8 +73,10 @@ def attempt(ex: ac.Exercise) -> Attempt:
 
 
 def load(a: Attempt, ex_id: str, which: str) -> None:
-    """Replace the attempt's tables by the start or the solution; the editors restart from them."""
-    a.tables, a.rev, a.learn = tables(ac.load_exercise(ex_id), which), a.rev + 1, None
+    """Replace the attempt's tables by the start or the solution (learning stops); the editors restart from them."""
+    with a.timer.lock:
+        lv.stop(a)
+        a.tables, a.rev, a.learn = tables(ac.load_exercise(ex_id), which), a.rev + 1, None
 
 
 def reveal(a: Attempt, flag: str) -> None:
@@ -234,16 +236,17 @@ def verdict(ex: ac.Exercise, g: ac.Grade, score_col, verdict_col) -> None:
         verdict_col.info(f"Not yet: {g.score:.4f} > {ex.threshold}", icon=":material/flag:")
 
 
-def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
+def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None:
     """ "Learn it"'s buttons in a row over the editors (left) and the score, comparison and loss (right): a fragment,
     the timer reruns only this.
 
-    ``ticking``: the page set the timer (the run was playing then); each timed run takes the set steps. When the run
-    starts or stops playing, the whole page reruns so that the timer is set or cleared.
+    ``timer``: the generation the page declared the timer for (None: no timer); each tick takes the set steps
+    while the run plays that generation (learn_views.tick). When the run stops by itself, the whole page reruns
+    so that the timer is cleared.
     """
     learning = session.current().lab.learning
-    if ticking and a.learn is not None and a.learn.playing:
-        lv.advance(ex, a, learning, learning.speed)
+    if timer is not None:
+        lv.tick(ex, a, learning, timer)
     lv.buttons(ex, a, learning)  # one row right over the editors and the weights: one screen on a projector
     edit_col, view_col = st.columns([5, 6], gap="medium")
     with edit_col:
@@ -259,7 +262,7 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, ticking: bool) -> None:
         score_row(ex, a.last)
         results(ex, a, stale, big)
     lv.learned_beside_solution(ex, a)
-    if (a.learn is not None and a.learn.playing) != ticking:
+    if lv.timer_generation(a) != timer:
         st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
 
 

@@ -4,6 +4,12 @@ The run lives in the attempt (``session.Attempt.learn``, a :class:`session.Learn
 per tick, seed) and the step a seeded run reached live in the lab's ``learning`` so a link carries them. Every
 step writes the learned tables into the attempt and gives the editors new keys, so the editors show them and a
 hand edit afterwards starts from them; the next learn step then goes on from the edited tables.
+
+The timer: while the run plays, the page declares the workbench fragment with ``run_every=TICK_SECONDS`` and
+the attempt's timer generation (session.Timer); each tick takes the set steps, unless the run stopped or its
+generation moved on since. A click in the fragment (Pause) is run after the tick in progress has drawn its steps
+(Streamlit does not cut a fragment's run short for another) and before any tick the browser queued meanwhile:
+its callback stops the run and moves the generation on, so no step follows the one on screen.
 """
 
 from __future__ import annotations
@@ -81,8 +87,7 @@ def advance(ex: ac.Exercise, a: Attempt, learning: Learning, steps: int) -> None
     """Up to ``steps`` steps at the set rate; the run stops (and pauses) once solved or once the loss stalls."""
     run = current_run(ex, a)
     if run is None:
-        if a.learn is not None:
-            a.learn.playing = False
+        stop(a)
         return
     states = []
     state = run.state
@@ -100,18 +105,50 @@ def advance(ex: ac.Exercise, a: Attempt, learning: Learning, steps: int) -> None
         states.append(state := new)
     else:
         run.stopped = STOP_SOLVED if ac.score(state.weights, ex.target) <= ex.threshold else ""
-    run.playing = run.playing and not run.stopped
+    if run.stopped:
+        stop(a)
     _record(ex, a, learning, states)
+
+
+def tick(ex: ac.Exercise, a: Attempt, learning: Learning, generation: int) -> None:
+    """One tick of the timer declared for ``generation``: the set steps, if the run still plays that generation."""
+    with a.timer.lock:
+        if timer_generation(a) == generation:
+            advance(ex, a, learning, learning.speed)
+
+
+def timer_generation(a: Attempt) -> int | None:
+    """The generation the workbench's timer runs for, or None when the run does not play (no timer)."""
+    return a.timer.generation if a.learn is not None and a.learn.playing else None
+
+
+def stop(a: Attempt) -> None:
+    """The run stops playing: every tick already queued (an older generation) does nothing."""
+    with a.timer.lock:
+        if a.learn is not None:
+            a.learn.playing = False
+        a.timer.generation += 1
+
+
+def play(ex_id: str, a: Attempt) -> None:
+    """Start the timer from the tables as they are (a new generation)."""
+    with a.timer.lock:
+        run = current_run(ac.load_exercise(ex_id), a)
+        if run is not None and not run.playing:
+            run.playing, run.stopped = True, ""
+            a.timer.generation += 1
 
 
 def one_step(ex_id: str, a: Attempt, learning: Learning) -> None:
     """One step of gradient descent, taken even when the loss would rise (the student sees why it stopped)."""
     ex = ac.load_exercise(ex_id)
-    run = current_run(ex, a)
-    if run is not None:
-        new = _step(run.state, learning.lr)
-        run.playing, run.stopped = False, "" if new is not None else STOP_OVERFLOW
-        _record(ex, a, learning, [new] if new is not None else [])
+    with a.timer.lock:
+        stop(a)
+        run = current_run(ex, a)
+        if run is not None:
+            new = _step(run.state, learning.lr)
+            run.stopped = "" if new is not None else STOP_OVERFLOW
+            _record(ex, a, learning, [new] if new is not None else [])
 
 
 def _step(state: ac.LearningState, lr: float) -> ac.LearningState | None:
@@ -125,26 +162,21 @@ def _step(state: ac.LearningState, lr: float) -> ac.LearningState | None:
 def until_solved(ex_id: str, a: Attempt, learning: Learning) -> None:
     """Steps until solved or stalled (at most UNTIL_SOLVED_STEPS), at once."""
     ex = ac.load_exercise(ex_id)
-    if current_run(ex, a) is not None:
-        a.learn.playing = False
-        advance(ex, a, learning, UNTIL_SOLVED_STEPS)
-
-
-def play_or_pause(ex_id: str, a: Attempt, play: bool) -> None:
-    """Start the timer (from the tables as they are) or stop it: ``play`` is what the button said, so a click
-    that reaches the server after a tick changed the run still does what its label promised."""
-    run = current_run(ac.load_exercise(ex_id), a)
-    if run is not None:
-        run.playing, run.stopped = play, ""
+    with a.timer.lock:
+        stop(a)
+        if current_run(ex, a) is not None:
+            advance(ex, a, learning, UNTIL_SOLVED_STEPS)
 
 
 def seeded_start(ex_id: str, a: Attempt, learning: Learning) -> None:
     """Replace the tables by random_start(seed): a run that (seed, rate, step) replays."""
     ex = ac.load_exercise(ex_id)
     state = ac.start_learning(ex, ac.random_start(ex, np.random.default_rng(learning.seed)))
-    a.learn = LearnRun(state, [state.loss], seeded=True)
-    _write_tables(ex, a)
-    _record(ex, a, learning, [])
+    with a.timer.lock:
+        stop(a)
+        a.learn = LearnRun(state, [state.loss], seeded=True)
+        _write_tables(ex, a)
+        _record(ex, a, learning, [])
 
 
 def replay(ex: ac.Exercise, learning: Learning) -> LearnRun:
@@ -164,22 +196,24 @@ def replay(ex: ac.Exercise, learning: Learning) -> LearnRun:
 def pause_all(store: session.ExerciseStore) -> None:
     """Another exercise was picked: no attempt goes on playing behind it."""
     for a in store.attempts.values():
-        if a.learn is not None:
-            a.learn.playing = False
+        stop(a)
 
 
 def buttons(ex: ac.Exercise, a: Attempt, learning: Learning) -> None:
-    """Play/pause, one step, until solved, a seeded start: one compact row (it wraps where they do not fit)."""
+    """Play or Pause, one step, until solved, a seeded start: one compact row (it wraps where they do not fit).
+
+    Play and Pause are two buttons with keys of their own: a click says what it does whatever ran since it was
+    drawn (the browser may deliver one click twice; with one toggling button the second ran the redrawn Play),
+    and the other controls stop the timer before they act.
+    """
     playing = a.learn is not None and a.learn.playing
     row = st.container(horizontal=True, vertical_alignment="center", key="exercises_learn_row")
-    row.button(
-        "Pause" if playing else "Play",
-        key="exercises_play",
-        on_click=play_or_pause,
-        args=(ex.id, a, not playing),
-        icon=":material/pause:" if playing else ":material/play_arrow:",
-        type="primary",
+    label, key, callback, args, icon = (
+        ("Pause", "exercises_pause", stop, (a,), ":material/pause:")
+        if playing
+        else ("Play", "exercises_play", play, (ex.id, a), ":material/play_arrow:")
     )
+    row.button(label, key=key, on_click=callback, args=args, icon=icon, type="primary")
     buttons = (  # label, key, callback, icon
         ("Step", "exercises_step", one_step, ":material/skip_next:"),
         ("Until solved", "exercises_until", until_solved, ":material/fast_forward:"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -245,6 +246,20 @@ class Vectors:
 
 
 @dataclass
+class Timer:
+    """What a fragment's timer drives (the exercises' "Learn it", the lesson's replay) needs to stop at once.
+
+    ``generation`` grows whenever the run starts or stops playing; the page declares the fragment's timer with
+    it, and a tick of another generation (one queued before a stop) does nothing. ``lock`` is held by every
+    tick's steps and by every control that stops or steps the run: a whole-page rerun (Load solution, another
+    exercise) may start while a tick still runs, and it waits for that tick's steps instead of interleaving.
+    """
+
+    generation: int = 0
+    lock: threading.RLock = field(default_factory=threading.RLock, compare=False, repr=False)
+
+
+@dataclass
 class LearnRun:
     """An attempt's "Learn it" run: the state after the last step and the loss after every step (the start first).
 
@@ -268,6 +283,7 @@ class Attempt:
     worked: bool = False
     last: ac.Grade | None = None  # the last valid grade
     learn: LearnRun | None = None  # the "Learn it" run, once started
+    timer: Timer = field(default_factory=Timer, compare=False, repr=False)  # "Learn it"'s timer
     read: dict = field(default_factory=dict, compare=False, repr=False)  # editors' memo of what tables hold
 
 
@@ -325,6 +341,7 @@ class Session:
     lesson_playing: bool = False  # the learning lesson's replay runs on a timer
     bare: bool = False  # this run's address bar named no scenario, head or state (a page opened from the navigation)
     opened_lesson: str = ""  # the lesson scenario frame.start opened for this page on arrival ("" when none)
+    lesson_timer: Timer = field(default_factory=Timer, compare=False, repr=False)
 
 
 def new_session(lab: Lab) -> Session:

@@ -19,6 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 import attention_core as ac
 from attention_views import session, theme
 from attention_views.editors import (
+    SHOWN_DECIMALS,
     TOKEN,
     Delta,
     TableError,
@@ -87,12 +88,12 @@ def matrix_editor(lab: Lab | session.Vectors, prefix: str, name: str, *, dynamic
     frame = lab.tables[name]
     # two decimals on a projector, as in the heatmaps (Streamlit sizes the columns to their text); otherwise the
     # float columns need no configuration (a NumberColumn each cost a 64-column editor a few ms of every rerun)
-    number = st.column_config.NumberColumn
-    config = {c: number(c, format="%.2f") for c in value_columns(frame)} if projector() else {}
+    number, big = st.column_config.NumberColumn, projector()
+    config = {c: number(c, format="%.2f") for c in value_columns(frame)} if big else {}
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
     st.data_editor(
-        display_table(frame, lab.read, name),
+        display_table(frame, lab.read, name, 2 if big else SHOWN_DECIMALS),
         key=editor_key(lab, prefix, name),
         num_rows="dynamic" if dynamic_rows else "fixed",
         hide_index=TOKEN in frame.columns,

@@ -25,5 +25,5 @@ with help_col:
 if not big:  # on a projector the instructions go beside the weights, over the editors (xv.workbench)
     st.markdown(ex.instructions)
 
-playing = a.learn is not None and a.learn.playing
-st.fragment(xv.workbench, run_every=lv.TICK_SECONDS if playing else None)(ex, a, big, playing)  # the timer reruns it
+timer = lv.timer_generation(a)
+st.fragment(xv.workbench, run_every=None if timer is None else lv.TICK_SECONDS)(ex, a, big, timer)  # ticks rerun it

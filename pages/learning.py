@@ -14,4 +14,5 @@ st.markdown(
     "random sequences every step) changes them until its answers are right. Press *Play* and watch the pattern "
     "appear as the loss falls."
 )
-st.fragment(hl.replay, run_every=hl.TICK_SECONDS if s.lesson_playing else None)(s, big, s.lesson_playing)
+timer = hl.timer_generation(s)
+st.fragment(hl.replay, run_every=None if timer is None else hl.TICK_SECONDS)(s, big, timer)  # ticks rerun it

@@ -10,7 +10,7 @@ import streamlit as st
 import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
 from attention_views import figures
-from attention_views.session import JOB_EVERY, JOB_STEPS, MAX_SEED, Learning, Session
+from attention_views.session import JOB_EVERY, JOB_STEPS, MAX_SEED, Session
 from attention_views.widgets import bound, chart
 
 TICK_SECONDS = 0.3  # the replay's timer: one snapshot (JOB_EVERY training steps) a tick
@@ -33,28 +33,63 @@ def trained(job: str, seed: int) -> ac.HeadTraining:
     return ac.train_head(job, seed=seed, steps=JOB_STEPS, every=JOB_EVERY)
 
 
-def tick(s: Session) -> None:
-    """One snapshot further; at the last one the replay stops."""
+def tick(s: Session, generation: int) -> None:
+    """One tick of the timer declared for ``generation``: one snapshot further, if the replay still plays that
+    generation (a tick queued before a pause does nothing); at the last snapshot the replay stops."""
     learning = s.lab.learning
-    learning.job_step = min(learning.job_step + JOB_EVERY, JOB_STEPS)
-    st.session_state["learning_step"] = learning.job_step  # the slider shows it (it is drawn after this)
-    s.lesson_playing = learning.job_step < JOB_STEPS
+    with s.lesson_timer.lock:
+        if timer_generation(s) != generation:
+            return
+        learning.job_step = min(learning.job_step + JOB_EVERY, JOB_STEPS)
+        st.session_state["learning_step"] = learning.job_step  # the slider shows it (it is drawn after this)
+        if learning.job_step >= JOB_STEPS:
+            stop(s)
 
 
-def play_or_pause(s: Session, play: bool) -> None:
-    """Start the replay (from step 0 when it stands at the end) or stop it, as the button's label said."""
-    s.lesson_playing = play
-    if s.lesson_playing and s.lab.learning.job_step >= JOB_STEPS:
-        s.lab.learning.job_step = 0
-        st.session_state["learning_step"] = 0
+def timer_generation(s: Session) -> int | None:
+    """The generation the replay's timer runs for, or None when it does not play (no timer)."""
+    return s.lesson_timer.generation if s.lesson_playing else None
 
 
-def replay(s: Session, big: bool, ticking: bool) -> None:
-    """Job, seed, play and the step slider, then the example's weights at that step beside the loss (a fragment)."""
+def play(s: Session) -> None:
+    """Start the replay (from step 0 when it stands at the end), a new generation of the timer."""
+    with s.lesson_timer.lock:
+        if s.lesson_playing:
+            return
+        s.lesson_playing = True
+        s.lesson_timer.generation += 1
+        if s.lab.learning.job_step >= JOB_STEPS:
+            s.lab.learning.job_step = 0
+            st.session_state["learning_step"] = 0
+
+
+def stop(s: Session) -> None:
+    """Stop the replay: every tick already queued (an older generation) does nothing."""
+    with s.lesson_timer.lock:
+        s.lesson_playing = False
+        s.lesson_timer.generation += 1
+
+
+def replay(s: Session, big: bool, timer: int | None) -> None:
+    """Job, seed, play and the step slider, then the example's weights at that step beside the loss (a fragment).
+
+    ``timer``: the generation the page declared the timer for (None: no timer). A Play or Pause click is run
+    after the tick in progress and before any tick queued meanwhile, which then does nothing."""
     learning = s.lab.learning
-    if ticking and s.lesson_playing:
-        tick(s)
-    controls(s, learning)
+    if timer is not None:
+        tick(s, timer)
+    controls(s)
+    st.caption(JOB_TEXT[learning.job])
+    bound(
+        st.slider,
+        "Training step",
+        "learning_step",
+        "job_step",
+        owner=learning,
+        min_value=0,
+        max_value=JOB_STEPS,
+        step=JOB_EVERY,
+    )
     run = trained(learning.job, learning.job_seed)
     snap = min(run.snapshots, key=lambda p: abs(p.step - learning.job_step))  # a slider value off the grid: nearest
     tokens = [VOCAB[i] for i in run.task.example_ids]
@@ -67,13 +102,17 @@ def replay(s: Session, big: bool, ticking: bool) -> None:
         losses = np.array([p.loss for p in run.snapshots])
         title = f"Loss on held-out sequences: {snap.loss:.3f} at step {snap.step}"
         chart(figures.loss_curve(steps, losses, now=snap.step, title=title, projector=big), "learning_loss")
-    if s.lesson_playing != ticking:
+    if timer_generation(s) != timer:
         st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
 
 
-def controls(s: Session, learning: Learning) -> None:
-    """The job, the training seed and play in a row, what the job is, then the step slider."""
-    row = st.container(horizontal=True, vertical_alignment="bottom")  # each as wide as its content, wrapping
+def controls(s: Session) -> None:
+    """The job, the training seed and Play or Pause in a row (each as wide as its content, wrapping).
+
+    Play and Pause are two buttons with keys of their own: a click says what it does whatever ran since it was
+    drawn (the browser may deliver one click twice)."""
+    learning = s.lab.learning
+    row = st.container(horizontal=True, vertical_alignment="bottom")
     job_col, seed_col, play_col = (row.container(width="content") for _ in range(3))
     with job_col:
         bound(
@@ -96,22 +135,10 @@ def controls(s: Session, learning: Learning) -> None:
             min_value=0,
             max_value=MAX_SEED,
         )
-    play_col.button(
-        "Pause" if s.lesson_playing else "Play",
-        key="learning_play",
-        on_click=play_or_pause,
-        args=(s, not s.lesson_playing),
-        icon=":material/pause:" if s.lesson_playing else ":material/play_arrow:",
-        type="primary",
+    playing = s.lesson_playing
+    label, key, callback, icon = (
+        ("Pause", "learning_pause", stop, ":material/pause:")
+        if playing
+        else ("Play", "learning_play", play, ":material/play_arrow:")
     )
-    st.caption(JOB_TEXT[learning.job])
-    bound(
-        st.slider,
-        "Training step",
-        "learning_step",
-        "job_step",
-        owner=learning,
-        min_value=0,
-        max_value=JOB_STEPS,
-        step=JOB_EVERY,
-    )
+    play_col.button(label, key=key, on_click=callback, args=(s,), icon=icon, type="primary")

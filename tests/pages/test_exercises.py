@@ -7,6 +7,7 @@ import pytest
 from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
+from attention_views.editors import SHOWN_DECIMALS
 from attention_views.exercise_views import TAB_LABELS
 from attention_views.session import new_lab
 from tests.plotly_axes import drawn_axis
@@ -94,15 +95,16 @@ def test_an_unchanged_table_is_read_once_and_an_edited_one_anew():
     at = open_exercise("self")
     a = at.session_state["session"].exercises.attempts["self"]
     table = a.tables["Q"]
-    assert a.read["Q"][0] is table and a.read[("shown", "Q")][0] is table
-    matrix, shown = a.read["Q"][1][1], a.read[("shown", "Q")][1]
+    shown_key = ("shown", "Q", SHOWN_DECIMALS)
+    assert a.read["Q"][0] is table and a.read[shown_key][0] is table
+    matrix, shown = a.read["Q"][1][1], a.read[shown_key][1]
     at.run()  # a rerun that changes no table
-    assert a.tables["Q"] is table and a.read["Q"][1][1] is matrix and a.read[("shown", "Q")][1] is shown
+    assert a.tables["Q"] is table and a.read["Q"][1][1] is matrix and a.read[shown_key][1] is shown
     edit_cells(at, key_of(at, "self", "Q"), {0: {"d0": 10.0}})
     assert_clean(at)
     assert a.tables["Q"] is not table and a.read["Q"][0] is a.tables["Q"]
     assert a.read["Q"][1][1][0, 0] == 10.0 and matrix[0, 0] != 10.0
-    assert a.read[("shown", "Q")][1]["d0"].iloc[0] == 10.0
+    assert a.read[shown_key][1]["d0"].iloc[0] == 10.0
 
 
 def test_editing_a_projection_changes_the_score():
@@ -216,3 +218,33 @@ def test_two_sessions_keep_their_attempts_apart():
     second.button(key="exercises_load").click().run()
     first.run()
     assert shown_score(first) == edited, "the other session's Load solution leaves this one alone"
+
+
+def test_after_learning_the_editors_show_no_float_noise_and_the_tables_keep_exact_numbers():
+    """ "Until solved" on the first exercise leaves float noise in Q and K (six cells within 5e-5 of zero, learned
+    from exact zeros): each editor is given its table at four decimals, so the grid shows no "0.0000000000000001"
+    and no "-0"; the attempt keeps the learned numbers exactly, through a rerun that edits nothing, and an edit
+    to one cell changes only that cell."""
+    at = open_exercise("self")
+    at.button(key="exercises_until").click().run()
+    assert_clean(at)
+    a = at.session_state["session"].exercises.attempts["self"]
+    learned = {name: np.array(W) for name, W in a.learn.state.tables.items()}
+    tiny = lambda W: (np.abs(W) < 5e-5) & (W != 0)  # noqa: E731
+    assert tiny(learned["Q"]).any() and tiny(learned["K"]).any(), "the learned tables hold float noise"
+    for name in ("Q", "K"):
+        open_tab(at, "exercises_tables_tab_self", TAB_LABELS[name])
+        (editor,) = [d for d in at.dataframe if d.proto.id.endswith(key_of(at, "self", name))]
+        shown = editor.value.to_numpy(dtype=float)
+        assert not tiny(shown).any() and not np.signbit(shown[shown == 0]).any(), f"{name} shows noise: {shown}"
+        np.testing.assert_allclose(shown, learned[name], rtol=0, atol=0.5e-4)  # at four decimals
+        np.testing.assert_array_equal(shown, np.round(shown, 4))
+    at.run()  # nothing edited
+    for name in ("Q", "K"):
+        np.testing.assert_array_equal(a.tables[name].to_numpy(dtype=float), learned[name])
+    edit_cells(at, key_of(at, "self", "K"), {0: {"d0": 2.5}})
+    assert_clean(at)
+    expected = learned["K"].copy()
+    expected[0, 0] = 2.5
+    np.testing.assert_array_equal(a.tables["K"].to_numpy(dtype=float), expected)
+    np.testing.assert_array_equal(a.tables["Q"].to_numpy(dtype=float), learned["Q"])

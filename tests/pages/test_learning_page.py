@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
+from attention_views import learn_views as lv
 from attention_views import share
 from attention_views.exercise_views import TAB_LABELS
 from attention_views.sections.head_lesson import trained
@@ -114,20 +115,44 @@ def test_play_takes_steps_on_every_run_and_pause_stops_them():
     at.run()
     playing_steps = len(a.learn.losses) - 1
     assert playing_steps >= 3 and playing_steps % 3 == 0, playing_steps
-    assert at.button(key="exercises_play").label == "Pause"
+    assert [b.label for b in at.button if b.key in ("exercises_play", "exercises_pause")] == ["Pause"]
     assert not [d for d in at.dataframe if "exercises_editor_" in d.proto.id], "no editor while learning plays"
     shown = [d.value.to_numpy(dtype=float) for d in at.dataframe]  # the open tab's table, Q
     assert len(shown) == 1, "the table is shown read-only while learning plays"
-    np.testing.assert_array_equal(shown[0], a.learn.state.tables["Q"])
-    at.button(key="exercises_play").click().run()
+    np.testing.assert_allclose(shown[0], a.learn.state.tables["Q"], rtol=0, atol=0.5e-4)  # at four decimals
+    at.button(key="exercises_pause").click().run()
     assert_clean(at)
     stopped = len(a.learn.losses)
     at.run()
     at.run()
     assert not a.learn.playing and len(a.learn.losses) == stopped, "no step after pause"
     assert shown_losses(at).size == stopped
-    assert at.button(key="exercises_play").label == "Play"
+    assert [b.label for b in at.button if b.key in ("exercises_play", "exercises_pause")] == ["Play"]
     np.testing.assert_array_equal(editor_matrix(at, "friend-emma", "Q"), a.learn.state.tables["Q"])
+
+
+def test_a_tick_queued_before_a_pause_takes_no_step():
+    """The browser may deliver ticks of the timer after a Pause: a tick of the generation the Pause ended takes no
+    step, nor once a new generation plays; a tick of the playing generation does."""
+    at = open_exercise("friend-emma")
+    at.slider(key="exercises_speed").set_value(3).run()
+    at.button(key="exercises_play").click().run()
+    a, learning = attempt(at, "friend-emma"), at.session_state["session"].lab.learning
+    ex = ac.load_exercise("friend-emma")
+    playing = lv.timer_generation(a)
+    at.button(key="exercises_pause").click().run()
+    assert_clean(at)
+    assert not a.learn.playing and lv.timer_generation(a) is None
+    stopped = len(a.learn.losses)
+    lv.tick(ex, a, learning, playing)  # queued before the pause
+    assert len(a.learn.losses) == stopped, "a tick of the paused generation takes no step"
+    at.button(key="exercises_play").click().run()
+    assert lv.timer_generation(a) not in (None, playing)
+    before = len(a.learn.losses)
+    lv.tick(ex, a, learning, playing)
+    assert len(a.learn.losses) == before, "nor once a new generation plays"
+    lv.tick(ex, a, learning, lv.timer_generation(a))
+    assert len(a.learn.losses) == before + 3
 
 
 def test_play_stops_by_itself_once_solved():
@@ -263,7 +288,7 @@ def test_the_lesson_plays_one_snapshot_a_run_and_pauses():
     assert s.lab.learning.job_step == first + JOB_EVERY
     assert at.slider(key="learning_step").value == s.lab.learning.job_step
     np.testing.assert_allclose(lesson_weights(at), snapshot(JOB_PREVIOUS, 0, s.lab.learning.job_step).weights)
-    at.button(key="learning_play").click().run()
+    at.button(key="learning_pause").click().run()
     paused = s.lab.learning.job_step
     at.run()
     assert not s.lesson_playing and s.lab.learning.job_step == paused

@@ -6,6 +6,7 @@ import pytest
 
 import attention_core as ac
 from attention_views.editors import (
+    SHOWN_DECIMALS,
     TOKEN,
     Delta,
     TableError,
@@ -114,8 +115,23 @@ def test_whole_table_fast_path_gives_the_cell_by_cell_numbers(tokens):
     by_cell = np.array([[parse_number(v) for v in row] for row in values])
     assert finite_block(frame) is not None
     np.testing.assert_array_equal(table_to_matrix(frame, "X")[1], by_cell)
-    np.testing.assert_array_equal(display_table(frame)[["d0", "d1", "d2", "d3"]].to_numpy(), by_cell)
+    shown = display_table(frame)[["d0", "d1", "d2", "d3"]].to_numpy()
+    np.testing.assert_allclose(shown, by_cell, rtol=0, atol=0.5 * 10**-SHOWN_DECIMALS)  # rounded to its decimals
     assert list(display_table(frame).columns) == list(frame.columns)
+
+
+def test_the_shown_table_rounds_float_noise_and_the_table_keeps_it():
+    """A learned table's noise (0.30000000000000004, 1e-16, -1e-19) shows at four decimals, never as a long row of
+    zeros or as -0; numbers past any fourth decimal stay as they are; the table itself is untouched."""
+    noisy = [0.30000000000000004, 1e-16, -1e-19, 0.123456789, -6e-5, 2.0**60 + 1, -123456789.98766]
+    frame = matrix_table(np.array([noisy]), ["a"], [f"d{j}" for j in range(len(noisy))], tokens=True)
+    shown = display_table(frame).iloc[0, 1:].to_numpy(dtype=float)
+    np.testing.assert_array_equal(shown, [0.3, 0.0, 0.0, 0.1235, -0.0001, 2.0**60, -123456789.9877])
+    assert not np.signbit(shown[2]), "-1e-19 shows as 0, not -0"
+    at_two = display_table(frame, decimals=2).iloc[0, 1:].to_numpy(dtype=float)  # a projector's editors
+    assert at_two[3] == 0.12 and at_two[4] == 0.0 and not np.signbit(at_two[4])
+    assert frame.iloc[0, 1:].tolist() == noisy, "the table keeps its exact numbers"
+    np.testing.assert_array_equal(table_to_matrix(frame, "Q")[1][0], noisy)
 
 
 @pytest.mark.parametrize("value", [None, "1.5", True, np.nan, -np.inf, 10**400, np.float32(0.5)])
