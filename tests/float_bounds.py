@@ -108,8 +108,10 @@ def _report(what: str, actual: np.ndarray, expected: np.ndarray, diff: np.ndarra
 
 
 def assert_within(actual, expected, bound, what: str) -> None:
-    """``|actual - expected| <= bound`` entry by entry (bound broadcast); the message names the worst entry."""
+    """``|actual - expected| <= bound`` entry by entry (a scalar expected or bound broadcast); the message names
+    the worst entry."""
     actual, expected = np.asarray(actual, dtype=np.float64), np.asarray(expected, dtype=np.float64)
+    expected = np.broadcast_to(expected, actual.shape) if expected.ndim == 0 else expected  # one expected value
     assert actual.shape == expected.shape, f"{what}: shapes {actual.shape} and {expected.shape}"
     diff = np.abs(actual - expected)
     bound = np.broadcast_to(np.asarray(bound, dtype=np.float64), diff.shape)

@@ -1,13 +1,17 @@
-"""Fixtures shared by the model tests: the model, read once per process, and its run on the default sentence."""
+"""Fixtures shared by the model tests: the model, read once per process, its runs on the IOI prompts, and the
+float64 runs that measure a float32 run's rounding (tests/float_bounds.py)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
 import attention_models as am
 from attention_core.decoder import rms_norm
-from tests.float_bounds import U, gamma, probable_gamma
+from attention_models.interp import logit_diffs
+from tests.float_bounds import U, gamma, probable_gamma, spread_bound
 
 
 @pytest.fixture(scope="session")
@@ -18,6 +22,29 @@ def model() -> am.Model:
 @pytest.fixture(scope="session")
 def default_run(model):
     return model.run(am.DEFAULT_SENTENCE)
+
+
+@pytest.fixture(scope="session")
+def answers(model) -> tuple[int, int]:
+    (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
+    return mary, john
+
+
+@pytest.fixture(scope="session")
+def corrupt_run(model):
+    return model.run(am.IOI.corrupt)
+
+
+@pytest.fixture(scope="session")
+def ld_spread(model, default_run, corrupt_run, answers) -> float:
+    """Allowed distance between two float32 evaluations of a logit difference after up to 30 layers: the spread
+    of the float32 runs' logit differences (at every position of both IOI prompts) from float64 ones."""
+    errors = [
+        logit_diffs(model, run.residuals[-1], *answers)
+        - logit_diffs(model, float64_residuals(model, run.token_ids)[-1], *answers)
+        for run in (default_run, corrupt_run)
+    ]
+    return spread_bound(np.concatenate(errors))
 
 
 def float64_run(
@@ -31,6 +58,25 @@ def float64_run(
     with model.threads():
         residuals, attention, _ = model._layers(np.asarray(x, dtype=np.float64), scale, head_weights or {}, start)
     return np.stack(residuals), np.stack(attention)
+
+
+def float64_copy(run: am.ModelRun) -> am.ModelRun:
+    """``run`` recomputed in float64 from its embeddings, with its edits: the same float32 weights taken as exact,
+    so ``float32 value - the copy's value`` is that value's float32 rounding (what :func:`spread_bound` reads)."""
+    model = run.model
+    x = model.weights.embedding[run.token_ids].astype(np.float64)  # (T, d_model)
+    with model.threads():
+        residuals, attention, outputs = model._layers(x, run.head_scale, run.head_weights, 0)
+    residuals = np.stack(residuals)  # (L+1, T, d_model) float64
+    probs = np.exp(float64_logprobs(model, residuals[-1][-1:])[0])
+    return dataclasses.replace(
+        run,
+        residuals=residuals,
+        attention=np.stack(attention),  # float64 weights, stored rounded to float32 by the model
+        head_outputs=np.stack(outputs),
+        next_token_probs=probs,
+        first_layer=0,
+    )
 
 
 def float64_layer(model: am.Model, x: np.ndarray, layer: int) -> np.ndarray:

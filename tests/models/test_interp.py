@@ -34,29 +34,6 @@ from tests.models.conftest import (
 )
 
 
-@pytest.fixture(scope="module")
-def answers(model) -> tuple[int, int]:
-    (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
-    return mary, john
-
-
-@pytest.fixture(scope="module")
-def corrupt_run(model):
-    return model.run(am.IOI.corrupt)
-
-
-@pytest.fixture(scope="module")
-def ld_spread(model, default_run, corrupt_run, answers) -> float:
-    """Allowed distance between two float32 evaluations of a logit difference after up to 30 layers: the spread
-    of the float32 runs' logit differences (at every position of both IOI prompts) from float64 ones."""
-    errors = [
-        logit_diffs(model, run.residuals[-1], *answers)
-        - logit_diffs(model, float64_residuals(model, run.token_ids)[-1], *answers)
-        for run in (default_run, corrupt_run)
-    ]
-    return spread_bound(np.concatenate(errors))
-
-
 def test_the_ioi_prompts_have_the_same_length_and_single_token_answers(model, default_run, corrupt_run):
     assert am.IOI.clean == am.DEFAULT_SENTENCE
     assert len(default_run.token_ids) == len(corrupt_run.token_ids) == 14
