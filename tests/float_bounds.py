@@ -90,6 +90,22 @@ def softmax_rounding(n: int) -> float:
     return 2 * U + ELEMENTARY_ULPS * EPS + gamma(max(n - 1, 1))
 
 
+def scores_bound(Q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
+    """Bound on float32 scores ``scale Q @ K.T`` (..., n_q, n_k) from float64 ``Q, K (..., n, d)`` rounded to float32:
+    each input rounded (2U), a dot product of d terms (``gamma_d``), the scale (U), all times ``|Q| @ |K|.T``."""
+    d = np.shape(Q)[-1]
+    magnitude = np.abs(np.asarray(Q, dtype=np.float64)) @ np.swapaxes(np.abs(np.asarray(K, dtype=np.float64)), -1, -2)
+    return (3 * U + gamma(d)) * abs(scale) * magnitude
+
+
+def softmax_weights_bound(score_bound: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Bound on ``|w32 - w|`` for softmax weights ``weights (..., n_k)`` whose scores moved by at most ``score_bound``:
+    relative ``e^(ds_j + max ds) - 1`` (softmax), plus the float32 softmax's own rounding; 0 where ``w`` is 0."""
+    w = np.asarray(weights, dtype=np.float64)
+    ds = np.where(w > 0, score_bound, 0.0)  # a masked entry is exactly 0 in both
+    return (np.expm1(ds + ds.max(axis=-1, keepdims=True)) + softmax_rounding(w.shape[-1])) * w
+
+
 def spread_bound(measured_error: np.ndarray) -> float:
     """Allowed distance between two float32 evaluations, each of whose errors is a draw like ``measured_error``
     (one evaluation against float64): :data:`SPREAD` times its largest entry."""

@@ -14,7 +14,9 @@ from tests.float_bounds import (
     gamma,
     logprob_bound,
     probable_gamma,
+    scores_bound,
     softmax_rounding,
+    softmax_weights_bound,
     spread_bound,
     sum_bound,
 )
@@ -121,3 +123,21 @@ def test_spread_bound_covers_two_float32_orders_measured_against_float64():
     one, other = a @ b, np.cumsum(a * b, axis=1, dtype=np.float32)[:, -1]  # BLAS, and left to right
     assert_within(one, other, spread_bound(one - exact), "two orders")
     assert spread_bound(one - exact) < 2 * float(dot_bound(np.abs(a), np.abs(b)).max())
+
+
+def test_float32_attention_weights_are_within_the_scores_and_softmax_bounds():
+    rng = np.random.default_rng(4)
+    Q, K = 2 * rng.normal(size=(3, 40, 64)), 2 * rng.normal(size=(3, 40, 64))
+
+    def weights(Q, K):
+        s = Q @ np.swapaxes(K, -1, -2) * Q.dtype.type(0.125)
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    wide, narrow = weights(Q, K), weights(Q.astype(np.float32), K.astype(np.float32))
+    bound = softmax_weights_bound(scores_bound(Q, K, 0.125), wide)
+    assert_within(narrow, wide, bound, "float32 attention")
+    assert bound.max() < 0.05 * wide.max()  # the bound is not vacuous
+    wrong = weights(Q.astype(np.float32), K.astype(np.float32) * np.float32(1 + 1e-3))  # keys off by 0.1 %
+    with pytest.raises(AssertionError, match="beyond the float32 bound"):
+        assert_within(wrong, wide, bound, "float32 attention")
