@@ -11,7 +11,7 @@ import pytest
 import attention_models as am
 from attention_core.decoder import rms_norm
 from attention_models.interp import logit_diffs
-from tests.float_bounds import U, gamma, probable_gamma, spread_bound
+from tests.float_bounds import U, assert_within, gamma, probable_gamma, spread_bound
 
 
 @pytest.fixture(scope="session")
@@ -97,6 +97,15 @@ def float64_logprobs(model: am.Model, x: np.ndarray) -> np.ndarray:
     z = model.logits(np.asarray(x, dtype=np.float64))  # float64 rows stay float64 through the norm and head
     z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def output_head_spread(model: am.Model, x: np.ndarray) -> float:
+    """Allowed distance between two float32 evaluations of any logit of ``model.logits(x)``, rows ``x (m, d_model)``:
+    :func:`spread_bound` of one evaluation's distance from float64, which is itself checked to lie within the
+    analytic :func:`output_head_bound` (the measurement is what float32 promises, not a fit)."""
+    narrow, exact = model.logits(x), model.logits(np.asarray(x, dtype=np.float64))  # (m, vocab) each
+    assert_within(narrow, exact, output_head_bound(model, x), "float32 output head against float64")
+    return spread_bound(narrow - exact)
 
 
 def output_head_bound(model: am.Model, x: np.ndarray) -> np.ndarray:
