@@ -79,6 +79,17 @@ def float64_copy(run: am.ModelRun) -> am.ModelRun:
     )
 
 
+def logprob_error(run: am.ModelRun) -> np.ndarray:
+    """``(vocab,)``: float32 rounding in the run's next-token log-probabilities, read from its last residual row
+    through the float32 output head, minus the same from :func:`float64_copy`. Read from the residual stream, not
+    from ``next_token_probs``, so a fault in how a run makes its probabilities is not taken for rounding."""
+    model = run.model
+    z = model.logits(run.residuals[-1][-1:])[0]  # float32 head on the float32 residual, (vocab,)
+    z = z - z.max()
+    narrow = z - np.log(np.exp(z).sum())
+    return narrow - float64_logprobs(model, float64_copy(run).residuals[-1][-1:])[0]
+
+
 def float64_layer(model: am.Model, x: np.ndarray, layer: int) -> np.ndarray:
     """One layer's output on the residual ``x (T, d_model)`` entering it, in float64, (T, d_model)."""
     x = np.asarray(x, dtype=np.float64)[None]  # (1, T, d_model)

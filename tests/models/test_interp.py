@@ -27,9 +27,8 @@ from tests.float_bounds import (
 )
 from tests.models.conftest import (
     float64_layer,
-    float64_logprobs,
-    float64_residuals,
     float64_run,
+    logprob_error,
     output_head_spread,
 )
 
@@ -92,8 +91,7 @@ def test_logit_lens_last_row_is_the_models_prediction_and_rows_are_distributions
 
 def test_logit_lens_at_an_earlier_position_ends_in_that_positions_prediction(model, default_run):
     shorter = model.run(default_run.token_ids[:5])  # 30 layers on 5 tokens instead of 14: other float32 sums
-    exact = float64_logprobs(model, float64_residuals(model, shorter.token_ids)[-1][-1:])[0]
-    bound = spread_bound(np.log(shorter.next_token_probs) - exact)
+    bound = spread_bound(logprob_error(shorter))
     assert_logprobs_within(default_run.logit_lens(4)[-1], shorter.next_token_probs, bound, "lens at position 4")
     with pytest.raises(am.AttentionModelError, match="no position 14"):
         default_run.logit_lens(14)
@@ -102,8 +100,8 @@ def test_logit_lens_at_an_earlier_position_ends_in_that_positions_prediction(mod
 def test_head_weights_equal_to_the_heads_own_weights_change_nothing(model, default_run):
     own = {(3, 2): default_run.attention[3, 2], (20, 7): default_run.attention[20, 7]}
     again = model.run(default_run.token_ids, head_weights=own)  # those two heads as weights @ V: another order
-    residuals, attention = float64_run(model, model.weights.embedding[default_run.token_ids])
-    logp_bound = spread_bound(np.log(default_run.next_token_probs) - float64_logprobs(model, residuals[-1][-1:])[0])
+    _, attention = float64_run(model, model.weights.embedding[default_run.token_ids])
+    logp_bound = spread_bound(logprob_error(default_run))
     assert_logprobs_within(again.next_token_probs, default_run.next_token_probs, logp_bound, "next-token probabilities")
     assert_within(again.attention, default_run.attention, spread_bound(default_run.attention - attention), "attention")
 
@@ -121,8 +119,7 @@ def test_head_weights_replace_the_softmax_and_reuse_starts_at_their_layer(model,
     v_bound = 2 * (probable_gamma(576) + gamma(576) / 2 + 4 * U) * (np.abs(a[:1]) @ np.abs(W_v))  # two evaluations
     assert_within(edited.head_outputs[20, 7], np.tile(V[0], (T, 1)), v_bound, "every row is v_0")
     fresh = model.run(default_run.token_ids, head_weights={(20, 7): first})
-    exact = float64_logprobs(model, float64_residuals(model, fresh.token_ids, head_weights={(20, 7): first})[-1][-1:])
-    bound = spread_bound(np.log(fresh.next_token_probs) - exact[0])
+    bound = spread_bound(logprob_error(fresh))
     assert_logprobs_within(edited.next_token_probs, fresh.next_token_probs, bound, "reused against fresh")
     assert model.run(default_run.token_ids, head_weights={(20, 7): first}, reuse=edited) is edited
     assert model.run(default_run.token_ids, reuse=edited).first_layer == 20  # the edit undone from layer 20

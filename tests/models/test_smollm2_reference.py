@@ -20,7 +20,7 @@ import attention_models as am
 from attention_core.head_scores import induction_score
 from attention_models.interp import Patch, patched_logit_diffs
 from tests.float_bounds import U, assert_logprobs_within, assert_within, spread_bound
-from tests.models.conftest import float64_copy
+from tests.models.conftest import float64_copy, logprob_error
 
 REF = np.load(Path(__file__).parents[1] / "data" / "smollm2_reference.npz")
 META = json.loads(str(REF["meta"]))
@@ -38,7 +38,7 @@ def _stored(reference: np.ndarray) -> np.ndarray:
 
 def _logp_bound(run) -> float:
     """Two float32 evaluations of ``log next_token_probs``: SPREAD x this run's largest distance from float64."""
-    return spread_bound(np.log(run.next_token_probs) - np.log(float64_copy(run).next_token_probs))
+    return spread_bound(logprob_error(run))
 
 
 @pytest.mark.parametrize("index", range(len(META["sentences"])))
