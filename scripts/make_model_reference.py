@@ -19,6 +19,12 @@ input times its 64 columns of o_proj, each MLP's output, the embedding; read thr
 RMSNorm frozen at the run's rms), the corrupted run with one head's o_proj input columns taken
 from the clean run, the corrupted run with one residual row entering a layer taken from the clean
 run (a forward pre-hook on that decoder layer), and one row of the logit lens.
+
+For the same pair, the whole heads-patching grid: for every head (layer, head), the corrupted run's
+logit difference with that head's 64 o_proj input columns (every position) taken from the clean run.
+And logit-lens rows of the default sentence for several residuals (read by forward pre-hooks on the
+decoder layers and on the final norm) and positions: each row's log-probabilities, in float64 from
+the float32 logits, at its top tokens and at a few fixed tokens of low probability.
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ REPEAT = dict(length=30, copies=2, seed=0)  # the repeated-random-token preset
 N_INDUCTION_OFF = 10
 PATCHED_RESIDUAL = (12, 9)  # (layer, position): the input of layer 12 at the second name
 LENS_INDEX = 24  # the logit lens row stored: the residual entering layer 24
+LENS_GRID = dict(residuals=[0, 6, 12, 18, 24, 30], positions=[1, 5, 9, 13])  # residual 30: the last output
+LENS_TAIL = dict(count=10, seed=0)  # fixed token ids of the vocabulary (mostly of low probability)
 
 
 def forward(model, ids: list[int], head_scale: np.ndarray | None = None):
@@ -177,6 +185,71 @@ def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
     data["lens_top_ids"], data["lens_top_probs"] = top_probs(lens_logits)
 
 
+def head_patch_hook(cols: slice, clean_cols: torch.Tensor):
+    """A pre-hook on ``o_proj`` that puts the clean run's ``clean_cols (T, d_head)`` into the columns ``cols``."""
+
+    def hook(m, args):
+        x = args[0].clone()
+        x[0, :, cols] = clean_cols
+        return (x,)
+
+    return hook
+
+
+@torch.no_grad()
+def patched_heads_grid(model, tok, data: dict[str, np.ndarray]) -> None:
+    """Every head's patched logit difference ``(L, h)`` and the share of the clean one it restores."""
+    cfg = model.config
+    h, d_head = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
+    clean, corrupt = (tok(s, add_special_tokens=True)["input_ids"] for s in (IOI.clean, IOI.corrupt))
+    (a,), (b,) = (tok(s, add_special_tokens=False)["input_ids"] for s in (IOI.answer, IOI.other))
+    _, store = parts(model, clean)
+    grid = np.zeros((cfg.num_hidden_layers, h))
+    for layer, o_in in enumerate(store["o_in"]):
+        for head in range(h):
+            cols = slice(head * d_head, (head + 1) * d_head)
+            hook = model.model.layers[layer].self_attn.o_proj.register_forward_pre_hook(
+                head_patch_hook(cols, o_in[:, cols])
+            )
+            try:
+                logits = model(torch.tensor([corrupt])).logits[0, -1]
+            finally:
+                hook.remove()
+            grid[layer, head] = float(logits[a]) - float(logits[b])
+    ld_clean, ld_corrupt = float(data["ioi_logit_diff"]), float(data["ioi_corrupt_logit_diff"])
+    data["ioi_patched_heads_logit_diff"] = grid  # (L, h), kept float64
+    data["ioi_patched_heads_share"] = (grid - ld_corrupt) / (ld_clean - ld_corrupt)  # (L, h), kept float64
+
+
+@torch.no_grad()
+def lens_grid(model, ids: list[int], data: dict[str, np.ndarray]) -> None:
+    """Logit-lens log-probabilities at LENS_GRID's residuals and positions: top ``TOP`` tokens and fixed tail ones."""
+    inputs = []
+    hooks = [layer.register_forward_pre_hook(lambda m, a: inputs.append(a[0][0])) for layer in model.model.layers]
+    hooks.append(model.model.norm.register_forward_pre_hook(lambda m, a: inputs.append(a[0][0])))
+    try:
+        model(torch.tensor([ids]))
+    finally:
+        for h in hooks:
+            h.remove()
+    tail = np.random.default_rng(LENS_TAIL["seed"]).choice(model.config.vocab_size, LENS_TAIL["count"], replace=False)
+    rows_ids, rows_logp = [], []
+    for r in LENS_GRID["residuals"]:
+        x = inputs[r][LENS_GRID["positions"]]  # (P, d) the residual entering layer r (r = L: the last output)
+        logp = torch.log_softmax(model.lm_head(model.model.norm(x)).double(), dim=-1).numpy()  # (P, vocab)
+        top = np.argsort(logp, axis=-1)[:, ::-1][:, :TOP]  # (P, TOP)
+        chosen = np.concatenate([top, np.broadcast_to(tail, (len(top), len(tail)))], axis=1)  # (P, TOP + tail)
+        rows_ids.append(chosen)
+        rows_logp.append(np.take_along_axis(logp, chosen, axis=-1))
+    data["lens_grid_residuals"] = np.array(LENS_GRID["residuals"])
+    data["lens_grid_positions"] = np.array(LENS_GRID["positions"])
+    data["lens_grid_ids"] = np.stack(rows_ids).astype(np.int64)  # (R, P, TOP + tail)
+    data["lens_grid_logprobs"] = np.stack(rows_logp)  # (R, P, TOP + tail), kept float64
+
+
+KEEP_FLOAT64 = {"ioi_patched_heads_logit_diff", "ioi_patched_heads_share", "lens_grid_logprobs"}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "tests/data/smollm2_reference.npz")
@@ -216,6 +289,8 @@ def main() -> None:
     out = forward(model, default, scale * 0.5 + 0.25)  # a fractional edit of every head: 0.25 or 0.75
     data["default_scaled_top_ids"], data["default_scaled_top_probs"] = top_probs(out.logits)
     ioi_references(model, tok, data)
+    patched_heads_grid(model, tok, data)
+    lens_grid(model, default, data)
 
     meta = {
         "versions": {
@@ -228,11 +303,17 @@ def main() -> None:
         "repeat": REPEAT,
         "default_scaled_edit": "head_scale = 0.5 * ablated_scale + 0.25",
         "ioi": {"clean": IOI.clean, "corrupt": IOI.corrupt, "answer": IOI.answer, "other": IOI.other},
+        "lens_grid": LENS_GRID,
+        "lens_tail": LENS_TAIL,
     }
     data["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
-        args.out, **{k: (v.astype(np.float32) if v.dtype == np.float64 and v.ndim > 1 else v) for k, v in data.items()}
+        args.out,
+        **{
+            k: (v.astype(np.float32) if v.dtype == np.float64 and v.ndim > 1 and k not in KEEP_FLOAT64 else v)
+            for k, v in data.items()
+        },
     )
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")
     print(json.dumps(meta, ensure_ascii=False, indent=1))

@@ -1,6 +1,9 @@
 """Interpretability on the real model: logit difference, direct logit attribution, logit lens, head_weights, patching.
 
 Invariants, checked on SmolLM2 itself (the numbers against Hugging Face are in test_smollm2_reference.py).
+Two float32 computations are compared within bounds from tests/float_bounds.py: :func:`spread_bound` of one
+float32 evaluation's measured distance from the same computation in float64 (:func:`float64_run`); for the
+output head alone that measurement is checked against its dot-product bound (:func:`output_head_spread`).
 """
 
 from __future__ import annotations
@@ -9,21 +12,25 @@ import numpy as np
 import pytest
 
 import attention_models as am
-from attention_core.decoder import decoder_layer
+from attention_core.decoder import decoder_layer, rms_norm
 from attention_core.positions import rope
 from attention_models.interp import Patch, logit_diffs, patched_logit_diffs
 from attention_models.model import rope_heads
-
-
-@pytest.fixture(scope="module")
-def answers(model) -> tuple[int, int]:
-    (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
-    return mary, john
-
-
-@pytest.fixture(scope="module")
-def corrupt_run(model):
-    return model.run(am.IOI.corrupt)
+from tests.float_bounds import (
+    U,
+    assert_logprobs_within,
+    assert_within,
+    gamma,
+    logprob_bound,
+    probable_gamma,
+    spread_bound,
+)
+from tests.models.conftest import (
+    float64_layer,
+    float64_run,
+    logprob_error,
+    output_head_spread,
+)
 
 
 def test_the_ioi_prompts_have_the_same_length_and_single_token_answers(model, default_run, corrupt_run):
@@ -37,17 +44,28 @@ def test_smollm2_prefers_mary_on_the_clean_prompt_and_john_on_the_corrupted_one(
     assert corrupt_run.logit_diff(*answers) == pytest.approx(-6.47, abs=0.05)
 
 
-def test_logit_diff_is_the_difference_of_log_probabilities(default_run, answers):
-    logp = np.log(default_run.next_token_probs)
-    assert default_run.logit_diff(*answers) == pytest.approx(logp[answers[0]] - logp[answers[1]], abs=1e-4)
+def test_logit_diff_is_the_difference_of_log_probabilities(model, default_run, answers):
+    logp = np.log(default_run.next_token_probs)  # float64 from the float32 output head; logit_diff all float64
+    expected = logp[answers[0]] - logp[answers[1]]  # two float32 logits, each within half the spread of exact
+    bound = output_head_spread(model, default_run.residuals[-1][-1:])
+    assert_within(default_run.logit_diff(*answers), expected, bound, "logit difference")
 
 
-def test_direct_logit_attribution_sums_to_the_logit_difference(default_run, corrupt_run, answers):
+def test_direct_logit_attribution_sums_to_the_logit_difference(model, default_run, corrupt_run, answers):
+    """The parts telescope to the last residual up to each layer's float32 rounding ``e_l`` (the layer's float32
+    output minus the same layer in float64 on the run's own input), read through the frozen readout ``r``: the
+    run's LD carries ``sum_l r . e_l``, the parts another draw of the same; allowed SPREAD x sum_l |r . e_l|."""
     for run in (default_run, corrupt_run):
         parts = run.direct_logit_attribution(*answers)
         assert parts["heads"].shape == (30, 9) and parts["mlps"].shape == (30,) and isinstance(parts["embed"], float)
         total = parts["embed"] + parts["heads"].sum() + parts["mlps"].sum()
-        assert total == pytest.approx(run.logit_diff(*answers), abs=1e-4)
+        readout = am.interp._direction(model, run.residuals[-1][-1:], *answers)[0]  # (d_model,)
+        layer_errors = [
+            run.residuals[layer + 1][-1] - float64_layer(model, run.residuals[layer], layer)[-1]
+            for layer in range(model.n_layers)
+        ]  # (L, d_model) each layer's own float32 rounding at the last position
+        bound = spread_bound([np.abs(np.stack(layer_errors) @ readout).sum()])
+        assert_within(total, run.logit_diff(*answers), bound, "embed + heads + MLPs")
 
 
 def test_direct_logit_attribution_of_a_switched_off_head_is_zero(model, default_run, answers):
@@ -61,22 +79,31 @@ def test_direct_logit_attribution_of_a_switched_off_head_is_zero(model, default_
 def test_logit_lens_last_row_is_the_models_prediction_and_rows_are_distributions(model, default_run):
     lens = default_run.logit_lens()
     assert lens.shape == (31, model.vocab_size)
-    np.testing.assert_allclose(lens.sum(axis=1), 1.0)
-    np.testing.assert_allclose(lens[-1], default_run.next_token_probs, atol=1e-7)
+    np.testing.assert_allclose(lens.sum(axis=1), 1.0)  # float64 softmax
+    # the same final residual through the float32 output head as 31 rows and as one: two evaluation orders
+    assert_logprobs_within(
+        lens[-1],
+        default_run.next_token_probs,
+        logprob_bound(np.full(model.vocab_size, output_head_spread(model, default_run.residuals[-1][-1:]))),
+        "the lens's last row against the prediction",
+    )
 
 
 def test_logit_lens_at_an_earlier_position_ends_in_that_positions_prediction(model, default_run):
-    shorter = model.run(default_run.token_ids[:5])
-    np.testing.assert_allclose(default_run.logit_lens(4)[-1], shorter.next_token_probs, atol=1e-5)  # float32 sums
+    shorter = model.run(default_run.token_ids[:5])  # 30 layers on 5 tokens instead of 14: other float32 sums
+    bound = spread_bound(logprob_error(shorter))
+    assert_logprobs_within(default_run.logit_lens(4)[-1], shorter.next_token_probs, bound, "lens at position 4")
     with pytest.raises(am.AttentionModelError, match="no position 14"):
         default_run.logit_lens(14)
 
 
 def test_head_weights_equal_to_the_heads_own_weights_change_nothing(model, default_run):
     own = {(3, 2): default_run.attention[3, 2], (20, 7): default_run.attention[20, 7]}
-    again = model.run(default_run.token_ids, head_weights=own)
-    np.testing.assert_allclose(again.next_token_probs, default_run.next_token_probs, atol=1e-6)
-    np.testing.assert_allclose(again.attention, default_run.attention, atol=1e-5)
+    again = model.run(default_run.token_ids, head_weights=own)  # those two heads as weights @ V: another order
+    _, attention = float64_run(model, model.weights.embedding[default_run.token_ids])
+    logp_bound = spread_bound(logprob_error(default_run))
+    assert_logprobs_within(again.next_token_probs, default_run.next_token_probs, logp_bound, "next-token probabilities")
+    assert_within(again.attention, default_run.attention, spread_bound(default_run.attention - attention), "attention")
 
 
 def test_head_weights_replace_the_softmax_and_reuse_starts_at_their_layer(model, default_run):
@@ -86,10 +113,14 @@ def test_head_weights_replace_the_softmax_and_reuse_starts_at_their_layer(model,
     edited = model.run(default_run.token_ids, head_weights={(20, 7): first}, reuse=default_run)
     assert edited.first_layer == 20
     np.testing.assert_array_equal(edited.attention[20, 7], first)
-    _, _, V = model.head_qkv(default_run, 20, 7)
-    np.testing.assert_allclose(edited.head_outputs[20, 7], np.tile(V[0], (T, 1)), atol=1e-5)  # every row is v_0
+    _, _, V = model.head_qkv(default_run, 20, 7)  # V recomputed: a float32 dot product of d_model terms per entry
+    a = rms_norm(default_run.residuals[20], model.weights.layers[20].attn_norm, model.config.eps)  # (T, d_model)
+    W_v = model.weights.layers[20].W_v[:, 2 * 64 : 3 * 64]  # query head 7 reads key/value head 7 // 3 = 2
+    v_bound = 2 * (probable_gamma(576) + gamma(576) / 2 + 4 * U) * (np.abs(a[:1]) @ np.abs(W_v))  # two evaluations
+    assert_within(edited.head_outputs[20, 7], np.tile(V[0], (T, 1)), v_bound, "every row is v_0")
     fresh = model.run(default_run.token_ids, head_weights={(20, 7): first})
-    np.testing.assert_allclose(edited.next_token_probs, fresh.next_token_probs, atol=1e-7)
+    bound = spread_bound(logprob_error(fresh))
+    assert_logprobs_within(edited.next_token_probs, fresh.next_token_probs, bound, "reused against fresh")
     assert model.run(default_run.token_ids, head_weights={(20, 7): first}, reuse=edited) is edited
     assert model.run(default_run.token_ids, reuse=edited).first_layer == 20  # the edit undone from layer 20
 
@@ -108,9 +139,11 @@ def test_the_batched_layer_is_the_cores_decoder_layer(model, default_run):
     scale = np.linspace(0.0, 1.5, 9)
     core = decoder_layer(x, model.weights.layers[7], model.config, scale)
     heads, weights = model.attention_heads(np.stack([x, x]), 7, scale)  # a batch of two copies
-    out = model.layer_output(np.stack([x, x]), heads, 7)
-    np.testing.assert_allclose(out, np.stack([core.output] * 2), atol=1e-5)
-    np.testing.assert_allclose(weights, np.stack([core.weights] * 2), atol=1e-6)  # float32 sums, another order
+    out = model.layer_output(np.stack([x, x]), heads, 7)  # float32 sums in another order than the core's
+    exact = decoder_layer(x.astype(np.float64), model.weights.layers[7], model.config, scale)
+    output_bound, weights_bound = spread_bound(core.output - exact.output), spread_bound(core.weights - exact.weights)
+    assert_within(out, np.stack([core.output] * 2), output_bound, "layer output")
+    assert_within(weights, np.stack([core.weights] * 2), weights_bound, "attention weights")
 
 
 def test_rope_heads_is_the_cores_rope_on_every_head():
@@ -118,7 +151,9 @@ def test_rope_heads_is_the_cores_rope_on_every_head():
     np.testing.assert_array_equal(rope_heads(X, 100.0), np.stack([rope(x, base=100.0) for x in X]))  # the same bits
     narrow = rope_heads(X.astype(np.float32), 100.0)  # float32 tables and arithmetic, as the model runs
     assert narrow.dtype == np.float32
-    np.testing.assert_allclose(narrow, np.stack([rope(x, base=100.0) for x in X]), rtol=0, atol=1e-6)
+    # out_i = x_i cos + x_j sin (j the other half): x, cos, sin each rounded once, two products, one sum: 4U + U
+    pair = np.abs(X) + np.abs(np.concatenate([X[..., 4:], X[..., :4]], axis=-1))  # |x_i| + |x_j|
+    assert_within(narrow, np.stack([rope(x, base=100.0) for x in X]), 5 * U * pair, "float32 RoPE")
 
 
 def test_patching_a_run_with_its_own_values_changes_nothing(default_run, answers):
@@ -128,7 +163,7 @@ def test_patching_a_run_with_its_own_values_changes_nothing(default_run, answers
 
 
 def test_a_batched_residual_patch_equals_the_single_run_from_the_patched_layer(
-    model, default_run, corrupt_run, answers
+    model, default_run, corrupt_run, answers, ld_spread
 ):
     patches = [Patch(12, position=9), Patch(12, position=3), Patch(25, position=13), Patch(29, position=1)]
     diffs = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
@@ -137,7 +172,7 @@ def test_a_batched_residual_patch_equals_the_single_run_from_the_patched_layer(
         x[p.position] = default_run.residuals[p.layer, p.position]
         with model.threads():
             residuals, _, _ = model._layers(x, corrupt_run.head_scale, {}, p.layer)  # every row, one sequence
-        assert diff == pytest.approx(logit_diffs(model, residuals[-1][-1:], *answers)[0], abs=1e-4)
+        assert_within(diff, logit_diffs(model, residuals[-1][-1:], *answers)[0], ld_spread, f"{p}")
     assert len(set(np.round(diffs, 3))) == 4
 
 
@@ -165,22 +200,22 @@ def test_patch_heads_shares_and_progress(model, answers):
     assert 0.5 < shares[23, 3] < 0.7
 
 
-def test_the_batch_size_changes_no_patched_logit_difference(default_run, corrupt_run, answers, monkeypatch):
+def test_the_batch_size_changes_no_patched_logit_difference(default_run, corrupt_run, answers, monkeypatch, ld_spread):
     """Patches starting at four layers, run in one batch and in batches of 7 sequences (starts mixed within a
     batch and across batches): the same numbers."""
     patches = [Patch(layer, head=h) for layer in (0, 11, 23, 29) for h in range(9)]
     whole = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
     monkeypatch.setattr(am.interp, "BATCH_ROWS", len(default_run.token_ids) * 7)
     small = patched_logit_diffs(default_run, corrupt_run, patches, *answers)
-    np.testing.assert_allclose(small, whole, atol=1e-4)
+    assert_within(small, whole, ld_spread, "batches of 7 against one batch")
     assert np.ptp(whole) > 0.1  # the patches do differ
 
 
-def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_run, corrupt_run, answers):
+def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_run, corrupt_run, answers, ld_spread):
     clean_ld, corrupt_ld = default_run.logit_diff(*answers), corrupt_run.logit_diff(*answers)
     (one,) = patched_logit_diffs(default_run, corrupt_run, [Patch(29, head=1)], *answers)
     both = patched_logit_diffs(default_run, corrupt_run, [Patch(0, head=0), Patch(29, head=1)], *answers)
-    assert both[1] == pytest.approx(one, abs=1e-5)
+    assert_within(both[1], one, ld_spread, "in a batch of two against alone")
     assert (one - corrupt_ld) / (clean_ld - corrupt_ld) == pytest.approx(0.268, abs=0.01)
 
 
