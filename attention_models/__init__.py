@@ -12,17 +12,24 @@
     model.run(ids, head_weights={(9, 6): W})  # W (T, T) used instead of head 6's softmax in layer 9
 
     mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
-    run.logit_diff(mary, john)                # logit[" Mary"] - logit[" John"] at the last position
-    run.direct_logit_attribution(mary, john)  # {"embed": float, "heads": (L, h), "mlps": (L,)}, summing to it
-    run.logit_lens()                          # (n_layers + 1, vocab) probabilities read from each residual
-    model.patch_heads(am.IOI.clean, am.IOI.corrupt, mary, john)      # (L, h) share restored by each head
-    model.patch_residual(am.IOI.clean, am.IOI.corrupt, mary, john)   # (L + 1, T) ... by each residual row
+    am.logit_diff(run, mary, john)                # logit[" Mary"] - logit[" John"] at the last position
+    am.direct_logit_attribution(run, mary, john)  # {"embed": float, "heads": (L, h), "mlps": (L,)}, summing to it
+    am.logit_lens(run)                            # (n_layers + 1, vocab) probabilities read from each residual
+    am.patch_heads(model, am.IOI.clean, am.IOI.corrupt, mary, john)     # (L, h) share restored by each head
+    am.patch_residual(model, am.IOI.clean, am.IOI.corrupt, mary, john)  # (L + 1, T) ... by each residual row
 
 This package reads model files (its own GGUF reader, gguf_file; tokenizers); the maths lives in attention_core.
 """
 
 from attention_models.errors import AttentionModelError, ModelNotInstalledError, SequenceTooLongError
-from attention_models.interp import Patch
+from attention_models.interp import (
+    Patch,
+    direct_logit_attribution,
+    logit_diff,
+    logit_lens,
+    patch_heads,
+    patch_residual,
+)
 from attention_models.model import MAX_TOKENS, MODELS, Model, ModelRun, load
 from attention_models.presets import DEFAULT_SENTENCE, IOI, PatchingPreset, repeated_random_tokens
 
@@ -38,6 +45,11 @@ __all__ = [
     "Patch",
     "PatchingPreset",
     "SequenceTooLongError",
+    "direct_logit_attribution",
     "load",
+    "logit_diff",
+    "logit_lens",
+    "patch_heads",
+    "patch_residual",
     "repeated_random_tokens",
 ]

@@ -22,15 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from attention_core.decoder import rms_norm, swiglu
 from attention_models.errors import AttentionModelError
-
-if TYPE_CHECKING:
-    from attention_models.model import Model, ModelRun
+from attention_models.model import Model, ModelRun
 
 BATCH_ROWS = 4096  # patched sequences x tokens run through a layer at once (memory ~ 40 MB at 128 tokens)
 

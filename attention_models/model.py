@@ -17,7 +17,7 @@ sequences at once ``(B, T, d_model)`` for activation patching (attention_models.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,7 +32,6 @@ from attention_core.decoder import (
 )
 from attention_core.masks import causal_mask
 from attention_core.positions import apply_rope, rope_tables
-from attention_models import interp
 from attention_models.errors import AttentionModelError, SequenceTooLongError
 from attention_models.gguf_file import GGUFModel, ModelSpec, model_path, read_gguf
 from attention_models.tokenizer import build_tokenizer, plain_text, readable_token
@@ -75,22 +74,6 @@ class ModelRun:
     head_weights: HeadWeights
     model: Model = field(repr=False)
     first_layer: int = 0
-
-    def logit_diff(self, a: int, b: int) -> float:
-        """``logit[a] - logit[b]`` at the last position: how much more the model expects token ``a`` than ``b``."""
-        return interp.logit_diff(self, a, b)
-
-    def direct_logit_attribution(self, a: int, b: int) -> dict[str, object]:
-        """The logit difference split over the embedding, every head and every MLP (see :mod:`interp`).
-
-        ``{"embed": float, "heads": (L, h), "mlps": (L,)}``; the parts sum to :meth:`logit_diff`.
-        """
-        return interp.direct_logit_attribution(self, a, b)
-
-    def logit_lens(self, position: int = -1) -> np.ndarray:
-        """``(L+1, vocab)`` next-token probabilities read from each residual at ``position``; the last row
-        is the model's own prediction (``next_token_probs`` at the last position)."""
-        return interp.logit_lens(self, position)
 
 
 class Model:
@@ -262,34 +245,6 @@ class Model:
         if bad:
             raise AttentionModelError(f"{bad[0]!r} is not a token id; ids are whole numbers 0..{self.vocab_size - 1}")
         return [int(i) for i in ids]
-
-    def patch_heads(
-        self,
-        clean: str | list[int],
-        corrupt: str | list[int],
-        a: int,
-        b: int,
-        progress: Callable[[float], None] | None = None,
-    ) -> np.ndarray:
-        """``(L, h)`` share of the logit difference each head restores when patched from ``clean`` into ``corrupt``.
-
-        See :func:`attention_models.interp.patch_heads`; ``progress(fraction)`` is called as it goes.
-        """
-        return interp.patch_heads(self, clean, corrupt, a, b, progress)
-
-    def patch_residual(
-        self,
-        clean: str | list[int],
-        corrupt: str | list[int],
-        a: int,
-        b: int,
-        progress: Callable[[float], None] | None = None,
-    ) -> np.ndarray:
-        """``(L+1, T)`` share restored by each residual row (layer input, then the last output) patched in.
-
-        See :func:`attention_models.interp.patch_residual`.
-        """
-        return interp.patch_residual(self, clean, corrupt, a, b, progress)
 
     def _check_scale(self, head_scale: np.ndarray | None) -> np.ndarray:
         shape = (self.n_layers, self.n_heads)

@@ -128,22 +128,22 @@ def main() -> None:
     (mary,), (john,) = model.tokenize(am.IOI.answer), model.tokenize(am.IOI.other)
     T = len(model.tokenize(am.IOI.clean))
 
-    cpu_s, patch_s, shares = cpu_and_wall(lambda: model.patch_heads(am.IOI.clean, am.IOI.corrupt, mary, john))
+    cpu_s, patch_s, shares = cpu_and_wall(lambda: am.patch_heads(model, am.IOI.clean, am.IOI.corrupt, mary, john))
     print(f"patch_heads, all {shares.size} heads, {T} tokens, cold (both runs included): {patch_s:.2f} s wall, "
           f"{cpu_s:.2f} s CPU (goal <= {PATCH_HEADS_GOAL_S} s)")  # fmt: skip
     run = model.run(am.IOI.clean)
     print(f"run, {T} tokens: {median_ms(lambda: model.run(am.IOI.clean)):.0f} ms median")
-    print(f"logit difference{am.IOI.answer!r} - {am.IOI.other!r}: {run.logit_diff(mary, john):.4f} clean, "
-          f"{model.run(am.IOI.corrupt).logit_diff(mary, john):.4f} corrupted")  # fmt: skip
-    first_s, _ = seconds(lambda: run.direct_logit_attribution(mary, john))
-    attribution = median_ms(lambda: run.direct_logit_attribution(mary, john))
+    print(f"logit difference{am.IOI.answer!r} - {am.IOI.other!r}: {am.logit_diff(run, mary, john):.4f} clean, "
+          f"{am.logit_diff(model.run(am.IOI.corrupt), mary, john):.4f} corrupted")  # fmt: skip
+    first_s, _ = seconds(lambda: am.direct_logit_attribution(run, mary, john))
+    attribution = median_ms(lambda: am.direct_logit_attribution(run, mary, john))
     print(f"direct logit attribution beyond the run: {attribution:.0f} ms median, first call {1000 * first_s:.0f} ms "
           f"(goal <= {ATTRIBUTION_GOAL_MS})")  # fmt: skip
     first_s, _ = seconds(run.logit_lens)
     lens = median_ms(run.logit_lens)
     print(f"logit lens beyond the run: {lens:.0f} ms median, first call {1000 * first_s:.0f} ms "
           f"(goal <= {LENS_GOAL_MS})")  # fmt: skip
-    cpu_s, residual_s, rows = cpu_and_wall(lambda: model.patch_residual(am.IOI.clean, am.IOI.corrupt, mary, john))
+    cpu_s, residual_s, rows = cpu_and_wall(lambda: am.patch_residual(model, am.IOI.clean, am.IOI.corrupt, mary, john))
     print(f"patch_residual, {rows.shape[0]} x {rows.shape[1]} rows: {residual_s:.2f} s wall, {cpu_s:.2f} s CPU")
     page_reruns()
     print(f"load average after {os.getloadavg()[0]:.2f}")

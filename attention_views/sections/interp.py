@@ -102,7 +102,7 @@ def head_grid(values: np.ndarray, view: ModelView, key: str, *, name: str, title
 def attribution(ids: tuple[int, ...], scale_key: bytes, a: int, b: int) -> tuple[float, dict]:
     """(logit difference, its parts: embed, heads (L, h), mlps (L,)) of the run of ``ids`` with those scales."""
     run = model_run(ids, scale_key)
-    return run.logit_diff(a, b), run.direct_logit_attribution(a, b)
+    return am.logit_diff(run, a, b), am.direct_logit_attribution(run, a, b)
 
 
 def attribution_ui(model: am.Model, run: am.ModelRun, view: ModelView, big: bool) -> None:
@@ -193,11 +193,18 @@ def _patch(model: am.Model, job: PatchingJob, key: PairKey, names: Names) -> Non
     """Patch every head, then every residual row, of the pair ``key``; the result (or the error) goes to ``job``."""
     clean, corrupt, a, b = list(key[0]), list(key[1]), key[2], key[3]
     try:
-        heads = model.patch_heads(clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 * f))
-        rows = model.patch_residual(clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 + 0.5 * f))
+        heads = am.patch_heads(model, clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 * f))
+        rows = am.patch_residual(
+            model, clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 + 0.5 * f)
+        )
         clean_run, corrupt_run = model.run(clean), model.run(corrupt)
         job.result = PatchingResult(
-            *names, tuple(clean_run.tokens), heads, rows, clean_run.logit_diff(a, b), corrupt_run.logit_diff(a, b)
+            *names,
+            tuple(clean_run.tokens),
+            heads,
+            rows,
+            am.logit_diff(clean_run, a, b),
+            am.logit_diff(corrupt_run, a, b),
         )
     except Exception as err:  # handed to the page, which shows it (AttentionModelError) or raises it
         job.error = err
@@ -328,7 +335,7 @@ def lens_top(ids: tuple[int, ...], scale_key: bytes) -> tuple[np.ndarray, np.nda
     run = model_run(ids, scale_key)
     top, prob = [], []
     for t in range(len(ids)):
-        probs = run.logit_lens(t)  # (L+1, vocab)
+        probs = am.logit_lens(run, t)  # (L+1, vocab)
         best = probs.argmax(axis=-1)  # (L+1,)
         top.append(best)
         prob.append(probs[np.arange(len(best)), best])

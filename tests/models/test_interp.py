@@ -40,15 +40,15 @@ def test_the_ioi_prompts_have_the_same_length_and_single_token_answers(model, de
 
 
 def test_smollm2_prefers_mary_on_the_clean_prompt_and_john_on_the_corrupted_one(default_run, corrupt_run, answers):
-    assert default_run.logit_diff(*answers) == pytest.approx(6.12, abs=0.05)
-    assert corrupt_run.logit_diff(*answers) == pytest.approx(-6.47, abs=0.05)
+    assert am.logit_diff(default_run, *answers) == pytest.approx(6.12, abs=0.05)
+    assert am.logit_diff(corrupt_run, *answers) == pytest.approx(-6.47, abs=0.05)
 
 
 def test_logit_diff_is_the_difference_of_log_probabilities(model, default_run, answers):
     logp = np.log(default_run.next_token_probs)  # float64 from the float32 output head; logit_diff all float64
     expected = logp[answers[0]] - logp[answers[1]]  # two float32 logits, each within half the spread of exact
     bound = output_head_spread(model, default_run.residuals[-1][-1:])
-    assert_within(default_run.logit_diff(*answers), expected, bound, "logit difference")
+    assert_within(am.logit_diff(default_run, *answers), expected, bound, "logit difference")
 
 
 def test_direct_logit_attribution_sums_to_the_logit_difference(model, default_run, corrupt_run, answers):
@@ -56,7 +56,7 @@ def test_direct_logit_attribution_sums_to_the_logit_difference(model, default_ru
     output minus the same layer in float64 on the run's own input), read through the frozen readout ``r``: the
     run's LD carries ``sum_l r . e_l``, the parts another draw of the same; allowed SPREAD x sum_l |r . e_l|."""
     for run in (default_run, corrupt_run):
-        parts = run.direct_logit_attribution(*answers)
+        parts = am.direct_logit_attribution(run, *answers)
         assert parts["heads"].shape == (30, 9) and parts["mlps"].shape == (30,) and isinstance(parts["embed"], float)
         total = parts["embed"] + parts["heads"].sum() + parts["mlps"].sum()
         readout = am.interp._direction(model, run.residuals[-1][-1:], *answers)[0]  # (d_model,)
@@ -65,19 +65,19 @@ def test_direct_logit_attribution_sums_to_the_logit_difference(model, default_ru
             for layer in range(model.n_layers)
         ]  # (L, d_model) each layer's own float32 rounding at the last position
         bound = spread_bound([np.abs(np.stack(layer_errors) @ readout).sum()])
-        assert_within(total, run.logit_diff(*answers), bound, "embed + heads + MLPs")
+        assert_within(total, am.logit_diff(run, *answers), bound, "embed + heads + MLPs")
 
 
 def test_direct_logit_attribution_of_a_switched_off_head_is_zero(model, default_run, answers):
     scale = np.ones((30, 9))
     scale[23, 3] = 0.0
     edited = model.run(default_run.token_ids, head_scale=scale, reuse=default_run)
-    assert default_run.direct_logit_attribution(*answers)["heads"][23, 3] > 1.0  # the strongest head here
-    assert edited.direct_logit_attribution(*answers)["heads"][23, 3] == 0.0
+    assert am.direct_logit_attribution(default_run, *answers)["heads"][23, 3] > 1.0  # the strongest head here
+    assert am.direct_logit_attribution(edited, *answers)["heads"][23, 3] == 0.0
 
 
 def test_logit_lens_last_row_is_the_models_prediction_and_rows_are_distributions(model, default_run):
-    lens = default_run.logit_lens()
+    lens = am.logit_lens(default_run)
     assert lens.shape == (31, model.vocab_size)
     np.testing.assert_allclose(lens.sum(axis=1), 1.0)  # float64 softmax
     # the same final residual through the float32 output head as 31 rows and as one: two evaluation orders
@@ -92,9 +92,9 @@ def test_logit_lens_last_row_is_the_models_prediction_and_rows_are_distributions
 def test_logit_lens_at_an_earlier_position_ends_in_that_positions_prediction(model, default_run):
     shorter = model.run(default_run.token_ids[:5])  # 30 layers on 5 tokens instead of 14: other float32 sums
     bound = spread_bound(logprob_error(shorter))
-    assert_logprobs_within(default_run.logit_lens(4)[-1], shorter.next_token_probs, bound, "lens at position 4")
+    assert_logprobs_within(am.logit_lens(default_run, 4)[-1], shorter.next_token_probs, bound, "lens at position 4")
     with pytest.raises(am.AttentionModelError, match="no position 14"):
-        default_run.logit_lens(14)
+        am.logit_lens(default_run, 14)
 
 
 def test_head_weights_equal_to_the_heads_own_weights_change_nothing(model, default_run):
@@ -159,7 +159,7 @@ def test_rope_heads_is_the_cores_rope_on_every_head():
 def test_patching_a_run_with_its_own_values_changes_nothing(default_run, answers):
     patches = [Patch(3, head=1), Patch(29, head=8), Patch(0, position=5), Patch(30, position=13)]
     diffs = patched_logit_diffs(default_run, default_run, patches, *answers)
-    np.testing.assert_array_equal(diffs, default_run.logit_diff(*answers))
+    np.testing.assert_array_equal(diffs, am.logit_diff(default_run, *answers))
 
 
 def test_a_batched_residual_patch_equals_the_single_run_from_the_patched_layer(
@@ -180,8 +180,8 @@ def test_residual_patching_is_zero_where_the_prompts_agree_and_one_on_the_last_o
     model, default_run, corrupt_run, answers
 ):
     T = len(default_run.token_ids)
-    clean_ld, corrupt_ld = default_run.logit_diff(*answers), corrupt_run.logit_diff(*answers)
-    shares = model.patch_residual(am.IOI.clean, am.IOI.corrupt, *answers)
+    clean_ld, corrupt_ld = am.logit_diff(default_run, *answers), am.logit_diff(corrupt_run, *answers)
+    shares = am.patch_residual(model, am.IOI.clean, am.IOI.corrupt, *answers)
     assert shares.shape == (31, T)
     np.testing.assert_allclose(shares[30], np.eye(T)[T - 1], atol=1e-6)  # only the last row is read out
     names = [t for t in range(T) if default_run.token_ids[t] != corrupt_run.token_ids[t]]
@@ -193,7 +193,7 @@ def test_residual_patching_is_zero_where_the_prompts_agree_and_one_on_the_last_o
 
 def test_patch_heads_shares_and_progress(model, answers):
     seen: list[float] = []
-    shares = model.patch_heads(am.IOI.clean, am.IOI.corrupt, *answers, progress=seen.append)
+    shares = am.patch_heads(model, am.IOI.clean, am.IOI.corrupt, *answers, progress=seen.append)
     assert shares.shape == (30, 9)
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
     assert np.unravel_index(np.argmax(shares), shares.shape) == (23, 3)  # the head DLA names too
@@ -212,7 +212,7 @@ def test_the_batch_size_changes_no_patched_logit_difference(default_run, corrupt
 
 
 def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_run, corrupt_run, answers, ld_spread):
-    clean_ld, corrupt_ld = default_run.logit_diff(*answers), corrupt_run.logit_diff(*answers)
+    clean_ld, corrupt_ld = am.logit_diff(default_run, *answers), am.logit_diff(corrupt_run, *answers)
     (one,) = patched_logit_diffs(default_run, corrupt_run, [Patch(29, head=1)], *answers)
     both = patched_logit_diffs(default_run, corrupt_run, [Patch(0, head=0), Patch(29, head=1)], *answers)
     assert_within(both[1], one, ld_spread, "in a batch of two against alone")
@@ -221,6 +221,6 @@ def test_patch_heads_agrees_with_patched_logit_diffs_one_head_at_a_time(default_
 
 def test_patching_prompts_of_different_lengths_or_equal_answers_is_refused(model, answers):
     with pytest.raises(am.AttentionModelError, match="same number of tokens"):
-        model.patch_heads(am.IOI.clean, am.IOI.clean + " the", *answers)
+        am.patch_heads(model, am.IOI.clean, am.IOI.clean + " the", *answers)
     with pytest.raises(am.AttentionModelError, match="same logit difference"):
-        model.patch_heads(am.IOI.clean, am.IOI.clean, *answers)
+        am.patch_heads(model, am.IOI.clean, am.IOI.clean, *answers)

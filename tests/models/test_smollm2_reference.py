@@ -108,14 +108,14 @@ def test_ioi_answers_and_logit_differences_match(model, ioi_runs, ld_spread):
     a, b = REF["ioi_answer_ids"].tolist()
     assert [model.tokenize(META["ioi"][k]) for k in ("answer", "other")] == [[a], [b]]
     clean, corrupt = ioi_runs
-    assert_within(clean.logit_diff(a, b), REF["ioi_logit_diff"], ld_spread, "clean logit difference")
-    assert_within(corrupt.logit_diff(a, b), REF["ioi_corrupt_logit_diff"], ld_spread, "corrupted logit difference")
+    assert_within(am.logit_diff(clean, a, b), REF["ioi_logit_diff"], ld_spread, "clean logit difference")
+    assert_within(am.logit_diff(corrupt, a, b), REF["ioi_corrupt_logit_diff"], ld_spread, "corrupted logit difference")
 
 
 def test_direct_logit_attribution_matches_the_o_proj_and_mlp_hooks(ioi_runs):
     a, b = REF["ioi_answer_ids"].tolist()
-    parts = ioi_runs[0].direct_logit_attribution(a, b)
-    exact = float64_copy(ioi_runs[0]).direct_logit_attribution(a, b)
+    parts = am.direct_logit_attribution(ioi_runs[0], a, b)
+    exact = am.direct_logit_attribution(float64_copy(ioi_runs[0]), a, b)
     for key in ("embed", "heads", "mlps"):
         ref = REF[f"ioi_dla_{key}"]
         bound = spread_bound(np.subtract(parts[key], exact[key])) + _stored(ref)
@@ -134,8 +134,8 @@ def test_one_patched_head_and_one_patched_residual_row_match(ioi_runs, ld_spread
 
 def test_one_logit_lens_row_matches(default_run):
     index = int(REF["lens_index"])
-    ours = np.log(default_run.logit_lens()[index])
-    bound = spread_bound(ours - np.log(float64_copy(default_run).logit_lens()[index]))
+    ours = np.log(am.logit_lens(default_run)[index])
+    bound = spread_bound(ours - np.log(am.logit_lens(float64_copy(default_run))[index]))
     assert_logprobs_within(np.exp(ours[REF["lens_top_ids"]]), REF["lens_top_probs"], bound, f"lens row {index}")
 
 
@@ -145,8 +145,8 @@ def test_logit_lens_rows_at_several_layers_and_positions_match(model, default_ru
     exact = float64_copy(default_run)
     for i, r in enumerate(REF["lens_grid_residuals"].tolist()):
         for j, position in enumerate(REF["lens_grid_positions"].tolist()):
-            ours = np.log(default_run.logit_lens(position)[r])  # (vocab,)
-            bound = spread_bound(ours - np.log(exact.logit_lens(position)[r]))
+            ours = np.log(am.logit_lens(default_run, position)[r])  # (vocab,)
+            bound = spread_bound(ours - np.log(am.logit_lens(exact, position)[r]))
             ids = REF["lens_grid_ids"][i, j]
             assert_within(ours[ids], REF["lens_grid_logprobs"][i, j], bound, f"lens: residual {r}, position {position}")
     assert REF["lens_grid_logprobs"][:, :, -10:].min() < -15  # the fixed tokens do reach into the tail
@@ -161,7 +161,7 @@ def test_the_whole_heads_patching_grid_matches(model, ioi_runs, ld_spread):
     patches = [Patch(layer, head=i) for layer in range(L) for i in range(h)]
     ours = patched_logit_diffs(*ioi_runs, patches, a, b).reshape(L, h)
     assert_within(ours, REF["ioi_patched_heads_logit_diff"], ld_spread, "patched logit differences (layer, head)")
-    shares = model.patch_heads(META["ioi"]["clean"], META["ioi"]["corrupt"], a, b)  # what the page draws
+    shares = am.patch_heads(model, META["ioi"]["clean"], META["ioi"]["corrupt"], a, b)  # what the page draws
     ref = REF["ioi_patched_heads_share"]
     D = float(REF["ioi_logit_diff"] - REF["ioi_corrupt_logit_diff"])
     assert_within(shares, ref, ld_spread * (2 + 2 * np.abs(ref)) / abs(D), "patched shares (layer, head)")

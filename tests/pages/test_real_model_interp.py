@@ -133,12 +133,12 @@ def test_attribution_shows_the_logit_difference_and_its_parts_sum_to_it(model):
     run = model.run(am.DEFAULT_SENTENCE)
     mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
     shown = float(next(m for m in at.metric if "at the last token" in m.label).value)
-    assert shown == pytest.approx(run.logit_diff(mary, john), abs=0.005)
+    assert shown == pytest.approx(am.logit_diff(run, mary, john), abs=0.005)
     heads = sent_array(_figure(at, "Each head's part")["data"][0]["marker"]["color"]).reshape(30, 9)
-    np.testing.assert_allclose(heads, run.direct_logit_attribution(mary, john)["heads"], atol=1e-6)
+    np.testing.assert_allclose(heads, am.direct_logit_attribution(run, mary, john)["heads"], atol=1e-6)
     bars = sent_array(_figure(at, "The embeddings' and each MLP's part")["data"][0]["y"])
     assert bars.shape == (31,)
-    assert heads.sum() + bars.sum() == pytest.approx(run.logit_diff(mary, john), abs=1e-3)
+    assert heads.sum() + bars.sum() == pytest.approx(am.logit_diff(run, mary, john), abs=1e-3)
     assert any("The parts add up to it" in m.value for m in at.markdown)
 
 
@@ -159,7 +159,7 @@ def test_patching_the_defaults_shows_each_heads_share_and_the_residual_rows(mode
     shares = sent_array(_figure(at, "Share restored by each head")["data"][0]["marker"]["color"]).reshape(30, 9)
     mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
     clean, corrupt = model.run(am.IOI.clean), model.run(am.IOI.corrupt)
-    ld_clean, ld_corrupt = clean.logit_diff(mary, john), corrupt.logit_diff(mary, john)
+    ld_clean, ld_corrupt = am.logit_diff(clean, mary, john), am.logit_diff(corrupt, mary, john)
     for layer, head in ((23, 3), (5, 0)):  # one head patched on its own, independently of the page
         patched = patched_logit_diffs(clean, corrupt, [Patch(layer, head=head)], mary, john)[0]
         assert shares[layer, head] == pytest.approx((patched - ld_corrupt) / (ld_clean - ld_corrupt), abs=1e-4)
@@ -192,11 +192,11 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
     best = int(np.argmax(run.next_token_probs))
     assert text[-1][-1] == "' Mary'" and model.token(best) == " Mary"  # in quotes: its space is seen
     assert z[-1, -1] == pytest.approx(float(run.next_token_probs[best]), abs=1e-6)
-    first = model.token(int(run.logit_lens(T - shown)[13].argmax()))  # the first shown, after layer 12
+    first = model.token(int(am.logit_lens(run, T - shown)[13].argmax()))  # the first shown, after layer 12
     assert text[13][0] == _cell(first)
     at.slider(key="real_model_lens_first").set_value(0).run()
     lens = _figure(at, "Logit lens")["data"][0]
-    assert lens["text"][13][0] == _cell(model.token(int(run.logit_lens(0)[13].argmax())))
+    assert lens["text"][13][0] == _cell(model.token(int(am.logit_lens(run, 0)[13].argmax())))
     assert any("' Mary'" in c.value for c in at.caption)
 
 
