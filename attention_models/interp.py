@@ -29,6 +29,9 @@ from attention_core.decoder import rms_norm, swiglu
 from attention_models.errors import AttentionModelError
 from attention_models.model import Model, ModelRun
 
+Prompt = str | list[int]  # a text, or its token ids
+Progress = Callable[[float], None] | None  # called with the fraction done as patching goes
+
 BATCH_ROWS = 4096  # patched sequences x tokens run through a layer at once (memory ~ 40 MB at 128 tokens)
 
 
@@ -98,12 +101,7 @@ class Patch:
 
 
 def patched_logit_diffs(
-    source: ModelRun,
-    target: ModelRun,
-    patches: list[Patch],
-    a: int,
-    b: int,
-    progress: Callable[[float], None] | None = None,
+    source: ModelRun, target: ModelRun, patches: list[Patch], a: int, b: int, progress: Progress = None
 ) -> np.ndarray:
     """For each patch, the logit difference of ``target`` rerun with that one value from ``source``, (n,).
 
@@ -173,14 +171,7 @@ def _patched_input(p: Patch, source: ModelRun, target: ModelRun) -> np.ndarray:
     return x
 
 
-def patch_heads(
-    model: Model,
-    clean: str | list[int],
-    corrupt: str | list[int],
-    a: int,
-    b: int,
-    progress: Callable[[float], None] | None = None,
-) -> np.ndarray:
+def patch_heads(model: Model, clean: Prompt, corrupt: Prompt, a: int, b: int, progress: Progress = None) -> np.ndarray:
     """``(L, h)``: for each head, the corrupted run with that head's output from the clean run, as the share
     ``(LD_patched - LD_corrupt) / (LD_clean - LD_corrupt)`` of the logit difference it restores."""
     clean_run, corrupt_run = _pair(model, clean, corrupt)
@@ -190,12 +181,7 @@ def patch_heads(
 
 
 def patch_residual(
-    model: Model,
-    clean: str | list[int],
-    corrupt: str | list[int],
-    a: int,
-    b: int,
-    progress: Callable[[float], None] | None = None,
+    model: Model, clean: Prompt, corrupt: Prompt, a: int, b: int, progress: Progress = None
 ) -> np.ndarray:
     """``(L+1, T)``: for each layer's input (and the last output) and each position, the share restored by
     the corrupted run with that one residual row from the clean run. Row ``L`` is 1 at the last position."""
@@ -206,7 +192,7 @@ def patch_residual(
     return _shares(diffs, clean_run, corrupt_run, a, b).reshape(model.n_layers + 1, T)
 
 
-def _pair(model: Model, clean: str | list[int], corrupt: str | list[int]) -> tuple[ModelRun, ModelRun]:
+def _pair(model: Model, clean: Prompt, corrupt: Prompt) -> tuple[ModelRun, ModelRun]:
     clean_run, corrupt_run = model.run(clean), model.run(corrupt)
     n, m = len(clean_run.token_ids), len(corrupt_run.token_ids)
     if n != m:

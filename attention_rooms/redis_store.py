@@ -15,15 +15,7 @@ import time
 
 import redis
 
-from attention_rooms.codes import (
-    check_key,
-    format_code,
-    is_lecturer,
-    key_hash,
-    new_code,
-    new_lecturer_key,
-    normalise_code,
-)
+from attention_rooms import codes, questions
 from attention_rooms.errors import (
     REVEALED,
     WRONG_KEY,
@@ -35,21 +27,7 @@ from attention_rooms.errors import (
     too_many,
 )
 from attention_rooms.limits import MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
-from attention_rooms.questions import (
-    Question,
-    Tally,
-    Value,
-    check_answer,
-    check_question,
-    check_question_id,
-    check_student,
-    decode_value,
-    encode_value,
-    hidden,
-    question_from_json,
-    question_to_json,
-    tally_of,
-)
+from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
 PREFIX = "lab:"
@@ -177,18 +155,18 @@ class RedisStore(Store):
     def _live(self, code: str, last_active: str | None) -> None:
         """Raise NoSuchClassError unless the room's last_active (None: no room) is within ROOM_TTL_S of now."""
         if last_active is None or float(last_active) < self._clock() - ROOM_TTL_S:
-            raise no_such_class(format_code(code))
+            raise no_such_class(codes.format_code(code))
 
     def create_room(self, name: str = "") -> tuple[Room, str]:
         name = check_name(name)
-        key = new_lecturer_key()
-        code = new_code()
-        while not self._run("create", code, MAX_ROOMS, name, key_hash(key)):
-            code = new_code()
+        key = codes.new_lecturer_key()
+        code = codes.new_code()
+        while not self._run("create", code, MAX_ROOMS, name, codes.key_hash(key)):
+            code = codes.new_code()
         return self.room(code), key
 
     def room(self, code: str) -> Room:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         h = self._r.hgetall(_room(code))
         self._live(code, h.get("last_active"))
         return Room(
@@ -200,13 +178,13 @@ class RedisStore(Store):
         )
 
     def version(self, code: str) -> int:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         version, last = self._r.hmget(_room(code), "version", "last_active")
         self._live(code, last)
         return int(version)
 
     def view(self, code: str) -> tuple[int, str]:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._r.pipeline(transaction=True) as p:
             p.hmget(_room(code), "view_version", "last_active").get(_view(code))
             (view_version, last), payload = p.execute()
@@ -214,82 +192,83 @@ class RedisStore(Store):
         return int(view_version), payload
 
     def set_view(self, code: str, key: str, payload: str) -> int:
-        code, payload = normalise_code(code), check_payload(payload)
+        code, payload = codes.normalise_code(code), check_payload(payload)
         return self._run("set_view", code, _key_arg(key), payload)
 
     def bring_back(self, code: str, key: str) -> int:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         return self._run("bring_back", code, _key_arg(key))
 
     def ask(self, code: str, key: str, question: Question) -> Question:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         hash_ = _key_arg(key)
         self._lecturer_only(code, key)  # a student's bad question is refused as "not the lecturer" first
-        question = check_question(question)
-        qid = self._run("ask", code, hash_, MAX_QUESTIONS, question_to_json(question))
+        question = questions.check_question(question)
+        qid = self._run("ask", code, hash_, MAX_QUESTIONS, questions.question_to_json(question))
         return Question(question.prompt, question.kind, question.options, question.correct, question.tolerance, qid)
 
     def _lecturer_only(self, code: str, key: str | None) -> None:
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
         self._live(code, last)
-        check_key(stored, key)
+        codes.check_key(stored, key)
 
     def _question(self, code: str, question_id: int) -> Question:
         """Question ``question_id`` of a live room (one round trip)."""
-        question_id = check_question_id(question_id)
+        question_id = questions.check_question_id(question_id)
         with self._r.pipeline(transaction=True) as p:
             p.hget(_room(code), "last_active").hget(_questions(code), question_id)
             last, body, revealed = p.sismember(_revealed(code), question_id).execute()
         self._live(code, last)
         if body is None:
             raise no_question(question_id)
-        return question_from_json(body, question_id, bool(revealed))
+        return questions.question_from_json(body, question_id, bool(revealed))
 
     def questions(self, code: str, key: str | None = None) -> list[Question]:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._r.pipeline(transaction=True) as p:
             p.hmget(_room(code), "key_hash", "last_active").hgetall(_questions(code)).smembers(_revealed(code))
             (stored, last), bodies, revealed = p.execute()
         self._live(code, last)
         found = sorted(
-            (question_from_json(body, int(qid), qid in revealed) for qid, body in bodies.items()), key=lambda q: q.id
+            (questions.question_from_json(body, int(qid), qid in revealed) for qid, body in bodies.items()),
+            key=lambda q: q.id,
         )
-        lecturer = is_lecturer(stored, key)
-        return [q if lecturer or q.revealed else hidden(q) for q in found]
+        lecturer = codes.is_lecturer(stored, key)
+        return [q if lecturer or q.revealed else questions.hidden(q) for q in found]
 
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
-        code, student_id = normalise_code(code), check_student(student_id)
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         q = self._question(code, question_id)  # checks the room is live, in the same round trip
         if q.revealed:
             raise RefusedError(REVEALED)
-        value = check_answer(q, value)
-        self._run("answer", code, q.id, student_id, encode_value(value), MAX_ANSWERS, question_id=question_id)
+        value = questions.check_answer(q, value)
+        self._run("answer", code, q.id, student_id, questions.encode_value(value), MAX_ANSWERS, question_id=question_id)
 
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
-        code, student_id = normalise_code(code), check_student(student_id)
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         self._question(code, question_id)
         value = self._r.hget(_answers(code, question_id), student_id)
-        return None if value is None else decode_value(value)
+        return None if value is None else questions.decode_value(value)
 
     def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
         self._live(code, last)
         q = self._question(code, question_id)
         if not q.revealed:
-            check_key(stored, key)
-        return tally_of(q, [decode_value(v) for v in self._r.hvals(_answers(code, question_id))])
+            codes.check_key(stored, key)
+        return questions.tally_of(q, [questions.decode_value(v) for v in self._r.hvals(_answers(code, question_id))])
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         hash_ = _key_arg(key)
         self._lecturer_only(code, key)  # as in ask: "not the lecturer" comes before a bad question id
-        question_id = check_question_id(question_id)
+        question_id = questions.check_question_id(question_id)
         self._run("reveal", code, hash_, question_id, question_id=question_id)
         return self.tally(code, question_id)
 
     def close(self, code: str, key: str) -> None:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         self._run("close", code, _key_arg(key))
 
     def disconnect(self) -> None:
@@ -320,14 +299,14 @@ def _key_arg(key: str | None) -> str:
     """What the scripts compare with the stored hash: equal SHA-256 digests (a timing leak of a digest's prefix
     does not help find a key), after check_key's refusal of a missing key."""
     if not isinstance(key, str) or not key:
-        check_key("", key)
-    return key_hash(key)
+        codes.check_key("", key)
+    return codes.key_hash(key)
 
 
 def _refusal(reply: str, script: str, code: str, question_id: object) -> RoomError:
     """The exception for a script's error reply (its first word)."""
     if reply == "NOCLASS":
-        return no_such_class(format_code(code))
+        return no_such_class(codes.format_code(code))
     if reply == "NOTLECTURER":
         return NotLecturerError(WRONG_KEY)
     if reply == "NOQUESTION":

@@ -15,32 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from attention_rooms.codes import (
-    check_key,
-    format_code,
-    is_lecturer,
-    key_hash,
-    new_code,
-    new_lecturer_key,
-    normalise_code,
-)
+from attention_rooms import codes, questions
 from attention_rooms.errors import REVEALED, RefusedError, no_question, no_such_class, too_many
 from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
-from attention_rooms.questions import (
-    Question,
-    Tally,
-    Value,
-    check_answer,
-    check_question,
-    check_question_id,
-    check_student,
-    decode_value,
-    encode_value,
-    hidden,
-    question_from_json,
-    question_to_json,
-    tally_of,
-)
+from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
 SCHEMA = """
@@ -103,62 +81,62 @@ class SqliteStore(Store):
             f"SELECT {columns} FROM rooms WHERE code = ? AND last_active >= ?", (code, self._clock() - ROOM_TTL_S)
         ).fetchone()
         if row is None:
-            raise no_such_class(format_code(code))
+            raise no_such_class(codes.format_code(code))
         return row
 
     def _lecturer(self, db: sqlite3.Connection, code: str, key: str | None) -> None:
         (stored,) = self._live(db, code, "key_hash")
-        check_key(stored, key)
+        codes.check_key(stored, key)
 
     def _touch(self, db: sqlite3.Connection, code: str, changed: bool) -> None:
         update = "UPDATE rooms SET last_active = ?, version = version + ? WHERE code = ?"
         db.execute(update, (self._clock(), int(changed), code))
 
     def _question(self, db: sqlite3.Connection, code: str, qid: int) -> Question:
-        qid = check_question_id(qid)
+        qid = questions.check_question_id(qid)
         row = db.execute("SELECT body, revealed FROM questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
         if row is None:
             raise no_question(qid)
-        return question_from_json(row[0], qid, bool(row[1]))
+        return questions.question_from_json(row[0], qid, bool(row[1]))
 
     def create_room(self, name: str = "") -> tuple[Room, str]:
         name = check_name(name)
-        key = new_lecturer_key()
+        key = codes.new_lecturer_key()
         with self._write() as db:
             now = self._clock()
             db.execute("DELETE FROM rooms WHERE last_active < ?", (now - ROOM_TTL_S,))
             (n_rooms,) = db.execute("SELECT COUNT(*) FROM rooms").fetchone()
             if n_rooms >= MAX_ROOMS:
                 raise too_many("rooms", MAX_ROOMS)
-            code = new_code()
+            code = codes.new_code()
             while db.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone():
-                code = new_code()
+                code = codes.new_code()
             db.execute(
                 f"INSERT INTO rooms ({ROOM_COLUMNS}, key_hash) VALUES (?, ?, ?, ?, 0, 0, 0, 0, ?)",
-                (code, name, now, now, key_hash(key)),
+                (code, name, now, now, codes.key_hash(key)),
             )
             db.execute("INSERT INTO views (code, payload) VALUES (?, '')", (code,))
         return Room(code, name, now, now, 0, 0, 0, 0), key
 
     def room(self, code: str) -> Room:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._read() as db:
             return Room(*self._live(db, code))
 
     def version(self, code: str) -> int:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._lock:  # one primary-key read, in SQLite's implicit transaction
             return self._live(self._db, code, "version")[0]
 
     def view(self, code: str) -> tuple[int, str]:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._read() as db:
             (view_version,) = self._live(db, code, "view_version")
             (payload,) = db.execute("SELECT payload FROM views WHERE code = ?", (code,)).fetchone()
         return view_version, payload
 
     def set_view(self, code: str, key: str, payload: str) -> int:
-        code, payload = normalise_code(code), check_payload(payload)
+        code, payload = codes.normalise_code(code), check_payload(payload)
         with self._write() as db:
             self._lecturer(db, code, key)
             db.execute("UPDATE views SET payload = ? WHERE code = ?", (payload, code))
@@ -167,7 +145,7 @@ class SqliteStore(Store):
             return self._live(db, code, "view_version")[0]
 
     def bring_back(self, code: str, key: str) -> int:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._write() as db:
             self._lecturer(db, code, key)
             db.execute("UPDATE rooms SET bring_back = bring_back + 1 WHERE code = ?", (code,))
@@ -175,16 +153,16 @@ class SqliteStore(Store):
             return self._live(db, code, "bring_back")[0]
 
     def ask(self, code: str, key: str, question: Question) -> Question:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._write() as db:
             self._lecturer(db, code, key)
-            question = check_question(question)
+            question = questions.check_question(question)
             (n,) = self._live(db, code, "n_questions")
             if n >= MAX_QUESTIONS:
                 raise too_many("questions", MAX_QUESTIONS)
             db.execute(
                 "INSERT INTO questions (code, qid, body, revealed) VALUES (?, ?, ?, 0)",
-                (code, n + 1, question_to_json(question)),
+                (code, n + 1, questions.question_to_json(question)),
             )
             db.execute("UPDATE rooms SET n_questions = ? WHERE code = ?", (n + 1, code))
             self._touch(db, code, True)
@@ -195,22 +173,22 @@ class SqliteStore(Store):
         return Question(q.prompt, q.kind, q.options, q.correct, q.tolerance, qid, False)
 
     def questions(self, code: str, key: str | None = None) -> list[Question]:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._read() as db:
             (stored,) = self._live(db, code, "key_hash")
             rows = db.execute("SELECT qid, body, revealed FROM questions WHERE code = ? ORDER BY qid", (code,))
-            found = [question_from_json(body, qid, bool(revealed)) for qid, body, revealed in rows]
-        lecturer = is_lecturer(stored, key)
-        return [q if lecturer or q.revealed else hidden(q) for q in found]
+            found = [questions.question_from_json(body, qid, bool(revealed)) for qid, body, revealed in rows]
+        lecturer = codes.is_lecturer(stored, key)
+        return [q if lecturer or q.revealed else questions.hidden(q) for q in found]
 
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
-        code, student_id = normalise_code(code), check_student(student_id)
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         with self._write() as db:
             self._live(db, code, "code")
             q = self._question(db, code, question_id)
             if q.revealed:
                 raise RefusedError(REVEALED)
-            value = check_answer(q, value)
+            value = questions.check_answer(q, value)
             key = (code, question_id, student_id)
             if not db.execute("SELECT 1 FROM answers WHERE code = ? AND qid = ? AND student = ?", key).fetchone():
                 (n,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND qid = ?", key[:2]).fetchone()
@@ -219,33 +197,33 @@ class SqliteStore(Store):
             db.execute(
                 "INSERT INTO answers (code, qid, student, value) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (code, qid, student) DO UPDATE SET value = excluded.value",
-                (*key, encode_value(value)),
+                (*key, questions.encode_value(value)),
             )
             self._touch(db, code, False)
 
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
-        code, student_id = normalise_code(code), check_student(student_id)
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         with self._read() as db:
             self._live(db, code, "code")
             self._question(db, code, question_id)
             row = db.execute(
                 "SELECT value FROM answers WHERE code = ? AND qid = ? AND student = ?", (code, question_id, student_id)
             ).fetchone()
-        return None if row is None else decode_value(row[0])
+        return None if row is None else questions.decode_value(row[0])
 
     def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._read() as db:
             (stored,) = self._live(db, code, "key_hash")
             q = self._question(db, code, question_id)
             if not q.revealed:
-                check_key(stored, key)
+                codes.check_key(stored, key)
             rows = db.execute("SELECT value FROM answers WHERE code = ? AND qid = ?", (code, question_id))
-            values = [decode_value(v) for (v,) in rows]
-        return tally_of(q, values)
+            values = [questions.decode_value(v) for (v,) in rows]
+        return questions.tally_of(q, values)
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._write() as db:
             self._lecturer(db, code, key)
             q = self._question(db, code, question_id)
@@ -255,7 +233,7 @@ class SqliteStore(Store):
         return self.tally(code, question_id)
 
     def close(self, code: str, key: str) -> None:
-        code = normalise_code(code)
+        code = codes.normalise_code(code)
         with self._write() as db:
             self._lecturer(db, code, key)
             db.execute("DELETE FROM rooms WHERE code = ?", (code,))

@@ -121,13 +121,19 @@ def readout(model, final: torch.Tensor, a: int, b: int) -> torch.Tensor:
     return inv_rms * model.model.norm.weight.double() * (W_U[a] - W_U[b])
 
 
-@torch.no_grad()
-def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
-    """Logit differences, direct logit attribution, one patched head, one patched residual row, one lens row."""
+def ioi_setup(model, tok) -> tuple:
+    """Heads per layer, head width, the IOI pair's token ids, and the answer's and the other name's ids."""
     cfg = model.config
     h, d_head = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
     clean, corrupt = (tok(s, add_special_tokens=True)["input_ids"] for s in (IOI.clean, IOI.corrupt))
     (a,), (b,) = (tok(s, add_special_tokens=False)["input_ids"] for s in (IOI.answer, IOI.other))
+    return h, d_head, clean, corrupt, a, b
+
+
+@torch.no_grad()
+def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
+    """Logit differences, direct logit attribution, one patched head, one patched residual row, one lens row."""
+    h, d_head, clean, corrupt, a, b = ioi_setup(model, tok)
     out, store = parts(model, clean)
     r = readout(model, store["final"][0][-1], a, b)  # (d,)
     heads = []
@@ -200,9 +206,7 @@ def head_patch_hook(cols: slice, clean_cols: torch.Tensor):
 def patched_heads_grid(model, tok, data: dict[str, np.ndarray]) -> None:
     """Every head's patched logit difference ``(L, h)`` and the share of the clean one it restores."""
     cfg = model.config
-    h, d_head = cfg.num_attention_heads, cfg.hidden_size // cfg.num_attention_heads
-    clean, corrupt = (tok(s, add_special_tokens=True)["input_ids"] for s in (IOI.clean, IOI.corrupt))
-    (a,), (b,) = (tok(s, add_special_tokens=False)["input_ids"] for s in (IOI.answer, IOI.other))
+    h, d_head, clean, corrupt, a, b = ioi_setup(model, tok)
     _, store = parts(model, clean)
     grid = np.zeros((cfg.num_hidden_layers, h))
     for layer, o_in in enumerate(store["o_in"]):
