@@ -12,11 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 import attention_models as am
 from attention_core.head_scores import duplicate_token_score, head_scores, strongest_head_type
-from attention_models.interp import Patch, patched_logit_diffs
+from attention_models.interp import Patch, logit_diffs, patched_logit_diffs
 from attention_views import share
 from attention_views.sections import interp
 from attention_views.sections import real_model as rm
 from attention_views.state import run_single_head
+from tests.float_bounds import assert_within, spread_bound
+from tests.models.conftest import float64_residuals
 
 PAGE = "real_model"
 TAB = "real_model_tab"
@@ -160,14 +162,29 @@ def test_patching_the_defaults_shows_each_heads_share_and_the_residual_rows(mode
     mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
     clean, corrupt = model.run(am.IOI.clean), model.run(am.IOI.corrupt)
     ld_clean, ld_corrupt = am.logit_diff(clean, mary, john), am.logit_diff(corrupt, mary, john)
+    # each logit difference is a float32 evaluation after 30 layers, off by at most ``spread`` (measured against
+    # float64, tests/float_bounds.spread_bound); a share (p - c) / (l - c) then moves by at most
+    # spread * (2 + 2 |share|) / |l - c|
+    spread = spread_bound(
+        np.concatenate(
+            [
+                logit_diffs(model, run.residuals[-1], mary, john)
+                - logit_diffs(model, float64_residuals(model, run.token_ids)[-1], mary, john)
+                for run in (clean, corrupt)
+            ]
+        )
+    )
     for layer, head in ((23, 3), (5, 0)):  # one head patched on its own, independently of the page
         patched = patched_logit_diffs(clean, corrupt, [Patch(layer, head=head)], mary, john)[0]
-        assert shares[layer, head] == pytest.approx((patched - ld_corrupt) / (ld_clean - ld_corrupt), abs=1e-4)
+        share = (patched - ld_corrupt) / (ld_clean - ld_corrupt)
+        bound = spread * (2 + 2 * abs(share)) / abs(ld_clean - ld_corrupt)
+        assert_within(shares[layer, head], share, bound, f"head {layer}.{head}'s share")
     rows = _figure(at, "Share restored by each residual row")
     z = sent_array(rows["data"][0]["z"])
     assert z.shape == (31, len(clean.token_ids))
-    np.testing.assert_allclose(z[-1, -1], 1.0, atol=1e-4)  # the last output at the last token: all of it
-    np.testing.assert_allclose(z[-1, :-1], 0.0, atol=1e-4)  # ... elsewhere: nothing reaches the answer
+    bound = spread * 4 / abs(ld_clean - ld_corrupt)  # shares of 1 and 0: the formula above
+    assert_within(z[-1, -1], 1.0, bound, "the last output at the last token: all of it")
+    assert_within(z[-1, :-1], np.zeros(z.shape[1] - 1), bound, "the last output elsewhere: nothing reaches the answer")
     assert rows["layout"]["xaxis"]["ticktext"][3] == " John"  # the clean prompt's tokens on the x axis
 
 
