@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attention_views import frame
+from attention_views.ui import frame
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 PAGES = "app_pages"  # this session's navigation (session state)

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_browser import CHROMIUM, CHROMIUM_ARGS, timed_rerun  # noqa: E402
 from streamlit_browser import choose_option, wait_idle  # noqa: E402
 
-from attention_views.learn_views import TICK_SECONDS  # noqa: E402
-from attention_views.session import Learning  # noqa: E402
+from attention_views.pure.lab import Learning  # noqa: E402
+from attention_views.ui.learning import TICK_SECONDS  # noqa: E402
 from deploy import devserver  # noqa: E402
 
 _RECORD_JS = """() => {

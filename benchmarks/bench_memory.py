@@ -29,9 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attention_views.editors import matrix_table  # noqa: E402
-from attention_views.sections import real_model as rm  # noqa: E402
-from attention_views.session import (  # noqa: E402
+from attention_views.pure.lab import (  # noqa: E402
     MAX_DIMS,
     MAX_TEXT_CHARS,
     MAX_TOKENS,
@@ -40,6 +38,8 @@ from attention_views.session import (  # noqa: E402
     new_lab,
     new_session,
 )
+from attention_views.pure.tables import matrix_table  # noqa: E402
+from attention_views.ui.sections import real_model as rm  # noqa: E402
 
 WORDS = (
     "the a cat dog sat ran on under mat rug door house tree river city student teacher lecture reads writes "

@@ -2,13 +2,14 @@
 
 import streamlit as st
 
-from attention_views import figures, panels, session
-from attention_views.editors import TableError
-from attention_views.formats import message, plain
-from attention_views.sections import put_back
-from attention_views.session import STAGES
-from attention_views.state import run_or_last, run_single_head
-from attention_views.widgets import (
+from attention_views.pure import figures
+from attention_views.pure.formats import message, plain
+from attention_views.pure.lab import STAGES
+from attention_views.pure.single_head import run_or_last, run_single_head
+from attention_views.pure.tables import TableError
+from attention_views.ui import panels, session
+from attention_views.ui.sections import put_back
+from attention_views.ui.widgets import (
     STAGE_BUTTONS,
     STAGE_LABELS,
     attention_controls,

@@ -149,7 +149,7 @@ def scenario_title(scenario_id: str) -> str:
 
 # ---- no module-level mutable state ----------------------------------------------------------------
 
-SOURCES = ("app.py", "pages", "attention_views", "attention_core")
+SOURCES = ("app.py", "pages", "attention_views", "attention_views/pure", "attention_views/ui", "attention_core")
 MUTATORS = {
     "append",
     "extend",
@@ -202,7 +202,7 @@ MUTABLE_CALLS = {
 PER_SESSION = ("st.session_state", "st.query_params")  # Streamlit's per-session proxies
 # Writes to shared objects that are deliberate, with the reason. Key: "file: dotted target".
 ALLOWED = {
-    "attention_views/streamlit_compat.py: PagesManager.uses_pages_directory": (
+    "attention_views/ui/streamlit_compat.py: PagesManager.uses_pages_directory": (
         "Streamlit's own process-wide pages-folder flag, only ever set to False (the same for every session, "
         "as st.navigation itself does); it carries no session's data"
     ),

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from attention_views.sections import real_model as rm
-from attention_views.session import ModelView
+from attention_views.pure.lab import ModelView
+from attention_views.ui.sections import real_model as rm
 
 SENTENCES = [f"Sentence number {k} is not like the others." for k in range(200)]
 RUNS_KEPT, SCORES_KEPT, LOSSES_KEPT = 6, 32, 32  # the max_entries of model_run, head_scores, second_copy_loss

@@ -5,8 +5,8 @@ import pytest
 from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen
 
 import attention_core as ac
-from attention_views.editors import table_to_matrix
-from attention_views.session import new_lab
+from attention_views.pure.lab import new_lab
+from attention_views.pure.tables import table_to_matrix
 
 EDITOR = "similarity_editor_vectors_0"
 # seed 002_02560aa648078fb2.txt, "4d example": dot 28.90, norms 5.48 and 5.29, cosine 0.9980, angle 3.59

@@ -5,7 +5,16 @@ import pandas as pd
 import pytest
 
 import attention_core as ac
-from attention_views.editors import (
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import (
+    apply_preset,
+    preset_matrix,
+    resize_head_width,
+    resize_model_dims,
+    run_single_head,
+    table_errors,
+)
+from attention_views.pure.tables import (
     SHOWN_DECIMALS,
     TOKEN,
     Delta,
@@ -16,15 +25,6 @@ from attention_views.editors import (
     matrix_table,
     parse_number,
     table_to_matrix,
-)
-from attention_views.session import new_lab
-from attention_views.state import (
-    apply_preset,
-    preset_matrix,
-    resize_head_width,
-    resize_model_dims,
-    run_single_head,
-    table_errors,
 )
 
 
@@ -238,7 +238,7 @@ def test_presets_and_resizing():
 
 
 def test_csv_round_trip_for_token_and_projection_tables():
-    from attention_views.editors import table_from_csv, table_to_csv
+    from attention_views.pure.tables import table_from_csv, table_to_csv
 
     lab = new_lab("random-seed42")
     for name in ("X", "W_q"):
@@ -249,7 +249,7 @@ def test_csv_round_trip_for_token_and_projection_tables():
 
 
 def row_labels_of(frame):
-    from attention_views.editors import row_labels
+    from attention_views.pure.tables import row_labels
 
     return row_labels(frame)
 
@@ -266,7 +266,7 @@ def row_labels_of(frame):
     ],
 )
 def test_bad_csv_is_refused_with_a_message(data, message):
-    from attention_views.editors import table_from_csv
+    from attention_views.pure.tables import table_from_csv
 
     like = new_lab("random-seed42").tables["X"]
     with pytest.raises(TableError) as err:
@@ -275,7 +275,7 @@ def test_bad_csv_is_refused_with_a_message(data, message):
 
 
 def test_projection_csv_needs_the_same_rows():
-    from attention_views.editors import table_from_csv
+    from attention_views.pure.tables import table_from_csv
 
     like = new_lab("random-seed42").tables["W_q"]
     with pytest.raises(TableError, match="has 2 rows but W_q needs 4"):
@@ -290,7 +290,7 @@ def test_csv_downloads_escape_formula_like_text_and_round_trip_through_the_uploa
 
     import pandas as pd
 
-    from attention_views.editors import FORMULA_START, TOKEN, matrix_table, table_from_csv, table_to_csv
+    from attention_views.pure.tables import FORMULA_START, TOKEN, matrix_table, table_from_csv, table_to_csv
 
     frame = matrix_table(np.arange(len(FORMULAS) * 2.0).reshape(-1, 2) - 3, FORMULAS, ["=d0", "d1"], tokens=True)
     text = table_to_csv(frame)

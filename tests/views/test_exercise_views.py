@@ -5,7 +5,7 @@ import plotly.graph_objects as go
 import pytest
 
 import attention_core as ac
-from attention_views import exercise_views as xv
+from attention_views.ui import exercises as xv
 from tests.plotly_axes import drawn_axis
 
 

@@ -15,8 +15,8 @@ import pytest
 from plotly.subplots import make_subplots
 
 import attention_core as ac
-from attention_views import figures, theme
-from attention_views.figures import base
+from attention_views.pure import figures, theme
+from attention_views.pure.figures import base
 from tests.plotly_axes import drawn_axis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -564,7 +564,7 @@ def test_importing_the_figure_builders_loads_no_streamlit():
     """The real import graph, in a fresh interpreter: the builders, the theme and whatever they import."""
     code = (
         "import importlib, pkgutil, sys\n"
-        "import attention_views.figures as f, attention_views.theme\n"
+        "import attention_views.pure.figures as f, attention_views.pure.theme\n"
         "mods = [importlib.import_module(f'{f.__name__}.{m.name}') for m in pkgutil.iter_modules(f.__path__)]\n"
         "print(len(mods), sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))\n"
     )

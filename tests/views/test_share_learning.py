@@ -8,8 +8,8 @@ import zlib
 import pytest
 
 from attention_core.head_training import JOB_INDUCTION
-from attention_views import share
-from attention_views.session import JOB_STEPS, MAX_LEARN_STEPS, MAX_SEED, MAX_SPEED, Learning, new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import JOB_STEPS, MAX_LEARN_STEPS, MAX_SEED, MAX_SPEED, Learning, new_lab
 
 
 def _token(payload: dict) -> str:
@@ -26,21 +26,21 @@ def _learned() -> Learning:
 def test_learning_settings_round_trip_through_a_link_and_a_file():
     lab = new_lab("mammal-query")
     lab.learning = _learned()
-    back, page = share.decode(share.encode(lab, "exercises"))
+    back, page = links.decode(links.encode(lab, "exercises"))
     assert page == "exercises"
     assert back.learning == _learned()
-    assert share.from_json(share.to_json(lab))[0].learning == _learned()
+    assert links.from_json(links.to_json(lab))[0].learning == _learned()
 
 
 def test_default_learning_settings_stay_out_of_the_link():
     lab = new_lab("mammal-query")
-    assert "ln" not in share.lab_payload(lab)
+    assert "ln" not in links.lab_payload(lab)
     lab.learning.speed = 6
-    assert share.lab_payload(lab)["ln"]["sp"] == 6
+    assert links.lab_payload(lab)["ln"]["sp"] == 6
 
 
 def test_a_whole_number_rate_comes_back_as_the_sliders_float():
-    back, _ = share.decode(_token({"v": "1", "s": "mammal-query", "ln": {"lr": 1}}))
+    back, _ = links.decode(_token({"v": "1", "s": "mammal-query", "ln": {"lr": 1}}))
     assert back.learning.lr == 1.0 and isinstance(back.learning.lr, float)
 
 
@@ -65,5 +65,5 @@ def test_a_whole_number_rate_comes_back_as_the_sliders_float():
     ],
 )
 def test_bad_learning_fields_are_refused_by_name(ln, message):
-    with pytest.raises(share.ShareError, match=message):
-        share.decode(_token({"v": "1", "s": "mammal-query", "ln": ln}))
+    with pytest.raises(links.ShareError, match=message):
+        links.decode(_token({"v": "1", "s": "mammal-query", "ln": ln}))
