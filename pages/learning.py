@@ -3,8 +3,8 @@
 import streamlit as st
 
 from attention_views.ui import session
+from attention_views.ui.controls import projector
 from attention_views.ui.sections import head_lesson as hl
-from attention_views.ui.widgets import projector
 
 s = session.current()
 big = projector()

@@ -7,15 +7,10 @@ from attention_views.pure.multi_head import HEADS, N_HEADS, W_O, is_direct, run_
 from attention_views.pure.single_head import run_or_last
 from attention_views.pure.tables import TableError
 from attention_views.ui import session
+from attention_views.ui.charts import page_header
+from attention_views.ui.controls import attention_controls, bound, projector
+from attention_views.ui.editors import editors_panel, fold_hidden_editors
 from attention_views.ui.sections import multi_head
-from attention_views.ui.widgets import (
-    attention_controls,
-    bound,
-    editors_panel,
-    fold_hidden_editors,
-    page_header,
-    projector,
-)
 
 lab = session.current().lab
 big = projector()

@@ -6,8 +6,9 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure.formats import plain
 from attention_views.pure.single_head import lab_mask
+from attention_views.ui.charts import beside
+from attention_views.ui.readonly_tables import number_table, numbers_frame
 from attention_views.ui.sections import lessons
-from attention_views.ui.widgets import beside, number_table, numbers_frame
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row", "online_softmax")
 if head is None:

@@ -5,9 +5,9 @@ import streamlit as st
 import attention_models as am
 from attention_views.pure.formats import message
 from attention_views.ui import session
+from attention_views.ui.controls import projector
 from attention_views.ui.sections import interp
 from attention_views.ui.sections import real_model as rm
-from attention_views.ui.widgets import projector
 
 lab = session.current().lab
 view, big = lab.model, projector()

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from attention_views.ui import session
+from attention_views.ui.controls import projector
 from attention_views.ui.sections import scaling
-from attention_views.ui.widgets import projector
 
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()

@@ -7,8 +7,8 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure.formats import plain
 from attention_views.ui import session
+from attention_views.ui.readonly_tables import number_table
 from attention_views.ui.sections import lessons
-from attention_views.ui.widgets import number_table
 
 s = session.current()
 lab, big, head = lessons.open_lesson("Attention sinks", "sinks")

@@ -85,7 +85,7 @@ def display_table(
 
     Rounded, because the grid writes a number below 1e-4 with every decimal down to its first digit: a learned
     table's float noise (1e-16, -1e-19) would read "0.0000000000000001". The table itself keeps its exact
-    numbers: the editor reports only the cells a student edits (widgets.folded), and a cell left as it was is
+    numbers: the editor reports only the cells a student edits (ui/editors.folded), and a cell left as it was is
     never written back. ``memo`` and ``table``: a lab's ``read`` and the table's name, as for
     :func:`table_to_matrix`; while ``frame`` is the same object the shown table is not made again (the editor
     copies what it is given)."""
@@ -257,7 +257,7 @@ def apply_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
     Edits for columns the table does not have are ignored. Added rows keep ``None`` where the
     editor left a cell blank, so the empty cell is reported rather than silently filled. A delta that
     changes nothing (an editor reports all its edits on every rerun) gives back ``frame`` itself, so
-    an unchanged table keeps its identity (widgets.link_state relies on that).
+    an unchanged table keeps its identity (the share link's memo relies on that).
     """
     if not delta.added_rows and not delta.deleted_rows and _holds(frame, delta.edited_rows):
         return frame

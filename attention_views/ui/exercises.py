@@ -19,7 +19,8 @@ from attention_views.pure.lab import Attempt, ExerciseStore
 from attention_views.pure.tables import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.ui import learning as lv
 from attention_views.ui import session
-from attention_views.ui.widgets import chart, folded
+from attention_views.ui.charts import chart
+from attention_views.ui.editors import folded
 
 PICK = "exercises_pick"
 TAB_LABELS = {

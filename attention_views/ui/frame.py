@@ -19,40 +19,25 @@ import attention_core as ac
 from attention_views.pure import links, theme
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import session
+from attention_views.ui.controls import bound, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.session import KEY
-from attention_views.ui.widgets import bound, projector
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
 MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's head (listed while the lab holds one)
 LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
-PAGE_PREFIXES = (
-    "home_",
-    "playground_",
-    "multi_head_",
-    "step_by_step_",
-    "scaling_",
-    "similarity_",
-    "exercises_",
-    "learning_",
-    "positions_",
-    "kv_cache_",
-    "online_softmax_",
-    "sinks_",
-    "cross_attention_",
-    "real_model_",
-)
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     _STACKED.format(px=1279),
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
-    # widgets.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
+    # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
     # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
@@ -73,7 +58,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
         "@keyframes more-right { from { opacity: 1; } 90% { opacity: 1; } to { opacity: 0; } }",
     ),
 )
-# a compact header on a projector: the title (beside the folded lecture introduction, widgets.page_header) where
+# a compact header on a projector: the title (beside the folded lecture introduction, charts.page_header) where
 # Streamlit's header bar was; the bar lets clicks through to it, except on its own buttons
 _COMPACT_HEADER = (
     '[data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }',

@@ -32,7 +32,8 @@ from attention_views.pure.lab import (
     LearnRun,
 )
 from attention_views.pure.tables import TableError, matrix_table, table_to_matrix
-from attention_views.ui.widgets import bound, number_table, numbers_frame
+from attention_views.ui.controls import bound
+from attention_views.ui.readonly_tables import number_table, numbers_frame
 
 TICK_SECONDS = 0.2  # the timer while playing: Learning.speed steps every tick, only the workbench reruns
 UNTIL_SOLVED_STEPS = 5_000

@@ -26,11 +26,10 @@ from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import Lab, Snapshot
 from attention_views.pure.single_head import SingleHead
-from attention_views.ui.widgets import (
+from attention_views.ui.charts import beside, chart
+from attention_views.ui.controls import bound
+from attention_views.ui.readonly_tables import (
     arrow_table,
-    beside,
-    bound,
-    chart,
     columns_table,
     csv_download,
     number_table,
@@ -66,7 +65,7 @@ def readouts_frame(weights: np.ndarray, query_tokens: list[str], key_tokens: lis
 
 
 def readouts_columns(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str]) -> dict[str, object]:
-    """:func:`readouts_frame`'s columns, by name (for :func:`widgets.columns_table`)."""
+    """:func:`readouts_frame`'s columns, by name (for :func:`readonly_tables.columns_table`)."""
     r = ac.row_readouts(weights)
     ties = np.sum(np.isclose(weights, r.max_weight[:, None], rtol=0.0, atol=1e-12), axis=1) - 1  # (n_q,)
     top = [_top_key(key_tokens[j], total, tied) for j, total, tied in zip(r.argmax, r.row_sum, ties, strict=True)]
@@ -189,7 +188,7 @@ def _value_names(output: np.ndarray) -> list[str]:
 
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     """The output table with its CSV (and the weights'), beside the activation strength of each output row:
-    the table as wide as its columns, the bars the rest (:func:`widgets.beside`)."""
+    the table as wide as its columns, the bars the rest (:func:`charts.beside`)."""
     r = head.result
     out_col, bar_col = beside(f"{prefix}_output", whole=True)
     with out_col:

@@ -111,7 +111,7 @@ def test_a_layout_changed_after_building_still_sends_the_same_json(monkeypatch):
 
 
 def test_a_title_taken_out_after_building_still_sends_the_same_json(monkeypatch):
-    def make():  # what widgets.chart does before sending: the title goes above the chart as page text
+    def make():  # what charts.chart does before sending: the title goes above the chart as page text
         fig = figures.attention_heatmap(_weights(4), list("abcd"), list("abcd"), title="t")
         fig.layout.title.text = None
         return fig

@@ -613,6 +613,6 @@ def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
         i, p = int((trace.xaxis or "x")[1:] or 1) - 1, int(trace.name.split()[-1])
         assert list(trace.x) == [0, rotated[p, i]] and list(trace.y) == [0, rotated[p, i + 4]]
     assert [a.text for a in fig.layout.annotations] == ["dims 0 and 4", "dims 1 and 5", "dims 2 and 6", "dims 3 and 7"]
-    assert "<b>cat</b>" in fig.layout.title.text, "the token as typed: widgets.chart shows titles as page text"
+    assert "<b>cat</b>" in fig.layout.title.text, "the token as typed: charts.chart shows titles as page text"
     with pytest.raises(ValueError, match="even number"):
         figures.rope_arrows(rotated[:, :7], "cat")

@@ -13,7 +13,7 @@ from attention_views.pure import figures, links
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
 from attention_views.ui import panels
-from attention_views.ui.widgets import arrow_table, columns_table, numbers_arrow, numbers_frame
+from attention_views.ui.readonly_tables import arrow_table, columns_table, numbers_arrow, numbers_frame
 
 SCENARIOS = ac.list_scenarios()
 

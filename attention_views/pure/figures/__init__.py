@@ -2,7 +2,7 @@
 
 Pure functions built with ordinary ``go.Heatmap``/``go.Bar``/``go.Scatter`` traces and
 ``plotly.subplots.make_subplots``: they never compute attention and never call Streamlit (pages show a
-figure through ``attention_views.ui.widgets.chart``). Numeric data goes in as NumPy arrays, which plotly
+figure through ``attention_views.ui.charts.chart``). Numeric data goes in as NumPy arrays, which plotly
 sends to the browser base64-encoded. Conventions shared by all:
 
 - Grids put queries on rows (first query at the top) and keys on columns. Axes are numeric
@@ -17,7 +17,7 @@ sends to the browser base64-encoded. Conventions shared by all:
 - ``projector=True`` selects ``theme.PROJECTOR``: larger fonts, thicker gaps, higher contrast.
 - Layout is the browser's: no builder takes a width. Figures stretch to their column; plotly sizes cell
   text to the cells and grows the margins to fit tick labels (``automargin``), and picks tick angles; the
-  title (``layout.title.text``) is shown by ``widgets.chart`` as page text above the chart, where it wraps.
+  title (``layout.title.text``) is shown by ``charts.chart`` as page text above the chart, where it wraps.
 
 Inputs are validated first; a ``ValueError`` says which argument is wrong and how to fix it.
 """

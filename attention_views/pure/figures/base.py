@@ -290,7 +290,7 @@ def _finish(
     that plotly grows to fit labels (``automargin``), a fixed height; every 2-D axis of ``layout`` (``xaxis``,
     ``yaxis2``, ...) gets theme.AXIS_STYLE, and so do the template's axes of a layout grid (:func:`_panel_grid`).
 
-    ``title`` is the figure's own (``layout.title.text``, one line): ``widgets.chart`` shows it above the chart
+    ``title`` is the figure's own (``layout.title.text``, one line): ``ui/charts.chart`` shows it above the chart
     as page text, which the browser wraps, and sends the figure without it. ``legend_rows`` and
     ``panel_title_lines``: room above the plot for a horizontal legend or the first row's subplot titles.
     The whole layout goes to ``go.Figure`` at once, never through ``fig.update_layout`` afterwards.

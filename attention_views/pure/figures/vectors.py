@@ -150,5 +150,5 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
     for note in layout["annotations"]:
         note["font"] = {"size": s.font}
     layout["legend"] = {"orientation": "h", "y": -0.1}
-    title = f"RoPE turns the query of {token} as its position grows"  # page text (widgets.chart escapes it)
+    title = f"RoPE turns the query of {token} as its position grows"  # page text (charts.chart escapes it)
     return _finish(traces, layout, title, s, height=340 if projector else 280, panel_title_lines=1)

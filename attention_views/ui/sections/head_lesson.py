@@ -11,7 +11,8 @@ import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
 from attention_views.pure import figures
 from attention_views.pure.lab import JOB_EVERY, JOB_STEPS, MAX_SEED, Session
-from attention_views.ui.widgets import bound, chart
+from attention_views.ui.charts import chart
+from attention_views.ui.controls import bound
 
 TICK_SECONDS = 0.3  # the replay's timer: one snapshot (JOB_EVERY training steps) a tick
 JOB_LABELS = {JOB_PREVIOUS: "Previous token", JOB_INDUCTION: "Induction"}

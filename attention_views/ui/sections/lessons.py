@@ -21,8 +21,10 @@ from attention_views.pure.lab import LESSON_SCENARIOS, Lab, Session
 from attention_views.pure.single_head import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
 from attention_views.pure.tables import TableError, table_to_matrix
 from attention_views.ui import session
+from attention_views.ui.charts import chart, lecture_intro
+from attention_views.ui.controls import projector
 from attention_views.ui.frame import has_edits, load_scenario, scenario_cards
-from attention_views.ui.widgets import chart, lecture_intro, numbers_frame, projector
+from attention_views.ui.readonly_tables import numbers_frame
 
 ENCODINGS = ("none", "sinusoidal", "learned", "rope", "alibi")
 ENCODING_LABELS = {

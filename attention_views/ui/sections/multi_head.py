@@ -9,16 +9,10 @@ from attention_views.pure import figures, multi_head
 from attention_views.pure.formats import message
 from attention_views.pure.lab import HEAD_MODES, Lab
 from attention_views.ui import panels
-from attention_views.ui.widgets import (
-    bound,
-    bump_rev,
-    chart,
-    editor_key,
-    folded,
-    matrix_editor,
-    number_table,
-    numbers_arrow,
-)
+from attention_views.ui.charts import chart
+from attention_views.ui.controls import bound, bump_rev
+from attention_views.ui.editors import editor_key, folded, matrix_editor
+from attention_views.ui.readonly_tables import number_table, numbers_arrow
 
 MODE_LABELS = {"selection": "Select dimensions", "split": "Split W into h heads"}
 HEADS_HELP = "One row per head: a name and the embedding dims it looks at, like '1, 3' (as in the notebook)"

@@ -19,8 +19,8 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import HEAD_SCENARIO, HeadOrigin, Lab, new_lab
 from attention_views.pure.single_head import SingleHead
 from attention_views.pure.tables import matrix_table
+from attention_views.ui.readonly_tables import arrow_table
 from attention_views.ui.sections.real_model import PLAYGROUND_TOKENS, TOP_K, load_model, model_run, scales_key
-from attention_views.ui.widgets import arrow_table
 
 SUMMARY_K = 3  # next tokens in the summary at the top of the playground
 

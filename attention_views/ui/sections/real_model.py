@@ -18,8 +18,11 @@ from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView, Session
 from attention_views.ui import session
+from attention_views.ui.charts import chart, clicked_cell
+from attention_views.ui.controls import bump_rev
+from attention_views.ui.editors import folded
 from attention_views.ui.frame import replace_lab
-from attention_views.ui.widgets import arrow_table, bump_rev, chart, clicked_cell, folded
+from attention_views.ui.readonly_tables import arrow_table
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
 PRESET_TEXT = {"ioi": am.DEFAULT_SENTENCE, "sink": SINK_SENTENCE}

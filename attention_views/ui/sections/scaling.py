@@ -8,7 +8,7 @@ import streamlit as st
 import attention_core as ac
 from attention_core.score_spread import score_spread
 from attention_views.pure import figures
-from attention_views.ui.widgets import chart, metric_columns
+from attention_views.ui.charts import chart, metric_columns
 
 D_KS = np.unique(np.geomspace(1, 512, 19).round().astype(int))  # log-spaced: 1, 2, 3, 4, 6, 8, ..., 362, 512
 VARIANCE_SAMPLES = 1_000  # pairs (q, k) per d_k

@@ -10,7 +10,9 @@ from attention_views.pure.formats import message
 from attention_views.pure.lab import Lab, Vectors
 from attention_views.pure.single_head import resize_head_width
 from attention_views.pure.tables import TableError, table_to_matrix, value_columns
-from attention_views.ui.widgets import bump_rev, chart, matrix_editor
+from attention_views.ui.charts import chart
+from attention_views.ui.controls import bump_rev
+from attention_views.ui.editors import matrix_editor
 
 
 def vectors_editor(vec: Vectors) -> None:

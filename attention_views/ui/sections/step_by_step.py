@@ -12,7 +12,9 @@ from attention_views.pure import figures
 from attention_views.pure.formats import latex, plain
 from attention_views.pure.lab import Lab
 from attention_views.pure.single_head import SingleHead
-from attention_views.ui.widgets import MASK_LABELS, chart, clicked_cell, columns_table
+from attention_views.ui.charts import chart, clicked_cell
+from attention_views.ui.controls import MASK_LABELS
+from attention_views.ui.readonly_tables import columns_table
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
 MARK = "▶"  # before the selected key's label in the tables
@@ -51,7 +53,7 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
     """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
 
     Formatted by column formats, not a pandas Styler; the columns go to Streamlit as an Arrow table made from
-    them directly (:func:`widgets.columns_table`).
+    them directly (:func:`readonly_tables.columns_table`).
     """
     label, *numbers = columns
     if marked is not None:
