@@ -39,6 +39,7 @@ from attention_views.pure.lab import (  # noqa: E402
     new_session,
 )
 from attention_views.pure.tables import matrix_table  # noqa: E402
+from attention_views.ui.sections import model_runs  # noqa: E402
 from attention_views.ui.sections import real_model as rm  # noqa: E402
 
 WORDS = (
@@ -86,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"RSS at start {status_mb('VmRSS'):.0f} MB")
     start = time.perf_counter()
-    model = rm.load_model()
+    model = model_runs.load_model()
     loaded = status_mb("VmRSS")
     print(
         f"model loaded in {time.perf_counter() - start:.1f} s; RSS after load {loaded:.0f} MB "
@@ -97,7 +98,7 @@ def main() -> None:
     for k, text in enumerate(sentences(args.sentences, args.words)):
         view = ModelView(preset="custom", text=text)
         ids, run, _ = rm.run_for(model, view)
-        rm.head_scores(tuple(ids), rm.scales_key(view.scales))
+        rm.head_scores(tuple(ids), model_runs.scales_key(view.scales))
         lengths.append(len(ids))
         rss = status_mb("VmRSS")
         if k < 8:

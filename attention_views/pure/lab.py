@@ -27,7 +27,6 @@ import functools
 import json
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -36,10 +35,6 @@ import attention_core as ac
 from attention_core.head_training import JOB_PREVIOUS
 from attention_models.presets import DEFAULT_SENTENCE, IOI
 from attention_views.pure.tables import matrix_table
-
-if TYPE_CHECKING:  # the last valid results, kept to show while an input is invalid
-    from attention_views.pure.multi_head import MultiHeadView
-    from attention_views.pure.single_head import SingleHead
 
 MASK_KINDS = ("none", "causal", "padding", "window", "prefix", "streaming", "custom")
 MASK_PARAMS = {  # kind -> its Lab field (streaming also has mask_sink)
@@ -147,7 +142,7 @@ class ModelView:
 
 @dataclass
 class HeadOrigin:
-    """The real model's head a playground lab holds (see sections/put_back.head_lab): its ``layer`` and
+    """The real model's head a playground lab holds (see ui/sections/model_runs.head_lab): its ``layer`` and
     ``head``, the ``token_ids`` it ran on, a ``label`` for the page (with the text); ``put_back``: the
     playground's weights replace that head's in a run of the model."""
 
@@ -189,6 +184,50 @@ class Learning:
     job: str = JOB_PREVIOUS  # the lesson page's job, one of attention_core.head_training.JOBS
     job_seed: int = 0
     job_step: int = 0  # a multiple of JOB_EVERY, at most JOB_STEPS
+
+
+@dataclass(frozen=True)
+class SingleHead:
+    """What a single-head page draws: the inputs and every stage of the attention."""
+
+    query_tokens: list[str]
+    key_tokens: list[str]
+    dim_labels: list[str]
+    value_labels: list[str]
+    result: ac.AttentionResult
+    X: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class MultiHeadView:
+    """What the multi-head page draws.
+
+    ``heads[i].weights (n_q, n_k)``; ``concat (n_q, sum of d_v)``; ``output (n_q, d_out)``, equal to
+    ``concat`` unless ``mixed`` (then ``concat @ W_O``); ``single``: one head over the full width
+    (identity projections in selection mode, as the notebook), drawn beside the heads for comparison.
+    """
+
+    query_tokens: tuple[str, ...]
+    key_tokens: tuple[str, ...]
+    names: tuple[str, ...]
+    heads: tuple[ac.AttentionResult, ...]
+    concat: np.ndarray
+    concat_labels: tuple[str, ...]
+    output: np.ndarray
+    output_labels: tuple[str, ...]
+    mixed: bool
+    single: ac.AttentionResult
+    single_name: str
+
+    @property
+    def weights(self) -> list[np.ndarray]:
+        """Every head's (n_q, n_k) attention weights, in head order."""
+        return [r.weights for r in self.heads]
+
+    def activation(self) -> dict[str, np.ndarray]:
+        """The notebook's activation strength (L2 norm of each output row), single head vs multi-head."""
+        multi_name = "Multi-head (concat · W_O)" if self.mixed else "Multi-head (concat)"
+        return {self.single_name: ac.activation_norms(self.single.output), multi_name: ac.activation_norms(self.output)}
 
 
 @dataclass

@@ -13,6 +13,7 @@ import binascii
 import json
 import re
 import zlib
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -63,6 +64,7 @@ from attention_views.pure.tables import (
     table_to_matrix,
 )
 
+OpenHead = Callable[[int, int, tuple[int, ...], bool], Lab]  # (layer, head, token ids, put back) -> the lab
 VERSION = "1"
 MAX_TOKEN_CHARS = 16_000  # refuse longer links before decoding anything
 MAX_JSON_BYTES = 200_000  # refuse larger payloads while decompressing a link (no zip bombs)
@@ -136,7 +138,13 @@ def _cell(value: object) -> object:
 
 
 def lab_payload(
-    lab: Lab, page: str = "", *, full: bool = False, pristine: Lab | None = None, memo: dict | None = None
+    lab: Lab,
+    page: str = "",
+    *,
+    full: bool = False,
+    pristine: Lab | None = None,
+    memo: dict | None = None,
+    open_head: OpenHead | None = None,
 ) -> dict:
     """The lab as JSON-ready data: scenario id and what differs from its pristine state (or all).
 
@@ -149,8 +157,9 @@ def lab_payload(
     :func:`pristine_of` the lab when the caller already has one (it is only read). ``memo``: the session's
     ``link_tables``, which keeps each table's part from the last call while the table and its pristine one are the
     same objects (the same payload, the same lists: comparing it with the last one is then immediate).
+    ``open_head``: as for :func:`pristine_of`.
     """
-    pristine = pristine_of(lab, pristine)
+    pristine = pristine_of(lab, pristine, open_head)
     out = {"v": VERSION, "s": lab.scenario}
     if page:
         out["p"] = page
@@ -253,8 +262,8 @@ def _text(value: object) -> str:
     return clean_text(cell_text(value))
 
 
-def pristine_of(lab: Lab, kept: Lab | None = None) -> Lab:
-    """What ``lab`` is compared with: a real model's head as the model has it (sections/put_back.head_lab), else a
+def pristine_of(lab: Lab, kept: Lab | None = None, open_head: OpenHead | None = None) -> Lab:
+    """What ``lab`` is compared with: a real model's head as ``open_head`` opens it (the model's own numbers), else a
     fresh copy of its scenario. ``kept``: the last one, returned when it still fits (only ever read)."""
     origin = lab.origin
     if kept is not None and kept.scenario == lab.scenario:
@@ -263,25 +272,27 @@ def pristine_of(lab: Lab, kept: Lab | None = None) -> Lab:
     if origin is None:
         return new_lab(lab.scenario)
     try:
-        return model_head(origin.layer, origin.head, origin.token_ids)
+        return model_head(open_head, origin.layer, origin.head, origin.token_ids)
     except ShareError:  # the model cannot rebuild it: compared with the scenario, every table travels whole
         return new_lab(lab.scenario)
 
 
-def model_head(layer: int, head: int, token_ids: tuple[int, ...], put_back: bool = False) -> Lab:
-    """The lab of the real model's head ``(layer, head)`` on ``token_ids`` (the model's own numbers); ShareError
-    naming the field when the model has no such head or tokens, or is not installed."""
-    from attention_views.ui.sections.put_back import head_lab  # the model is loaded only for a view holding its head
-
+def model_head(
+    open_head: OpenHead | None, layer: int, head: int, token_ids: tuple[int, ...], put_back: bool = False
+) -> Lab:
+    """The lab of the real model's head ``(layer, head)`` on ``token_ids``, as ``open_head`` opens it; ShareError
+    naming the field when the model has no such head or tokens, or is not installed (or no ``open_head`` given)."""
+    if open_head is None:
+        raise ShareError("the state holds a real model's head, and the real model is not loaded here")
     try:
-        return head_lab(layer, head, token_ids, put_back)
+        return open_head(layer, head, token_ids, put_back)
     except am.AttentionModelError as err:
         raise ShareError(f"the state's model head cannot be opened: {err}") from None
 
 
-def encode(lab: Lab, page: str = "") -> str:
-    """The lab as a compact link token."""
-    return encode_payload(lab_payload(lab, page))
+def encode(lab: Lab, page: str = "", open_head: OpenHead | None = None) -> str:
+    """The lab as a compact link token (``open_head``: as for :func:`pristine_of`)."""
+    return encode_payload(lab_payload(lab, page, open_head=open_head))
 
 
 def encode_payload(payload: dict, memo: dict | None = None, most: int | None = None) -> str | None:
@@ -331,8 +342,9 @@ def _part_json(part: dict, kept: TableMemo | None) -> str:
     return kept.text if kept is not None and kept.payload is part else compact_json(part)
 
 
-def decode(token: str) -> tuple[Lab, str]:
-    """(lab, page) from a link token; ShareError if it is damaged, tampered with or too large."""
+def decode(token: str, open_head: OpenHead | None = None) -> tuple[Lab, str]:
+    """(lab, page) from a link token; ShareError if it is damaged, tampered with or too large. ``open_head`` opens
+    a real model's head the token names (without it, such a token is refused)."""
     if not isinstance(token, str) or len(token) > MAX_TOKEN_CHARS:
         raise ShareError(f"the link's state is longer than {MAX_TOKEN_CHARS} characters, the app's limit")
     version, _, body = token.partition(".")
@@ -349,7 +361,7 @@ def decode(token: str) -> tuple[Lab, str]:
         if isinstance(err, ShareError):
             raise
         raise ShareError("the link's state is damaged or cut off; check that the whole link was copied") from None
-    return payload_to_lab(payload), _page(payload)
+    return payload_to_lab(payload, open_head), _page(payload)
 
 
 def _page(payload: dict) -> str:
@@ -357,8 +369,9 @@ def _page(payload: dict) -> str:
     return page if isinstance(page, str) and page.isidentifier() else ""
 
 
-def payload_to_lab(payload: object) -> Lab:
-    """Rebuild a lab from payload data (from a link or a JSON file), validating every field."""
+def payload_to_lab(payload: object, open_head: OpenHead | None = None) -> Lab:
+    """Rebuild a lab from payload data (from a link or a JSON file), validating every field; ``open_head`` opens
+    a real model's head the payload names."""
     if not isinstance(payload, dict) or payload.get("v") != VERSION:
         raise ShareError("this is not an Attention Lab state (version 1)")
     scenario = payload.get("s")
@@ -367,7 +380,9 @@ def payload_to_lab(payload: object) -> Lab:
     for short, kind, what in (("t", dict, "an object of tables"), ("h", list, "a list of rows")):
         if short in payload and not isinstance(payload[short], kind):
             raise ShareError(f"the state's field {short!r} must be {what}")
-    lab = model_head(*_origin(payload["og"])) if "og" in payload else new_lab(scenario)  # what the edits apply to
+    lab = (
+        model_head(open_head, *_origin(payload["og"])) if "og" in payload else new_lab(scenario)
+    )  # what the edits apply to
     for name, short in SCALARS.items():
         if short in payload:
             setattr(lab, name, check_field(name, payload[short]))
@@ -650,13 +665,14 @@ def _heads(rows: object) -> pd.DataFrame:
     return pd.DataFrame([[clean_text(c) for c in r] for r in rows], columns=["head", "dims"], dtype=object)
 
 
-def to_json(lab: Lab, page: str = "") -> str:
+def to_json(lab: Lab, page: str = "", open_head: OpenHead | None = None) -> str:
     """Everything needed to reopen the lab, as a JSON document (for download)."""
-    return json.dumps(lab_payload(lab, page, full=True), indent=1, allow_nan=False)
+    return json.dumps(lab_payload(lab, page, full=True, open_head=open_head), indent=1, allow_nan=False)
 
 
-def from_json(text: str | bytes) -> tuple[Lab, str]:
-    """(lab, page) from a JSON document made by :func:`to_json`; ShareError on anything else."""
+def from_json(text: str | bytes, open_head: OpenHead | None = None) -> tuple[Lab, str]:
+    """(lab, page) from a JSON document made by :func:`to_json`; ShareError on anything else (``open_head``: as
+    for :func:`decode`)."""
     if len(text) > MAX_FILE_BYTES:
         raise ShareError(f"the file is larger than {MAX_FILE_BYTES // 1000} kB, the app's limit")
     try:
@@ -665,7 +681,7 @@ def from_json(text: str | bytes) -> tuple[Lab, str]:
         if isinstance(err, ShareError):
             raise
         raise ShareError("the file is not valid JSON; download a state from the app and upload that") from None
-    return payload_to_lab(payload), _page(payload)
+    return payload_to_lab(payload, open_head), _page(payload)
 
 
 _SPECIAL = re.compile(rb'[\[\]{}"\\]')  # brackets, quotes and backslashes: all the depth count needs to see

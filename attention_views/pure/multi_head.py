@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import numbers
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.pure.lab import MAX_DIMS, MAX_HEADS, MAX_TOKENS, Lab
+from attention_views.pure.lab import MAX_DIMS, MAX_HEADS, MAX_TOKENS, Lab, MultiHeadView
 from attention_views.pure.single_head import (
     check_output_lengths,
     checked_product,
@@ -46,38 +45,6 @@ _SEPARATORS = re.compile(r"[,;\s]+")
 
 class HeadsError(TableError):
     """The heads are unusable; ``table`` is ``"heads"`` (a row of the heads table) or ``"n_heads"``."""
-
-
-@dataclass(frozen=True)
-class MultiHeadView:
-    """What the multi-head page draws.
-
-    ``heads[i].weights (n_q, n_k)``; ``concat (n_q, sum of d_v)``; ``output (n_q, d_out)``, equal to
-    ``concat`` unless ``mixed`` (then ``concat @ W_O``); ``single``: one head over the full width
-    (identity projections in selection mode, as the notebook), drawn beside the heads for comparison.
-    """
-
-    query_tokens: tuple[str, ...]
-    key_tokens: tuple[str, ...]
-    names: tuple[str, ...]
-    heads: tuple[ac.AttentionResult, ...]
-    concat: np.ndarray
-    concat_labels: tuple[str, ...]
-    output: np.ndarray
-    output_labels: tuple[str, ...]
-    mixed: bool
-    single: ac.AttentionResult
-    single_name: str
-
-    @property
-    def weights(self) -> list[np.ndarray]:
-        """Every head's (n_q, n_k) attention weights, in head order."""
-        return [r.weights for r in self.heads]
-
-    def activation(self) -> dict[str, np.ndarray]:
-        """The notebook's activation strength (L2 norm of each output row), single head vs multi-head."""
-        multi_name = "Multi-head (concat · W_O)" if self.mixed else "Multi-head (concat)"
-        return {self.single_name: ac.activation_norms(self.single.output), multi_name: ac.activation_norms(self.output)}
 
 
 def is_direct(lab: Lab) -> bool:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 import pandas as pd
 
 import attention_core as ac
-from attention_views.pure.lab import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab, Vectors
+from attention_views.pure.lab import DIRECT_TABLES, EMBED_TABLES, MAX_TOKENS, Lab, SingleHead, Vectors
 from attention_views.pure.tables import (
     TableError,
     matrix_table,
@@ -36,18 +35,6 @@ def scale_value(lab: Lab, d_k: int) -> float:
     if lab.scale_mode == "custom":
         return float(lab.scale_custom)
     return 1.0 / math.sqrt(d_k)
-
-
-@dataclass(frozen=True)
-class SingleHead:
-    """What a single-head page draws: the inputs and every stage of the attention."""
-
-    query_tokens: list[str]
-    key_tokens: list[str]
-    dim_labels: list[str]
-    value_labels: list[str]
-    result: ac.AttentionResult
-    X: np.ndarray | None = None
 
 
 def table_errors(tables: dict[str, pd.DataFrame], memo: dict | None = None) -> dict[str, str]:

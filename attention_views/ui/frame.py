@@ -24,6 +24,7 @@ from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import session
 from attention_views.ui.controls import bound, projector
 from attention_views.ui.reproduce import reproduce_panel
+from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
@@ -161,7 +162,7 @@ def open_lesson(s: Session, lesson: str) -> None:
 def has_edits(s: Session) -> bool:
     """The lab differs from its pristine scenario (or model head) in what a scenario holds: a table, a control, the
     heads, a painted mask, a snapshot (projector mode and the pages' own settings are kept when a scenario opens)."""
-    s.pristine = links.pristine_of(s.lab, s.pristine)
+    s.pristine = links.pristine_of(s.lab, s.pristine, model_runs.head_lab)
     return bool(links.lab_payload(s.lab, pristine=s.pristine).keys() - {"v", "s", "og", "pm", "rm", "sv", "ln"})
 
 
@@ -169,7 +170,7 @@ def _lab_from_link(scenario_id: str) -> Lab:
     token = st.query_params.get("state")
     if token:
         try:
-            return links.decode(token)[0]
+            return links.decode(token, model_runs.head_lab)[0]
         except links.ShareError as err:
             st.warning(f"This link's saved view could not be opened: {message(err)}. Showing the scenario's defaults.")
     elif st.query_params.get("head"):
@@ -222,7 +223,7 @@ def _on_reset() -> None:  # callbacks read st.session_state themselves: see sess
         load_scenario(old.scenario)
         return
     try:  # a real model's head: the model's own numbers again, not in the model
-        new = links.model_head(old.origin.layer, old.origin.head, old.origin.token_ids)
+        new = links.model_head(model_runs.head_lab, old.origin.layer, old.origin.head, old.origin.token_ids)
     except links.ShareError:
         load_scenario(old.scenario)
         return
@@ -334,7 +335,7 @@ def link_token(s: Session) -> tuple[str | None, bool]:
     scalars (1 and 1.0 encode differently), with the last one; only a changed payload is encoded again
     (JSON and zlib are the costly part).
     """
-    s.pristine = links.pristine_of(s.lab, s.pristine)
+    s.pristine = links.pristine_of(s.lab, s.pristine, model_runs.head_lab)
     payload = links.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
     if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
         changed = payload.keys() - {"v", "s", "p"}
@@ -356,7 +357,7 @@ def _on_upload() -> None:
     try:
         if upload.size > links.MAX_FILE_BYTES:
             raise links.ShareError(f"the file is larger than {links.MAX_FILE_BYTES // 1000} kB, the app's limit")
-        restored, _ = links.from_json(upload.getvalue())
+        restored, _ = links.from_json(upload.getvalue(), model_runs.head_lab)
     except links.ShareError as err:
         s.upload_error = f"That file was not opened: {err}. Nothing was changed."
         return

@@ -24,8 +24,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
-from attention_views.pure.lab import Lab, Snapshot
-from attention_views.pure.single_head import SingleHead
+from attention_views.pure.lab import Lab, SingleHead, Snapshot
 from attention_views.ui.charts import beside, chart
 from attention_views.ui.controls import bound
 from attention_views.ui.readonly_tables import (

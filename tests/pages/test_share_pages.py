@@ -7,6 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 from attention_views.pure import links
 from attention_views.pure.lab import new_lab
+from attention_views.ui.sections import model_runs
 
 
 def _param(at: AppTest, name: str) -> str | None:
@@ -314,7 +315,7 @@ def test_a_model_heads_link_reopens_the_head_with_its_edits_put_back_in_a_fresh_
 @pytest.mark.parametrize("field", [{"l": 99}, {"h": -1}, {"h": "3"}, {"i": [10**9]}, {"pb": 1}])
 def test_a_forged_model_head_link_opens_the_defaults_with_a_warning(field):
     at = _model_head_page()
-    payload = links.lab_payload(at.session_state["session"].lab)
+    payload = links.lab_payload(at.session_state["session"].lab, open_head=model_runs.head_lab)
     payload["og"].update(field)
     other = _open({"head": "smollm2-135m-layer23-head3", "state": links.encode_payload(payload)})
     assert_clean(other)

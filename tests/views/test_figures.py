@@ -1,11 +1,8 @@
 """Figure builders: traces, values, labels, hovers, masked cells and projector sizes (no browser)."""
 
-import ast
 import base64
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -542,34 +539,6 @@ def test_projector_mode_thickens_cell_gaps_and_leaves_the_cell_text_size_to_plot
     normal, projector = BUILDERS[name](False), BUILDERS[name](True)
     assert projector.data[0].xgap > normal.data[0].xgap and projector.data[0].ygap > normal.data[0].ygap
     assert projector.data[0].textfont.size is None and normal.data[0].textfont.size is None
-
-
-def _imported(path: Path) -> set[str]:
-    """Every module named by an import statement of the file at ``path``, at any depth (inside functions too)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-
-
-FIGURE_SOURCES = sorted(Path(figures.__file__).parent.glob("*.py")) + [Path(theme.__file__)]
-
-
-@pytest.mark.parametrize("path", FIGURE_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_figure_module_names_streamlit_in_an_import(path):
-    assert len(FIGURE_SOURCES) >= 10  # the package directory was walked: __init__, base and the builders
-    assert not {name for name in _imported(path) if name.split(".")[0] == "streamlit"}
-
-
-def test_importing_the_figure_builders_loads_no_streamlit():
-    """The real import graph, in a fresh interpreter: the builders, the theme and whatever they import."""
-    code = (
-        "import importlib, pkgutil, sys\n"
-        "import attention_views.pure.figures as f, attention_views.pure.theme\n"
-        "mods = [importlib.import_module(f'{f.__name__}.{m.name}') for m in pkgutil.iter_modules(f.__path__)]\n"
-        "print(len(mods), sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    assert out.split(" ", 1) == [str(len(FIGURE_SOURCES) - 2), "[]\n"], out  # every builder module, no streamlit
 
 
 def test_head_grid_can_give_each_head_its_own_colour_range():

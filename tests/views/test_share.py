@@ -12,6 +12,7 @@ import attention_models as am
 from attention_views.pure import links
 from attention_views.pure.lab import Snapshot, new_lab
 from attention_views.pure.single_head import run_single_head
+from attention_views.ui.sections import model_runs
 
 
 def _edited(sid: str) -> dict:
@@ -345,7 +346,7 @@ def test_lone_surrogates_in_labels_and_cells_become_printable():
         assert lab.tables["Q"]["token"][0] == "a?b"
 
 
-# ---------------------------------------------------------------- a real model's head (needs the model file)
+# ------------------------------------------- a real model's head (the model file; ui/sections/model_runs opens it)
 
 
 def _model_head_token(**og: object) -> str:
@@ -357,7 +358,7 @@ def _model_head_token(**og: object) -> str:
 def test_a_model_heads_link_rebuilds_its_tables_from_the_model_and_carries_only_the_changed_cells():
     model = am.load("smollm2-135m")
     ids = [504, 2767, 3350]
-    lab = links.decode(_model_head_token())[0]
+    lab = links.decode(_model_head_token(), model_runs.head_lab)[0]
     Q, K, V = model.head_qkv(model.run(ids), 23, 3)  # (3, 64) each, computed apart from the app
     np.testing.assert_allclose(lab.tables["Q"].drop(columns="token").to_numpy(float), Q, atol=1e-6)
     np.testing.assert_allclose(lab.tables["V"].drop(columns="token").to_numpy(float), V, atol=1e-6)
@@ -367,11 +368,11 @@ def test_a_model_heads_link_rebuilds_its_tables_from_the_model_and_carries_only_
     lab.tables["Q"] = lab.tables["Q"].copy()
     lab.tables["Q"].iat[1, 5], lab.tables["Q"].iat[2, 64] = 7.25, "oops"  # a number and a bad cell, kept as typed
     lab.origin.put_back, lab.temperature = True, 2.0
-    payload = links.lab_payload(lab)
+    payload = links.lab_payload(lab, open_head=model_runs.head_lab)
     assert payload["t"] == {"Q": {"cells": [[1, 4, 7.25], [2, 63, "oops"]]}}  # the token column is not counted
-    token = links.encode(lab)
+    token = links.encode(lab, open_head=model_runs.head_lab)
     assert len(token) < 400  # 3 x 64 numbers per table would be thousands of characters
-    again = links.decode(token)[0]
+    again = links.decode(token, model_runs.head_lab)[0]
     assert again.origin == lab.origin and again.temperature == 2.0
     for name in "QKV":
         assert again.tables[name].equals(lab.tables[name]), name
@@ -399,7 +400,7 @@ def test_a_model_heads_link_rebuilds_its_tables_from_the_model_and_carries_only_
 )
 def test_a_forged_model_head_is_refused_by_name(og, message):
     with pytest.raises(links.ShareError, match=message):
-        links.decode(_model_head_token(**og))
+        links.decode(_model_head_token(**og), model_runs.head_lab)
 
 
 def test_a_model_head_without_its_fields_is_refused():
@@ -417,4 +418,11 @@ def test_damaged_changed_cells_of_a_model_head_are_refused(cells):
     payload = {"v": "1", "s": "random-causal", "og": {"l": 23, "h": 3, "i": [504, 2767, 3350], "pb": False}}
     payload["t"] = {"Q": {"cells": cells}}
     with pytest.raises(links.ShareError, match="table Q's changed cells"):
-        links.decode(_token_of(json.dumps(payload)))
+        links.decode(_token_of(json.dumps(payload)), model_runs.head_lab)
+
+
+def test_without_the_model_a_link_to_its_head_is_refused_saying_so():
+    """The codec is pure: the real model's head comes from the opener the app passes in, and without one the
+    link is refused by name (never opened on the scenario's tables)."""
+    with pytest.raises(links.ShareError, match="holds a real model's head, and the real model is not loaded here"):
+        links.decode(_model_head_token())

@@ -17,8 +17,8 @@ import attention_core as ac
 from attention_core.masks import as_additive_mask
 from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
-from attention_views.pure.lab import LESSON_SCENARIOS, Lab, Session
-from attention_views.pure.single_head import SingleHead, lab_mask, run_or_last, run_single_head, scale_value
+from attention_views.pure.lab import LESSON_SCENARIOS, Lab, Session, SingleHead
+from attention_views.pure.single_head import lab_mask, run_or_last, run_single_head, scale_value
 from attention_views.pure.tables import TableError, table_to_matrix
 from attention_views.ui import session
 from attention_views.ui.charts import chart, lecture_intro

