@@ -305,7 +305,7 @@ def test_a_panel_grid_puts_each_panel_where_make_subplots_does(n_panels, n_cols)
     ``s = 1 / (n - gap)``, rows from the top); they match make_subplots' domains for the same titled grid."""
     n_rows = -(-n_panels // n_cols)
     titles = [f"Head {k}" for k in range(n_panels)]
-    grid = base._panel_grid(n_panels, n_cols, titles, {}, {})["grid"]
+    grid = base.panel_grid(n_panels, n_cols, titles, {}, {})["grid"]
     expected = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles).layout
 
     def cells(n: int, gap: float) -> list[tuple[float, float]]:

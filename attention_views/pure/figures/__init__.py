@@ -8,7 +8,7 @@ sends to the browser base64-encoded. Conventions shared by all:
 - Grids put queries on rows (first query at the top) and keys on columns. Axes are numeric
   (0..n-1) with tick labels, because plotly merges repeated category labels ("is" twice) and
   drops empty ones. Hovers name the tokens through the axes (``%{y}``, ``%{x}``): a position's tick
-  text, or its ``labelalias`` where the ticks are thinned or the label is blank (``base._ticks``);
+  text, or its ``labelalias`` where the ticks are thinned or the label is blank (``base.axis_ticks``);
   the value comes from the cell itself (``%{z:.4f}``). No cell carries its tokens' names.
 - ``-inf`` entries (masked scores) are drawn as grey cells with the text "−inf" and the hover
   "masked"; plotly cannot draw infinities, so no inf ever reaches the figure.

@@ -32,7 +32,7 @@ VALIDATE = False
 # ---------------------------------------------------------------- validation
 
 
-def _as_matrix(matrix: object, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
+def as_matrix(matrix: object, name: str, *, allow_neg_inf: bool = False) -> np.ndarray:
     """``matrix`` as a non-empty 2-D float array; NaN and +inf refused (-inf only if allowed)."""
     try:
         M = np.array(matrix, dtype=np.float64)
@@ -48,7 +48,7 @@ def _as_matrix(matrix: object, name: str, *, allow_neg_inf: bool = False) -> np.
     return M
 
 
-def _as_vector(values: object, n: int | None, name: str) -> np.ndarray:
+def as_vector(values: object, n: int | None, name: str) -> np.ndarray:
     """``values`` as a finite 1-D float array, of length ``n`` when given."""
     try:
         v = np.array(values, dtype=np.float64)
@@ -63,7 +63,7 @@ def _as_vector(values: object, n: int | None, name: str) -> np.ndarray:
     return v
 
 
-def _as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[str]:
+def as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[str]:
     """Labels as plotly text (None -> ""; markup shown as typed), exactly one per row/column/value; repeats allowed."""
     out = ["" if label is None else plot_text(label) for label in labels]
     if len(out) != n:
@@ -76,12 +76,12 @@ def _signed(M: np.ndarray) -> bool:
     return bool((M[np.isfinite(M)] < 0).any())
 
 
-def _show_text(show_text: bool | None, *shape: int) -> bool:
+def shows_text(show_text: bool | None, *shape: int) -> bool:
     """Cell text on/off: ``None`` means on while every side is at most CELL_TEXT_LIMIT."""
     return all(n <= theme.CELL_TEXT_LIMIT for n in shape) if show_text is None else bool(show_text)
 
 
-def _check_cell(selected: tuple[int, int] | None, shape: tuple[int, int]) -> tuple[int, int] | None:
+def checked_cell(selected: tuple[int, int] | None, shape: tuple[int, int]) -> tuple[int, int] | None:
     if selected is None:
         return None
     i, j = (int(x) for x in selected)
@@ -93,7 +93,7 @@ def _check_cell(selected: tuple[int, int] | None, shape: tuple[int, int]) -> tup
 # ---------------------------------------------------------------- formatting
 
 
-def _hover_name(label: str, index: int) -> str:
+def hover_name(label: str, index: int) -> str:
     """A blank token label still needs a name in the hover."""
     return label if label.strip() else f"(blank #{index})"
 
@@ -107,16 +107,16 @@ def _named_colorscale(name: str) -> tuple[tuple[float, str], ...]:
     return tuple(tuple(pair) for pair in go.Heatmap(colorscale=name).colorscale)
 
 
-def _colorscale(scale: str | Sequence) -> list:
+def plotly_colorscale(scale: str | Sequence) -> list:
     """A colour scale in the form plotly stores it: a list of [position, colour] pairs."""
     pairs = _named_colorscale(scale) if isinstance(scale, str) else scale
     return [list(pair) for pair in pairs]
 
 
-def _trace(kind: type, **props: object) -> object:
+def make_trace(kind: type, **props: object) -> object:
     """``kind(**props)`` (a ``go.Heatmap``, ``go.Bar``, ...), checked by plotly only when VALIDATE is on."""
     if isinstance(props.get("colorscale"), str):
-        props["colorscale"] = _colorscale(props["colorscale"])
+        props["colorscale"] = plotly_colorscale(props["colorscale"])
     return kind(**props, _validate=VALIDATE)
 
 
@@ -129,21 +129,21 @@ def _template_json() -> str:
 # ---------------------------------------------------------------- shared pieces
 
 
-def _cells(rows: list[str], cols: list[str]) -> np.ndarray:
+def hover_cells(rows: list[str], cols: list[str]) -> np.ndarray:
     """customdata of a grid whose hover names rows and columns otherwise than its ticks do (``%{customdata[0]}``,
     ``%{customdata[1]}``): [row name, column name] per cell, shape (n_rows, n_cols, 2), a string array."""
-    r = np.array([_hover_name(label, i) for i, label in enumerate(rows)], dtype=str)
-    c = np.array([_hover_name(label, j) for j, label in enumerate(cols)], dtype=str)
+    r = np.array([hover_name(label, i) for i, label in enumerate(rows)], dtype=str)
+    c = np.array([hover_name(label, j) for j, label in enumerate(cols)], dtype=str)
     return np.stack(np.broadcast_arrays(r[:, None], c[None, :]), axis=-1)  # (n_rows, n_cols, 2)
 
 
-def _hovertemplate(row_name: str, col_name: str, value_name: str, value: str = "%{z:.4f}") -> str:
-    """A grid cell's hover: its row's and column's names from the axes (``%{y}``, ``%{x}``: see :func:`_ticks`)
+def hover_template(row_name: str, col_name: str, value_name: str, value: str = "%{z:.4f}") -> str:
+    """A grid cell's hover: its row's and column's names from the axes (``%{y}``, ``%{x}``: see :func:`axis_ticks`)
     and its value."""
     return f"{row_name}: %{{y}}<br>{col_name}: %{{x}}<br>{value_name}: {value}<extra></extra>"
 
 
-def _z(Z: np.ndarray) -> np.ndarray:
+def heatmap_values(Z: np.ndarray) -> np.ndarray:
     """z of a heatmap (NaN cells are gaps). Past CELL_TEXT_LIMIT float32: half the bytes (plotly sends NumPy
     arrays base64-encoded), and the hovers show 4 decimals; float64 when a value would overflow float32."""
     finite = np.abs(Z[np.isfinite(Z)])
@@ -151,7 +151,7 @@ def _z(Z: np.ndarray) -> np.ndarray:
     return Z if small or (finite.size and finite.max() >= 1e38) else Z.astype(np.float32)
 
 
-def _heatmap(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: object) -> go.Heatmap:
+def heatmap_trace(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: object) -> go.Heatmap:
     """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a hover (``kw`` may add
     a ``customdata`` for it).
 
@@ -160,7 +160,7 @@ def _heatmap(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: objec
     n_rows, n_cols = z.shape
     if text is not None:
         kw.update(text=text, texttemplate="%{text}")
-    return _trace(
+    return make_trace(
         go.Heatmap,
         z=z,
         x=np.arange(n_cols),
@@ -173,21 +173,23 @@ def _heatmap(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: objec
     )
 
 
-def _value_trace(M: np.ndarray, s: Style, *, text: bool, names, hover: str | None = None, **kw) -> go.Heatmap:
+def value_trace(M: np.ndarray, s: Style, *, text: bool, names, hover: str | None = None, **kw) -> go.Heatmap:
     """The finite cells of M; -inf cells are left as gaps for :func:`_masked_trace`. ``hover``: a template of
-    its own instead of :func:`_hovertemplate` of ``names``."""
+    its own instead of :func:`hover_template` of ``names``."""
     finite = np.isfinite(M)
     cell_text = [[formats.cell(v) if math.isfinite(v) else "" for v in row] for row in M.tolist()] if text else None
-    return _heatmap(_z(np.where(finite, M, np.nan)), hover or _hovertemplate(*names), s, cell_text, **kw)
+    return heatmap_trace(
+        heatmap_values(np.where(finite, M, np.nan)), hover or hover_template(*names), s, cell_text, **kw
+    )
 
 
 def _masked_trace(blocked: np.ndarray, s: Style, *, text: bool, names) -> go.Heatmap:
     """Grey cells with "−inf" and the hover "masked" where ``blocked``, filling the value trace's gaps."""
     cell_text = [[MINUS_INF if b else "" for b in row] for row in blocked.tolist()] if text else None
     grey = [[0.0, theme.MASKED_COLOR], [1.0, theme.MASKED_COLOR]]
-    return _heatmap(
-        _z(np.where(blocked, 1.0, np.nan)),
-        _hovertemplate(*names[:2], names[2], "masked"),
+    return heatmap_trace(
+        heatmap_values(np.where(blocked, 1.0, np.nan)),
+        hover_template(*names[:2], names[2], "masked"),
         s,
         cell_text,
         colorscale=grey,
@@ -196,14 +198,14 @@ def _masked_trace(blocked: np.ndarray, s: Style, *, text: bool, names) -> go.Hea
     )
 
 
-def _grid_traces(M: np.ndarray, s: Style, *, text: bool, names, **kw) -> list[go.Heatmap]:
+def grid_traces(M: np.ndarray, s: Style, *, text: bool, names, **kw) -> list[go.Heatmap]:
     """Value heatmap of M plus, when M has -inf cells, the grey masked overlay (each hovers only its cells)."""
     blocked = np.isneginf(M)  # (n_q, n_k)
-    traces = [_value_trace(M, s, text=text, names=names, **kw)]
+    traces = [value_trace(M, s, text=text, names=names, **kw)]
     return traces + [_masked_trace(blocked, s, text=text, names=names)] if blocked.any() else traces
 
 
-def _ticks(labels: list[str]) -> dict:
+def axis_ticks(labels: list[str]) -> dict:
     """A numeric axis (0..n-1) named by ``labels``: a tick label at every position, or every n-th past
     MAX_TICK_LABELS, and every position's name in the hovers (``%{x}``, ``%{y}``).
 
@@ -214,7 +216,7 @@ def _ticks(labels: list[str]) -> dict:
     step = max(1, math.ceil(len(labels) / MAX_TICK_LABELS))
     ticked = [i for i in range(0, len(labels), step) if labels[i].strip()]
     unticked = set(range(len(labels))) - set(ticked)
-    alias = {str(i): _hover_name(labels[i], i) for i in sorted(unticked)}
+    alias = {str(i): hover_name(labels[i], i) for i in sorted(unticked)}
     return {
         "tickmode": "array",
         "tickvals": ticked,
@@ -224,7 +226,7 @@ def _ticks(labels: list[str]) -> dict:
     }
 
 
-def _grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = True) -> tuple[dict, dict]:
+def grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = True) -> tuple[dict, dict]:
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
 
     ``upright``: the column labels stand upright in the style's tick font, one line of text a column, whatever
@@ -232,12 +234,12 @@ def _grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = Tr
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     turned = {"tickangle": -90, "tickfont": {"size": s.tick_font}} if upright else {}
     return (
-        {"range": [-0.5, len(cols) - 0.5], **_ticks(cols), **turned, **common},
-        {"range": [len(rows) - 0.5, -0.5], **_ticks(rows), **common},
+        {"range": [-0.5, len(cols) - 0.5], **axis_ticks(cols), **turned, **common},
+        {"range": [len(rows) - 0.5, -0.5], **axis_ticks(rows), **common},
     )
 
 
-def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> tuple[float, float]:
+def value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: float | None) -> tuple[float, float]:
     """Colour range: given bounds kept; missing ones from the finite values (symmetric around zmid)."""
     finite = M[np.isfinite(M)]
     if zmid is not None:
@@ -252,13 +254,13 @@ def _value_range(M: np.ndarray, zmin: float | None, zmax: float | None, zmid: fl
     return float(lo), float(hi)
 
 
-def _colorbar(s: Style) -> dict:
+def colorbar_style(s: Style) -> dict:
     """The colour bar: upright beside the plot, untitled (the chart's title and the hover name the value),
     so the cells keep the width."""
     return {"thickness": 20 if s is theme.PROJECTOR else 14, "outlinewidth": 0}
 
 
-def _outline(cell: tuple[int, int]) -> list[dict]:
+def cell_outline(cell: tuple[int, int]) -> list[dict]:
     """A black-and-white rectangle around cell (i, j): visible on every colour scale."""
     i, j = cell
     return [
@@ -276,7 +278,7 @@ def _outline(cell: tuple[int, int]) -> list[dict]:
     ]
 
 
-def _finish(
+def finish_figure(
     traces: Sequence[go.Heatmap | go.Bar | go.Scatter | go.Scatter3d],
     layout: dict,
     title: str,
@@ -288,7 +290,7 @@ def _finish(
 ) -> go.Figure:
     """``go.Figure(traces, layout)`` with the house layout: plain template, fonts from the style, tight margins
     that plotly grows to fit labels (``automargin``), a fixed height; every 2-D axis of ``layout`` (``xaxis``,
-    ``yaxis2``, ...) gets theme.AXIS_STYLE, and so do the template's axes of a layout grid (:func:`_panel_grid`).
+    ``yaxis2``, ...) gets theme.AXIS_STYLE, and so do the template's axes of a layout grid (:func:`panel_grid`).
 
     ``title`` is the figure's own (``layout.title.text``, one line): ``ui/charts.chart`` shows it above the chart
     as page text, which the browser wraps, and sends the figure without it. ``legend_rows`` and
@@ -307,7 +309,7 @@ def _finish(
         "margin": {"l": 10, "r": 10, "t": 10 + band, "b": 10},
     }
     axes = {k for k in layout if k.startswith(("xaxis", "yaxis"))}
-    if "grid" in layout:  # every axis takes its settings from the template (see _panel_grid)
+    if "grid" in layout:  # every axis takes its settings from the template (see panel_grid)
         house["template"]["layout"] = {
             k: {"automargin": True, **v, **theme.AXIS_STYLE, "showline": True}  # as an axis given its linecolor
             for k, v in layout["template"]["layout"].items()
@@ -323,7 +325,7 @@ def _finish(
 def _subplot_axes(n_rows: int, n_cols: int, n_titles: int, secondary_y: bool = False) -> str:
     """The layout (as JSON) of ``make_subplots`` for this grid, with ``n_titles`` placeholder subplot titles.
 
-    Built once per shape; :func:`_subplots` fills in a copy.
+    Built once per shape; :func:`subplot_layout` fills in a copy.
     """
     specs = [[{"secondary_y": secondary_y}] * n_cols] * n_rows
     titles = [str(k) for k in range(n_titles)] or None
@@ -331,7 +333,7 @@ def _subplot_axes(n_rows: int, n_cols: int, n_titles: int, secondary_y: bool = F
     return json.dumps(fig.layout.to_plotly_json())
 
 
-def _subplots(n_rows: int, n_cols: int, titles: Sequence[str] = (), *, secondary_y: bool = False) -> dict:
+def subplot_layout(n_rows: int, n_cols: int, titles: Sequence[str] = (), *, secondary_y: bool = False) -> dict:
     """The axes (``xaxis``, ``yaxis2``, ... with their domains) and title annotations of
     ``make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles)``, as a new layout dict.
 
@@ -343,8 +345,8 @@ def _subplots(n_rows: int, n_cols: int, titles: Sequence[str] = (), *, secondary
     return layout
 
 
-def _panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: dict) -> dict:
-    """The layout of ``n_panels`` titled panels, ``n_cols`` a row in reading order, where :func:`_subplots`
+def panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: dict) -> dict:
+    """The layout of ``n_panels`` titled panels, ``n_cols`` a row in reading order, where :func:`subplot_layout`
     would place them, as a layout ``grid`` that plotly.js fills with the axes: panel k's are ``f"x{k + 1}"``
     and ``f"y{k + 1}"`` ("x", "y" for k = 0).
 
@@ -357,8 +359,8 @@ def _panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: d
     notes = [
         {
             "text": text,
-            "xref": f"x{_panel(k)} domain",
-            "yref": f"y{_panel(k)} domain",
+            "xref": f"x{panel_suffix(k)} domain",
+            "yref": f"y{panel_suffix(k)} domain",
             "x": 0.5,
             "y": 1.0,
             "xanchor": "center",
@@ -374,11 +376,11 @@ def _panel_grid(n_panels: int, n_cols: int, titles: Sequence[str], x: dict, y: d
     }
     for k in range(n_panels):
         if k % n_cols:
-            layout[f"yaxis{_panel(k)}"] = {"showticklabels": False}
+            layout[f"yaxis{panel_suffix(k)}"] = {"showticklabels": False}
     return layout
 
 
-def _panel(k: int) -> str:
+def panel_suffix(k: int) -> str:
     """The suffix of panel k's axes: "" for the first ("x", "y"), then "2", "3", ..."""
     return "" if k == 0 else str(k + 1)
 
@@ -401,6 +403,6 @@ def _grid_gaps(n_rows: int, n_cols: int, n_titles: int) -> tuple[float, float]:
     return xgap, ygap
 
 
-def _height(n_rows: int, row_px: int, *, extra: int, low: int, high: int) -> int:
+def figure_height(n_rows: int, row_px: int, *, extra: int, low: int, high: int) -> int:
     """Figure height: ``row_px`` per row plus ``extra`` for titles and ticks, clipped to [low, high]."""
     return int(np.clip(extra + row_px * n_rows, low, high))

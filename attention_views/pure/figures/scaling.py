@@ -9,10 +9,10 @@ import plotly.graph_objects as go
 
 from attention_views.pure import theme
 from attention_views.pure.figures.base import (
-    _as_vector,
-    _finish,
-    _subplots,
-    _trace,
+    as_vector,
+    finish_figure,
+    make_trace,
+    subplot_layout,
 )
 
 # ---------------------------------------------------------------- scaling
@@ -28,9 +28,9 @@ def variance_vs_dk(
     for n, (name, values, arg) in enumerate(
         (("unscaled: Var(q·k)", var_unscaled, "var_unscaled"), ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))
     ):
-        v = _as_vector(values, d.size, arg)  # (len(d_ks),)
+        v = as_vector(values, d.size, arg)  # (len(d_ks),)
         lines.append(
-            _trace(
+            make_trace(
                 go.Scatter,
                 x=d,
                 y=v,
@@ -46,7 +46,7 @@ def variance_vs_dk(
         "yaxis": {"type": "log", "title": {"text": "variance of the score (log scale)"}, "automargin": True},
         "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
     }
-    return _finish(
+    return finish_figure(
         lines,
         layout,
         "Why scale by 1/√d_k: the variance of q·k grows with d_k",
@@ -77,9 +77,9 @@ def saturation_vs_dk(
         (entropy_bits, "entropy (bits)", "dot", "y2"),  # the right-hand axis
     ):
         for name, values in series.items():
-            v = _as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
+            v = as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
             lines.append(
-                _trace(
+                make_trace(
                     go.Scatter,
                     x=d,
                     y=v,
@@ -90,13 +90,13 @@ def saturation_vs_dk(
                     yaxis=yaxis,
                 )
             )
-    layout = _subplots(1, 1, secondary_y=True)  # make_subplots(specs=[[{"secondary_y": True}]])
+    layout = subplot_layout(1, 1, secondary_y=True)  # make_subplots(specs=[[{"secondary_y": True}]])
     layout["xaxis"].update(_dk_axis(d))
     layout["yaxis"].update(title={"text": "max softmax weight"}, range=[0, 1.05])
     rest = {"rangemode": "tozero", "showgrid": False, "tickmode": "auto"}
     layout["yaxis2"].update(title={"text": "entropy (bits)"}, **rest)
     layout["legend"] = {"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"}  # above the plot
-    return _finish(
+    return finish_figure(
         lines,
         layout,
         "Softmax saturation as d_k grows",
@@ -113,7 +113,7 @@ def _dk_axis(d: np.ndarray) -> dict:
 
 
 def _positive_dks(d_ks: np.ndarray) -> np.ndarray:
-    d = _as_vector(d_ks, None, "d_ks")
+    d = as_vector(d_ks, None, "d_ks")
     if (d <= 0).any():
         raise ValueError(f"d_ks must all be greater than 0 (they go on a log axis), but one is {d[d <= 0][0]}")
     return d
