@@ -1,10 +1,11 @@
 """Every piece of a browser session's state, in one place: what it holds, its limits, how it is made.
 
-A session is one :class:`Session`, kept in ``st.session_state[KEY]`` and made by :func:`new_session`.
+A session is one :class:`Session`, made by :func:`new_session` and kept in the browser session's state
+(``attention_views.ui.session``).
 Its parts:
 
 - :class:`Lab`: the lecture's editable "current scenario", shared by every page. Share links, the JSON
-  download and upload serialise exactly this (``share.py``); its fields are the link's schema.
+  download and upload serialise exactly this (``links.py``); its fields are the link's schema.
 - :class:`ModelView`: the real-model page's sentence, head, head scales and generated tokens, the two
   answers compared and the patching prompts (in the lab, so links carry them); its last patching result.
 - :class:`HeadOrigin`: the real model's head a playground lab was opened from, and whether the
@@ -18,7 +19,7 @@ Its parts:
 
 Widget values live under their own keys (``playground_temperature``); :func:`bound` widgets copy
 their value into a Lab field on every run. Tables are DataFrames that are replaced, never edited in
-place. This module never draws anything; :func:`current` is the only read of ``st.session_state``.
+place. This module never draws anything and never imports Streamlit; ``ui.session.current`` reads the session.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ MAX_HEADS = 16
 MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's inputs (see sections/real_model)
 MODEL_TABS = ("heads", "attribution", "patching", "lens")  # the real-model page's tabs, in order
 HEAD_SCORES = ("induction", "previous", "first", "self", "duplicate")  # what the overview colours each head by
-MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table
+MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table (tests: the loaded model's)
+MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151 (tests: the loaded model's vocabulary)
 MODEL_TITLE = "SmolLM2-135M"  # the real model, as pages name it
 HEAD_SCENARIO = "random-causal"  # what a real model's head is opened on: direct Q, K, V with a causal mask
 LESSON_SCENARIOS = {  # a lesson page -> the scenario that makes its lesson visible

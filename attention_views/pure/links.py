@@ -39,6 +39,7 @@ from attention_views.pure.lab import (
     MODEL_HEADS,
     MODEL_LAYERS,
     MODEL_PRESETS,
+    MODEL_VOCAB,
     SCALE_MODES,
     STAGES,
     HeadOrigin,
@@ -109,7 +110,7 @@ class ShareError(ValueError):
 
 
 def clean_text(text: str) -> str:
-    """``text`` cut to MAX_LABEL_CHARS, any lone surrogate (a JSON ``\\ud800``) replaced: see editors.printable."""
+    """``text`` cut to MAX_LABEL_CHARS, any lone surrogate (a JSON ``\\ud800``) replaced: see tables.printable."""
     return printable(text[:MAX_LABEL_CHARS])
 
 
@@ -474,7 +475,6 @@ def check_field(name: str, value: object) -> object:
     return tuple(value) if name == "selected" else value
 
 
-MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151
 MAX_MODEL_INDEX = 10**9  # a model-head field's type check; the model itself says which layers, heads and ids exist
 
 

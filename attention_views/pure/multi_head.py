@@ -7,7 +7,7 @@ r"""The multi-head view of the lab: heads from a dimension-selection table or an
 Heads come either from the lab's heads table (a name and the input dims it selects, as the apple/orange
 notebook does: its W^Q = W^K = W^V pick those dims) or from cutting the lab's full W_q, W_k, W_v (or,
 for scenarios given as direct Q, K, V, their columns) into ``h`` equal blocks. No Streamlit here:
-every function takes the lab dict of state.py, and errors name the head row, table and entry.
+every function takes the lab of lab.py, and errors name the head row, table and entry.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def apply_heads_delta(frame: pd.DataFrame, delta: Delta) -> pd.DataFrame:
 
 def heads_display(frame: pd.DataFrame, memo: dict | None = None) -> pd.DataFrame:
     """What the heads editor shows: both columns as text (an empty cell as ""). ``memo``: a lab's ``read``; while
-    ``frame`` is the same object the shown table is not made again (editors.remembered)."""
+    ``frame`` is the same object the shown table is not made again (tables.remembered)."""
     return remembered(memo, ("shown", HEADS), frame, lambda: frame.map(cell_text))
 
 

@@ -1,7 +1,7 @@
-"""What the pages do with the lab (session.Lab): its mask and scale, resizing and presets, one head's run.
+"""What the pages do with the lab (lab.Lab): its mask and scale, resizing and presets, one head's run.
 
 Plain functions of a Lab, never a Streamlit call, so they are tested as ordinary code. Tables hold raw
-editor values; turning them into arrays validates them (editors.py) and the core validates shapes
+editor values; turning them into arrays validates them (tables.py) and the core validates shapes
 (AttentionInputError).
 """
 

@@ -147,7 +147,7 @@ def parse_number(value: object) -> float:
 
 def remembered(memo: dict | None, key: object, frame: pd.DataFrame, make: Callable[[], T]) -> T:
     """``make()``, kept in ``memo`` (a lab's ``read``) under ``key`` while ``frame`` is the same object: tables
-    are replaced, never edited in place (session.py), so what was made from one stays true of it."""
+    are replaced, never edited in place (lab.py), so what was made from one stays true of it."""
     if memo is None:
         return make()
     kept = memo.get(key)

@@ -243,7 +243,7 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None
     the timer reruns only this.
 
     ``timer``: the generation the page declared the timer for (None: no timer); each tick takes the set steps
-    while the run plays that generation (learn_views.tick). When the run stops by itself, the whole page reruns
+    while the run plays that generation (learning.tick). When the run stops by itself, the whole page reruns
     so that the timer is cleared.
     """
     learning = session.current().lab.learning

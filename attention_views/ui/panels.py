@@ -9,7 +9,7 @@ The snapshot and permutation sections are fragments (st.fragment): their buttons
 only the section, with the head of the page's last full run, which is still current because every
 control that changes the head reruns the whole page. Neither section feeds the share link.
 
-Lab fields used here (session.Lab): ``snapshot`` (saved in the JSON export by share.py), ``permute``
+Lab fields used here (lab.Lab): ``snapshot`` (saved in the JSON export by links.py), ``permute``
 (the toggle) and ``permute_seed`` (0: reversed order; n > 0: the n-th seeded shuffle).
 """
 

@@ -10,7 +10,7 @@ import pytest
 import attention_core as ac
 import attention_models as am
 from attention_views.pure import links
-from attention_views.pure.lab import Snapshot, new_lab
+from attention_views.pure.lab import MODEL_HEADS, MODEL_LAYERS, MODEL_VOCAB, Snapshot, new_lab
 from attention_views.pure.single_head import run_single_head
 from attention_views.ui.sections import model_runs
 
@@ -426,3 +426,10 @@ def test_without_the_model_a_link_to_its_head_is_refused_saying_so():
     link is refused by name (never opened on the scenario's tables)."""
     with pytest.raises(links.ShareError, match="holds a real model's head, and the real model is not loaded here"):
         links.decode(_model_head_token())
+
+
+def test_the_links_model_bounds_are_the_loaded_models_sizes():
+    """The link checks a real-model view against MODEL_LAYERS, MODEL_HEADS and MODEL_VOCAB without loading the
+    model; they are the model's own layers, heads and vocabulary."""
+    model = am.load("smollm2-135m")
+    assert (MODEL_LAYERS, MODEL_HEADS, MODEL_VOCAB) == (model.n_layers, model.n_heads, model.vocab_size)
