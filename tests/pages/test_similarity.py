@@ -113,7 +113,7 @@ def test_pairwise_heatmap_is_the_scenarios_token_cosines(scenario_id, table):
 def test_a_broken_scenario_table_is_reported_not_drawn():
     at = open_page("similarity", "mammal-query")
     lab = at.session_state["session"].lab
-    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (session.py)
+    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (pure/lab.py)
     lab.tables["K"].iat[1, 2] = "oops"  # as if typed on the playground
     at.session_state["session"].lab = lab
     at.run()

@@ -127,7 +127,7 @@ def _snapshot_then_edit_emma() -> AppTest:
 def _edited_emma_weights() -> tuple[np.ndarray, np.ndarray]:
     lab = new_lab("emma-friend")
     before = run_single_head(lab).result.weights
-    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (session.py)
+    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (pure/lab.py)
     lab.tables["K"].at[0, "Pers"] = 5.0
     return before, run_single_head(lab).result.weights
 

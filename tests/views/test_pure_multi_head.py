@@ -186,7 +186,7 @@ def test_W_o_starts_as_identity_of_the_concat_width_and_mixes_the_heads():
     view = multi_head.run_multi(lab)
     np.testing.assert_allclose(view.output, view.concat)
     assert view.mixed and list(view.activation())[1] == "Multi-head (concat · W_O)"
-    lab.tables["W_o"] = lab.tables["W_o"].copy()  # tables are replaced, never edited in place (session.py)
+    lab.tables["W_o"] = lab.tables["W_o"].copy()  # tables are replaced, never edited in place (pure/lab.py)
     lab.tables["W_o"].iat[0, 1] = 2.0
     assert multi_head.sync_W_o(lab) is False  # an edited W_O that fits is kept
     view = multi_head.run_multi(lab)
