@@ -2,32 +2,11 @@
 
 import streamlit as st
 
-from attention_views import frame
+from attention_views.pure.navigation import NAVIGATION
+from attention_views.ui import frame
 
 st.set_page_config(page_title="Attention Lab", page_icon="🔍", layout="wide")
 PAGES = "app_pages"  # this session's navigation (session state)
-
-
-NAVIGATION = {  # section -> (file in pages/, title, Material icon); home is the default page
-    "Lectures": (
-        ("home", "Home", "home"),
-        ("playground", "Playground", "grid_on"),
-        ("multi_head", "Multi-head", "view_module"),
-        ("step_by_step", "Step by step", "calculate"),
-        ("scaling", "Scaling", "show_chart"),
-        ("similarity", "Similarity", "explore"),
-        ("exercises", "Exercises", "school"),
-    ),
-    "Modern attention": (
-        ("positions", "Positions", "pin_drop"),
-        ("kv_cache", "KV cache", "stacks"),
-        ("online_softmax", "Online softmax", "view_column"),
-        ("sinks", "Attention sinks", "anchor"),
-        ("cross_attention", "Cross-attention", "translate"),
-        ("real_model", "Real model", "memory"),
-        ("learning", "A head learns", "model_training"),
-    ),
-}
 
 
 def pages() -> dict[str, list[st.Page]]:

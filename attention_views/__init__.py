@@ -1,7 +1,10 @@
-"""attention_views: the view layer of Attention Lab.
+"""attention_views: the view layer of Attention Lab, in two parts.
 
-Figure builders (``figures.py``, styled by ``theme.py``) are pure functions: NumPy arrays and token
-labels in, ``plotly.graph_objects.Figure`` out, never a Streamlit call. Widget and session-state
-helpers live in their own modules beside them. Nothing is re-exported here: import the module you
-need (``from attention_views import figures``).
+``attention_views.pure``: figures (NumPy arrays and token labels in, ``plotly.graph_objects.Figure`` out), the
+table and link codecs, the session's state and the computations the pages show. It never imports Streamlit.
+
+``attention_views.ui``: the Streamlit part (widgets, panels, page sections, the frame around every page), built
+on the pure part.
+
+Nothing is re-exported here: import the module you need (``from attention_views.pure import figures``).
 """

@@ -76,8 +76,8 @@ from streamlit import config  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 import attention_core as ac  # noqa: E402
-from attention_views.editors import matrix_table  # noqa: E402
-from attention_views.session import Lab, dim_labels, new_lab, new_session  # noqa: E402
+from attention_views.pure.lab import Lab, dim_labels, new_lab, new_session  # noqa: E402
+from attention_views.pure.tables import matrix_table  # noqa: E402
 from deploy import devserver  # noqa: E402
 
 PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))

@@ -4,7 +4,7 @@ Run from the repository root::
 
     python benchmarks/bench_figures.py [--repeats 5]
 
-For every builder of :mod:`attention_views.figures`, at seed size (10 tokens) and at 64 tokens
+For every builder of :mod:`attention_views.pure.figures`, at seed size (10 tokens) and at 64 tokens
 (8 heads for ``head_grid``), it times, median of ``--repeats``:
 
 - ``build ms``: ``figures.<name>(...)`` as the app builds it, without plotly's per-property checks
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from timing import median_ms, time_alternately  # noqa: E402  (benchmarks/timing.py, beside this script)
 
-from attention_views import figures  # noqa: E402
-from attention_views.figures import base  # noqa: E402
+from attention_views.pure import figures  # noqa: E402
+from attention_views.pure.figures import base  # noqa: E402
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:

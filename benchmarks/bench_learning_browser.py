@@ -8,7 +8,7 @@ It starts its own ``streamlit run app.py`` and, at 1280x720 on /exercises, picks
 tokens), presses *Random start* (seed 0), sets the learning rate to 0.1 (960 steps to solve, so the run outlasts
 the measurement) and the steps per tick, and presses *Play*. A requestAnimationFrame loop in the page records when
 the loss curve's drawn length changes; steps drawn per second = (last length - first length) / (time between
-them). The timer ticks every learn_views.TICK_SECONDS, each tick takes "steps per tick" learn steps (goal: at least
+them). The timer ticks every learning.TICK_SECONDS, each tick takes "steps per tick" learn steps (goal: at least
 20 steps/s drawn at the default steps per tick, ``session.Learning.speed``).
 
 Then, paused, the time from a click until its rerun has finished and a frame is painted: *Step* (reruns only the
@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from bench_browser import CHROMIUM, CHROMIUM_ARGS, timed_rerun  # noqa: E402
 from streamlit_browser import choose_option, wait_idle  # noqa: E402
 
-from attention_views.learn_views import TICK_SECONDS  # noqa: E402
-from attention_views.session import Learning  # noqa: E402
+from attention_views.pure.lab import Learning  # noqa: E402
+from attention_views.ui.learning import TICK_SECONDS  # noqa: E402
 from deploy import devserver  # noqa: E402
 
 _RECORD_JS = """() => {

@@ -29,9 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from attention_views.editors import matrix_table  # noqa: E402
-from attention_views.sections import real_model as rm  # noqa: E402
-from attention_views.session import (  # noqa: E402
+from attention_views.pure.lab import (  # noqa: E402
     MAX_DIMS,
     MAX_TEXT_CHARS,
     MAX_TOKENS,
@@ -40,6 +38,9 @@ from attention_views.session import (  # noqa: E402
     new_lab,
     new_session,
 )
+from attention_views.pure.tables import matrix_table  # noqa: E402
+from attention_views.ui.sections import model_runs  # noqa: E402
+from attention_views.ui.sections import real_model as rm  # noqa: E402
 
 WORDS = (
     "the a cat dog sat ran on under mat rug door house tree river city student teacher lecture reads writes "
@@ -86,7 +87,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"RSS at start {status_mb('VmRSS'):.0f} MB")
     start = time.perf_counter()
-    model = rm.load_model()
+    model = model_runs.load_model()
     loaded = status_mb("VmRSS")
     print(
         f"model loaded in {time.perf_counter() - start:.1f} s; RSS after load {loaded:.0f} MB "
@@ -97,7 +98,7 @@ def main() -> None:
     for k, text in enumerate(sentences(args.sentences, args.words)):
         view = ModelView(preset="custom", text=text)
         ids, run, _ = rm.run_for(model, view)
-        rm.head_scores(tuple(ids), rm.scales_key(view.scales))
+        rm.head_scores(tuple(ids), model_runs.scales_key(view.scales))
         lengths.append(len(ids))
         rss = status_mb("VmRSS")
         if k < 8:

@@ -203,10 +203,10 @@ def own_text_links(n: int, page: str, seed: int) -> list[str]:
     """``n`` query strings (``state=...``), each opening the real-model page on a sentence of its own: seeded words
     until the model's tokenizer counts 40 to 63 tokens, as a class typing their own sentences would."""
     import attention_models as am  # the model's tokenizer: only this mode needs it
-    from attention_views import share
-    from attention_views.session import DEFAULT_SCENARIO, new_lab
+    from attention_views.pure import links
+    from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
 
-    model, rng, links = am.load(), random.Random(f"text-{seed}"), []
+    model, rng, made = am.load(), random.Random(f"text-{seed}"), []
     for i in range(n):
         want, words = rng.randint(40, 63), [f"Student {i} wrote:"]
         while len(model.tokenize(" ".join(words), control_tokens=False)) < want:
@@ -215,8 +215,8 @@ def own_text_links(n: int, page: str, seed: int) -> list[str]:
             words.pop()
         lab = new_lab(DEFAULT_SCENARIO)
         lab.model.text, lab.model.preset = " ".join(words), "custom"
-        links.append("state=" + share.encode(lab, page))
-    return links
+        made.append("state=" + links.encode(lab, page))
+    return made
 
 
 # ---------------------------------------------------------------- one student

@@ -2,9 +2,13 @@
 
 import streamlit as st
 
-from attention_views import figures, panels, session
-from attention_views.sections import lessons
-from attention_views.widgets import beside, chart, lecture_intro, number_table, projector, tables_box
+from attention_views.pure import figures
+from attention_views.ui import panels, session
+from attention_views.ui.charts import beside, chart, lecture_intro
+from attention_views.ui.controls import projector
+from attention_views.ui.editors import tables_box
+from attention_views.ui.readonly_tables import number_table
+from attention_views.ui.sections import lessons
 
 s = session.current()
 lab, big = s.lab, projector()

@@ -3,10 +3,11 @@
 import streamlit as st
 
 import attention_core as ac
-from attention_views import exercise_views as xv
-from attention_views import learn_views as lv
-from attention_views import session
-from attention_views.widgets import page_header, projector
+from attention_views.ui import exercises as xv
+from attention_views.ui import learning as lv
+from attention_views.ui import session
+from attention_views.ui.charts import page_header
+from attention_views.ui.controls import projector
 
 session.current()  # the sidebar and share link stay the lecture's; the exercises keep their own state
 big = projector()

@@ -4,10 +4,11 @@ import math
 
 import streamlit as st
 
-from attention_views import session
-from attention_views.frame import load_scenario, scenario_cards
-from attention_views.sections import real_model
-from attention_views.widgets import NATURAL_PAGE, projector
+from attention_views.pure.navigation import NATURAL_PAGE
+from attention_views.ui import session
+from attention_views.ui.controls import projector
+from attention_views.ui.frame import load_scenario, scenario_cards
+from attention_views.ui.sections import real_model
 
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()

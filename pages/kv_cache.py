@@ -4,9 +4,10 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views.formats import plain
-from attention_views.sections import lessons
-from attention_views.widgets import beside, metric_columns, number_table
+from attention_views.pure.formats import plain
+from attention_views.ui.charts import beside, metric_columns
+from attention_views.ui.readonly_tables import number_table
+from attention_views.ui.sections import lessons
 
 lab, big, head = lessons.open_lesson("Generating one token at a time: the KV cache", "kv_cache")
 W = lessons.projections(lab)

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attention_views import session
-from attention_views.sections import head_lesson as hl
-from attention_views.widgets import projector
+from attention_views.ui import session
+from attention_views.ui.controls import projector
+from attention_views.ui.sections import head_lesson as hl
 
 s = session.current()
 big = projector()

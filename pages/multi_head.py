@@ -2,19 +2,15 @@
 
 import streamlit as st
 
-from attention_views import multi, session
-from attention_views.editors import TableError
-from attention_views.formats import message
-from attention_views.sections import multi_head
-from attention_views.state import run_or_last
-from attention_views.widgets import (
-    attention_controls,
-    bound,
-    editors_panel,
-    fold_hidden_editors,
-    page_header,
-    projector,
-)
+from attention_views.pure.formats import message
+from attention_views.pure.multi_head import HEADS, N_HEADS, W_O, is_direct, run_multi
+from attention_views.pure.single_head import run_or_last
+from attention_views.pure.tables import TableError
+from attention_views.ui import session
+from attention_views.ui.charts import page_header
+from attention_views.ui.controls import attention_controls, bound, projector
+from attention_views.ui.editors import editors_panel, fold_hidden_editors
+from attention_views.ui.sections import multi_head
 
 lab = session.current().lab
 big = projector()
@@ -40,7 +36,7 @@ with controls_col:
         "use_W_o",
         help="output = concat · W_O, one row per concatenated column; starts as the identity",
     )
-    label = "Tables: " + ("Q, K, V" if multi.is_direct(lab) else "X, W_Q, W_K, W_V")
+    label = "Tables: " + ("Q, K, V" if is_direct(lab) else "X, W_Q, W_K, W_V")
     tables = st.expander(label, icon=":material/edit:", key="multi_head_tables", on_change="rerun")
     if tables.open:  # the editors are drawn only while someone looks at them
         with tables:
@@ -50,10 +46,10 @@ with controls_col:
     tables_slot = st.empty()  # shape errors between the tables, right under their editors
     if mix_heads:
         multi_head.w_o_editor(lab)
-view, err = run_or_last(lab, multi.run_multi, "last_multi")
+view, err = run_or_last(lab, run_multi, "last_multi")
 with heads_col:
     if err is not None:
-        if not isinstance(err, TableError) or err.table not in (multi.HEADS, multi.N_HEADS, multi.W_O):
+        if not isinstance(err, TableError) or err.table not in (HEADS, N_HEADS, W_O):
             tables_slot.error(message(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
         st.warning(
             "Showing the last valid heads until the input is fixed."

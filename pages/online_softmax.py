@@ -4,10 +4,11 @@ import numpy as np
 import streamlit as st
 
 import attention_core as ac
-from attention_views.formats import plain
-from attention_views.sections import lessons
-from attention_views.state import lab_mask
-from attention_views.widgets import beside, number_table, numbers_frame
+from attention_views.pure.formats import plain
+from attention_views.pure.single_head import lab_mask
+from attention_views.ui.charts import beside
+from attention_views.ui.readonly_tables import number_table, numbers_frame
+from attention_views.ui.sections import lessons
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row", "online_softmax")
 if head is None:

@@ -2,25 +2,23 @@
 
 import streamlit as st
 
-from attention_views import figures, panels, session
-from attention_views.editors import TableError
-from attention_views.formats import message, plain
-from attention_views.sections import put_back
-from attention_views.session import STAGES
-from attention_views.state import run_or_last, run_single_head
-from attention_views.widgets import (
+from attention_views.pure import figures
+from attention_views.pure.formats import message, plain
+from attention_views.pure.lab import STAGES
+from attention_views.pure.single_head import run_or_last, run_single_head
+from attention_views.pure.tables import TableError
+from attention_views.ui import panels, session
+from attention_views.ui.charts import beside, chart, page_header
+from attention_views.ui.controls import (
     STAGE_BUTTONS,
     STAGE_LABELS,
     attention_controls,
-    beside,
     blind_rows_note,
     bound,
-    chart,
-    mask_painter,
-    page_header,
     projector,
-    tables_box,
 )
+from attention_views.ui.editors import mask_painter, tables_box
+from attention_views.ui.sections import put_back
 
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 lab = session.current().lab

@@ -3,10 +3,12 @@
 import numpy as np
 import streamlit as st
 
-from attention_views.editors import TableError, table_to_matrix
-from attention_views.formats import message
-from attention_views.sections import lessons
-from attention_views.widgets import chart, folded, numbers_frame
+from attention_views.pure.formats import message
+from attention_views.pure.tables import TableError, table_to_matrix
+from attention_views.ui.charts import chart
+from attention_views.ui.editors import folded
+from attention_views.ui.readonly_tables import numbers_frame
+from attention_views.ui.sections import lessons
 
 lab, big, head = lessons.open_lesson("Where am I? Positional encodings", "positions")
 if head is None:

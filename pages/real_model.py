@@ -3,18 +3,18 @@
 import streamlit as st
 
 import attention_models as am
-from attention_views import session
-from attention_views.formats import message
-from attention_views.sections import interp
-from attention_views.sections import real_model as rm
-from attention_views.widgets import projector
+from attention_views.pure.formats import message
+from attention_views.ui import session
+from attention_views.ui.controls import projector
+from attention_views.ui.sections import interp, model_runs
+from attention_views.ui.sections import real_model as rm
 
 lab = session.current().lab
 view, big = lab.model, projector()
 st.title("Real model: SmolLM2-135M")
 rm.lecture_card(big)
 try:
-    model = rm.load_model()
+    model = model_runs.load_model()
 except am.ModelNotInstalledError as err:
     rm.not_installed(err)
     st.stop()
@@ -31,7 +31,7 @@ interp.start_default_patching()  # once per process, on a thread: ready when a s
 heads_tab, attribution_tab, patching_tab, lens_tab = rm.tabs_ui(view)
 if heads_tab.open:
     with heads_tab:
-        scores = rm.head_scores(tuple(ids), rm.scales_key(view.scales))
+        scores = rm.head_scores(tuple(ids), model_runs.scales_key(view.scales))
         overview, detail = st.container(key="stack_real_model").columns([3, 5], gap="medium")  # stacked < 1280 px
         with overview:
             rm.overview_ui(view, scores, big)

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attention_views import session
-from attention_views.sections import scaling
-from attention_views.widgets import projector
+from attention_views.ui import session
+from attention_views.ui.controls import projector
+from attention_views.ui.sections import scaling
 
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()

@@ -3,10 +3,13 @@
 import streamlit as st
 
 from attention_core.vector_pair import compare_vectors, zero_rows
-from attention_views import figures, formats, session
-from attention_views.editors import TableError, table_to_matrix
-from attention_views.sections import similarity
-from attention_views.widgets import beside, chart, metric_columns, number_table, numbers_frame, projector
+from attention_views.pure import figures, formats
+from attention_views.pure.tables import TableError, table_to_matrix
+from attention_views.ui import session
+from attention_views.ui.charts import beside, chart, metric_columns
+from attention_views.ui.controls import projector
+from attention_views.ui.readonly_tables import number_table, numbers_frame
+from attention_views.ui.sections import similarity
 
 NAMES = ["X", "Y"]
 

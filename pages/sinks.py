@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 import attention_core as ac
-from attention_views import session
-from attention_views.formats import plain
-from attention_views.sections import lessons
-from attention_views.widgets import number_table
+from attention_views.pure.formats import plain
+from attention_views.ui import session
+from attention_views.ui.readonly_tables import number_table
+from attention_views.ui.sections import lessons
 
 s = session.current()
 lab, big, head = lessons.open_lesson("Attention sinks", "sinks")

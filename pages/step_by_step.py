@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from attention_views import session
-from attention_views.formats import message
-from attention_views.sections import step_by_step
-from attention_views.state import run_or_last, run_single_head
-from attention_views.widgets import attention_controls, page_header, projector
+from attention_views.pure.formats import message
+from attention_views.pure.single_head import run_or_last, run_single_head
+from attention_views.ui import session
+from attention_views.ui.charts import page_header
+from attention_views.ui.controls import attention_controls, projector
+from attention_views.ui.sections import step_by_step
 
 lab = session.current().lab
 big = projector()

@@ -15,9 +15,9 @@ from itertools import cycle, islice
 
 from streamlit.testing.v1 import AppTest
 
-from attention_views import share
-from attention_views.editors import TOKEN
-from attention_views.session import Lab, new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import Lab, new_lab
+from attention_views.pure.tables import TOKEN
 
 # (text, what markdown would make of it unescaped; None: it holds no markup)
 _HOSTILE = (
@@ -32,7 +32,7 @@ _HOSTILE = (
     ("[d](data:text/html,hi)", "a data link"),
     ("**strong** _em_ `code`", "emphasis and code"),
     ("www.evil.example a@evil.example", "autolinks"),
-    ("W" * 100, None),  # a very long word: the longest label a link or file keeps (share.MAX_LABEL_CHARS)
+    ("W" * 100, None),  # a very long word: the longest label a link or file keeps (links.MAX_LABEL_CHARS)
     ("\u202eRTL override", None),
     ("zero\u200bwidth\u200djoin", None),
     ("e\u0301\u0308 combining", None),
@@ -115,10 +115,10 @@ def user_texts(lab: Lab) -> set[str]:
 def hostile_link_state(lab: Lab, page: str) -> str:
     """The ``?state=`` token of ``lab``, with the last token label of its first token table a lone surrogate (a
     link's JSON can say ``\\ud800``; a DataFrame of text cannot even hold one, so it goes into the payload)."""
-    payload = share.lab_payload(lab, page, full=True)
+    payload = links.lab_payload(lab, page, full=True)
     table = next(t for t in payload["t"].values() if t["tok"])
     table["rows"][-1] = LONE_SURROGATE
-    return share.encode_payload(payload)
+    return links.encode_payload(payload)
 
 
 def strings(value: object) -> list[str]:

@@ -195,11 +195,11 @@ def test_a_students_own_link_goes_on_the_get_and_on_the_first_run():
 
 def test_own_text_links_open_the_real_model_on_sentences_of_40_to_63_tokens():
     import attention_models as am
-    from attention_views import share
+    from attention_views.pure import links
 
     model = am.load()
-    links = lt.own_text_links(4, "real_model", seed=0)
-    texts = [share.decode(link.removeprefix("state="))[0].model.text for link in links]
+    made = lt.own_text_links(4, "real_model", seed=0)
+    texts = [links.decode(link.removeprefix("state="))[0].model.text for link in made]
     assert len(set(texts)) == 4, "each student writes a sentence of its own"
     assert all(40 <= len(model.tokenize(t, control_tokens=False)) <= 63 for t in texts), texts
-    assert links == lt.own_text_links(4, "real_model", seed=0), "seeded: the same class again"
+    assert made == lt.own_text_links(4, "real_model", seed=0), "seeded: the same class again"

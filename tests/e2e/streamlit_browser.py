@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import itertools
 import time
 from collections.abc import Callable, Collection
@@ -12,6 +11,8 @@ from typing import Any
 from playwright.sync_api import Browser, BrowserContext, Locator, Page
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from attention_views.pure.navigation import NAVIGATION
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO_ROOT / "test-output" / "screenshots"
@@ -207,15 +208,11 @@ def _quads_overlap(p: list[tuple[float, float]], q: list[tuple[float, float]]) -
 
 
 def app_pages() -> list[tuple[str, str]]:
-    """(url path, title) of every page in app.py's NAVIGATION, in navigation order, read from its source (home is
-    the default page, at "/"; every other page's url path is its file's name)."""
-    tree = ast.parse((REPO_ROOT / "app.py").read_text())
-    table = next(
-        ast.literal_eval(node.value)
-        for node in tree.body
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "NAVIGATION" for t in node.targets)
-    )
-    return [("/" if name == "home" else f"/{name}", title) for entries in table.values() for name, title, _ in entries]
+    """(url path, title) of every page in the navigation, in its order (home is the default page, at "/"; every
+    other page's url path is its file's name)."""
+    return [
+        ("/" if name == "home" else f"/{name}", title) for entries in NAVIGATION.values() for name, title, _ in entries
+    ]
 
 
 VIEWPORT = {"width": 1280, "height": 720}  # a projector's

@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 from streamlit_browser import app_pages, assert_clean, assert_opened_directly, figures, open_page, wait_idle, wait_until
 
-from attention_views import share
-from attention_views.editors import TOKEN, matrix_table
-from attention_views.formats import WORD_JOINER
-from attention_views.session import Lab, new_lab
+from attention_views.pure import links
+from attention_views.pure.formats import WORD_JOINER
+from attention_views.pure.lab import Lab, new_lab
+from attention_views.pure.tables import TOKEN, matrix_table
 from tests.hostile_text import LONE_SURROGATE, MARKUP, hostile_lab, hostile_link_state, user_texts
 
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
@@ -36,7 +36,7 @@ HOSTILE = [
 
 
 def _hostile_link(page_path: str) -> str:
-    payload = share.lab_payload(new_lab("mammal-query"), full=True)
+    payload = links.lab_payload(new_lab("mammal-query"), full=True)
     payload["t"]["Q"]["rows"] = HOSTILE[:2]
     payload["t"]["K"]["rows"] = HOSTILE[2:]
     payload["t"]["V"]["rows"] = HOSTILE[2:]
@@ -180,7 +180,7 @@ def _long_lab() -> Lab:
 )
 def test_hovers_name_every_token_as_typed_where_the_ticks_are_thinned(page, path, key, panel):
     """Past 20 tokens an axis labels every n-th: the hover names the others (plotly's labelalias, figures/base.py)."""
-    open_page(page, f"{path}?state={share.encode(_long_lab())}")
+    open_page(page, f"{path}?state={links.encode(_long_lab())}")
     wait_idle(page)
     assert_clean(page)
     ticks = next(f for f in figures(page) if f["key"] == key)["xticks"]

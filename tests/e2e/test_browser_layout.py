@@ -26,7 +26,7 @@ from streamlit_browser import (
 )
 
 import attention_core as ac
-from attention_views.session import DEFAULT_SCENARIO
+from attention_views.pure.lab import DEFAULT_SCENARIO
 
 pytestmark = pytest.mark.e2e
 

@@ -16,7 +16,7 @@ from streamlit_browser import assert_clean, choose_option, figures, open_page, s
 
 import attention_core as ac
 from attention_core.learning import STOP_MAX_STEPS
-from attention_views import learn_views
+from attention_views.ui import learning
 
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
@@ -78,7 +78,7 @@ def assert_cannot_solve() -> None:
     stall the exercise: the run is still playing when Pause is pressed."""
     ex = ac.load_exercise(EXERCISE)
     start = ac.start_learning(ex, ac.random_start(ex, np.random.default_rng(SEED)))
-    most = int(WINDOW_S / learn_views.TICK_SECONDS)  # one step a tick
+    most = int(WINDOW_S / learning.TICK_SECONDS)  # one step a tick
     assert ac.learn_until_solved(start, lr=SLOWEST, max_steps=most).stopped == STOP_MAX_STEPS
 
 

@@ -7,7 +7,7 @@ from urllib.parse import urlparse
 import pytest
 from streamlit_browser import assert_clean, heatmaps, open_page, screenshot, wait_idle, wait_until
 
-from attention_views.widgets import NATURAL_PAGE
+from attention_views.pure.navigation import NATURAL_PAGE
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,7 @@ from streamlit_browser import (
     wait_until,
 )
 
-from attention_views.widgets import EDITOR_TABS
+from attention_views.ui.editors import EDITOR_TABS
 
 pytestmark = pytest.mark.e2e
 

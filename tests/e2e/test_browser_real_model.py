@@ -8,7 +8,7 @@ import re
 import pytest
 from streamlit_browser import assert_clean, chart, figures, open_page, screenshot, wait_idle, wait_until
 
-from attention_views import share
+from attention_views.pure import links
 
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
 
@@ -101,9 +101,9 @@ NEW_PAIRS = [
 
 
 def _pair_link(clean: str, corrupt: str, answer: str, other: str) -> str:
-    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload = links.lab_payload(links.new_lab("emma-friend"), full=True)
     payload["rm"].update(pc=clean, pk=corrupt, a=answer, b=other)
-    return f"/real_model?scenario=emma-friend&state={share.encode_payload(payload)}"
+    return f"/real_model?scenario=emma-friend&state={links.encode_payload(payload)}"
 
 
 def _patched_or_said(page) -> str | None:

@@ -149,7 +149,7 @@ def scenario_title(scenario_id: str) -> str:
 
 # ---- no module-level mutable state ----------------------------------------------------------------
 
-SOURCES = ("app.py", "pages", "attention_views", "attention_core")
+SOURCES = ("app.py", "pages", "attention_views", "attention_views/pure", "attention_views/ui", "attention_core")
 MUTATORS = {
     "append",
     "extend",
@@ -202,7 +202,7 @@ MUTABLE_CALLS = {
 PER_SESSION = ("st.session_state", "st.query_params")  # Streamlit's per-session proxies
 # Writes to shared objects that are deliberate, with the reason. Key: "file: dotted target".
 ALLOWED = {
-    "attention_views/streamlit_compat.py: PagesManager.uses_pages_directory": (
+    "attention_views/ui/streamlit_compat.py: PagesManager.uses_pages_directory": (
         "Streamlit's own process-wide pages-folder flag, only ever set to False (the same for every session, "
         "as st.navigation itself does); it carries no session's data"
     ),
@@ -422,7 +422,7 @@ def check_module(path: Path, root: Path = ROOT, allowed_seen: set[str] | None = 
 
 def test_no_module_level_mutable_state():
     files = app_modules()
-    assert len(files) >= 10 and any(f.name == "widgets.py" for f in files), [str(f) for f in files]
+    assert len(files) >= 10 and any(f.name == "controls.py" for f in files), [str(f) for f in files]
     seen: set[str] = set()
     findings = [finding for path in files for finding in check_module(path, allowed_seen=seen)]
     assert not findings, "module-level mutable state (shared by every session):\n" + "\n".join(map(str, findings))

@@ -1,10 +1,10 @@
 """Property tests: random editor edits pushed through the editor-to-core path, as the pages push them.
 
 Every table edit, shape change and control change a student can make (and many they cannot, such as
-deltas for rows that do not exist) goes through :func:`attention_views.editors.apply_delta`,
-:func:`attention_views.state.resize_model_dims` / ``resize_head_width``, then
-:func:`attention_views.state.run_single_head` (playground, step by step) and
-:func:`attention_views.multi.run_multi` (multi-head). Each run either
+deltas for rows that do not exist) goes through :func:`attention_views.pure.tables.apply_delta`,
+:func:`attention_views.pure.single_head.resize_model_dims` / ``resize_head_width``, then
+:func:`attention_views.pure.single_head.run_single_head` (playground, step by step) and
+:func:`attention_views.pure.multi_head.run_multi` (multi-head). Each run either
 
 - computes: every weight is finite, in [0, 1], and every row sums to 1 (0 for a row the mask blinds);
 - or raises ``TableError`` (naming the table) or ``AttentionInputError`` (naming a table or argument).
@@ -30,10 +30,18 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 import attention_core as ac
-from attention_views import multi
-from attention_views.editors import TOKEN, Delta, TableError, apply_delta, parse_number, table_to_matrix, value_columns
-from attention_views.session import HEAD_MODES, MASK_KINDS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, new_lab
-from attention_views.state import resize_head_width, resize_model_dims, run_single_head
+from attention_views.pure import multi_head
+from attention_views.pure.lab import HEAD_MODES, MASK_KINDS, MAX_DIMS, MAX_HEADS, MAX_TOKENS, SCALE_MODES, new_lab
+from attention_views.pure.single_head import resize_head_width, resize_model_dims, run_single_head
+from attention_views.pure.tables import (
+    TOKEN,
+    Delta,
+    TableError,
+    apply_delta,
+    parse_number,
+    table_to_matrix,
+    value_columns,
+)
 
 SCENARIOS = tuple(ac.list_scenarios())
 FUZZ = settings(
@@ -128,7 +136,7 @@ def check_error(err: Exception, lab: dict) -> None:
     text = str(err)
     assert text.strip(), f"{type(err).__name__} with an empty message"
     if isinstance(err, TableError):
-        known = set(lab.tables) | {multi.HEADS, multi.N_HEADS}
+        known = set(lab.tables) | {multi_head.HEADS, multi_head.N_HEADS}
         assert err.table in known, f"TableError about unknown table {err.table!r}: {text}"
         assert err.table.split("_")[0] in text or "head" in text, f"message does not name {err.table!r}: {text}"
     else:
@@ -253,7 +261,7 @@ def edit_step(draw, lab: dict) -> str:
         return f"controls {changes}"
     if kind == "heads":
         delta = draw(deltas(lab.heads))
-        lab.heads = multi.apply_heads_delta(lab.heads, delta)
+        lab.heads = multi_head.apply_heads_delta(lab.heads, delta)
         return f"heads {delta}"
     if kind == "model_dims":
         n = draw(st.one_of(st.integers(1, 8), st.just(MAX_DIMS)))
@@ -268,8 +276,8 @@ def edit_step(draw, lab: dict) -> str:
 def run_multi_as_page(lab: dict):
     """What pages/multi_head.py does before running: sync W_O when it is used."""
     if lab.use_W_o:
-        multi.sync_W_o(lab)
-    return multi.run_multi(lab)
+        multi_head.sync_W_o(lab)
+    return multi_head.run_multi(lab)
 
 
 # ---- the properties -----------------------------------------------------------------------------
@@ -297,8 +305,8 @@ def test_random_edit_sequences_compute_or_explain_and_keep_the_last_valid_state(
             else:
                 last_multi = kept
         for name, frame in before.items():  # running never edits the canonical tables (W_o may be added)
-            assert frames_equal(lab.tables[name], frame) or name == multi.W_O, f"running changed table {name}"
-        for kept, fn in ((last_single, run_single_head), (last_multi, multi.run_multi)):
+            assert frames_equal(lab.tables[name], frame) or name == multi_head.W_O, f"running changed table {name}"
+        for kept, fn in ((last_single, run_single_head), (last_multi, multi_head.run_multi)):
             if kept is None:
                 continue
             tables, frozen, controls, weights = kept
@@ -384,7 +392,7 @@ def test_tables_of_extreme_finite_numbers_compute_or_explain(scenario, controls,
     for field, value in controls.items():
         setattr(lab, field, value)
     if lab.use_W_o:
-        multi.sync_W_o(lab)  # W_o too gets extreme entries
+        multi_head.sync_W_o(lab)  # W_o too gets extreme entries
     for name, frame in lab.tables.items():
         filled = frame.copy()
         for col in value_columns(frame):
@@ -405,12 +413,12 @@ def test_a_W_o_of_extreme_entries_computes_or_explains(scenario, data):
     """Only W_O extreme (the heads are fine): concat @ W_O may overflow, which must be named, not drawn as inf."""
     lab = new_lab(scenario)
     lab.use_W_o = True
-    multi.sync_W_o(lab)
-    W_o = lab.tables[multi.W_O].copy()
+    multi_head.sync_W_o(lab)
+    W_o = lab.tables[multi_head.W_O].copy()
     for col in value_columns(W_o):
         W_o[col] = [data.draw(st.sampled_from(EXTREMES)) for _ in range(W_o.shape[0])]
-    lab.tables[multi.W_O] = W_o.astype(object)
-    view, err = run(multi.run_multi, lab)
+    lab.tables[multi_head.W_O] = W_o.astype(object)
+    view, err = run(multi_head.run_multi, lab)
     if err is None:
         check_multi(view, lab)
     else:

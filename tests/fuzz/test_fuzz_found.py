@@ -1,11 +1,11 @@
 """Crashes the fuzz runs found, each replayed as one small AppTest (they fail until the bug is fixed).
 
 1. Multi-head page, heads table: adding a row (the editor's "+" leaves its cells empty) or clearing a
-   cell made every later run fail in ``share.lab_payload``: ``heads.astype(str)`` turns ``None`` into
+   cell made every later run fail in ``links.lab_payload``: ``heads.astype(str)`` turns ``None`` into
    NaN under pandas 3, and ``json.dumps(..., allow_nan=False)`` raises "Out of range float values are
    not JSON compliant" from ``widgets.finish`` (found by test_fuzz_pages.py, seed 2027, emma-friend).
 2. A link (``?state=``) or a saved JSON file whose table holds an integer beyond the float range
-   (JSON integers have no limit): ``share._cell`` calls ``float()`` on it and raises OverflowError in
+   (JSON integers have no limit): ``links._cell`` calls ``float()`` on it and raises OverflowError in
    ``widgets.finish`` (found by test_fuzz_edits.py through ``parse_number``).
 3. Multi-head page: ticking "Mix the heads with W_O" while the head count does not divide the widths
    raises KeyError 'W_o': ``multi.sync_W_o`` makes no W_o when the heads are unusable, and
@@ -35,8 +35,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_views import share
-from attention_views.session import new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import new_lab
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,13 +76,13 @@ def test_clearing_a_heads_cell_is_explained_not_a_crash():
 
 
 def link_token(payload: dict) -> str:
-    """A ?state= token made by hand, as share.encode would make it for this payload."""
+    """A ?state= token made by hand, as links.encode would make it for this payload."""
     raw = json.dumps(payload, separators=(",", ":")).encode()
-    return share.VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
+    return links.VERSION + "." + base64.urlsafe_b64encode(zlib.compress(raw, 9)).decode().rstrip("=")
 
 
 def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
-    payload = share.lab_payload(new_lab("emma-friend"), full=True)
+    payload = links.lab_payload(new_lab("emma-friend"), full=True)
     payload["t"] = {"Q": payload["t"]["Q"]}
     payload["t"]["Q"]["data"][0][0] = 10**400
     at = open_page("playground", scenario="emma-friend", state=link_token(payload))
@@ -93,7 +93,7 @@ def test_a_link_with_an_integer_beyond_float_range_is_explained_not_a_crash():
 def test_mixing_with_W_o_while_the_split_is_invalid_is_explained_not_a_crash():
     lab = new_lab("emma-friend")
     lab.n_heads = 3  # Q, K, V have 4 columns: only a link can ask for this
-    at = open_page("multi_head", scenario="emma-friend", state=share.encode(lab))
+    at = open_page("multi_head", scenario="emma-friend", state=links.encode(lab))
     assert_clean(at)
     at.checkbox(key="multi_head_use_W_o").check().run()
     assert_clean(at)

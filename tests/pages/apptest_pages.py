@@ -54,7 +54,7 @@ def plotly_figures(at: AppTest) -> list[dict]:
     import json
     import re
 
-    from attention_views.formats import WORD_JOINER
+    from attention_views.pure.formats import WORD_JOINER
 
     figures, before = [], None
     for node in _in_order(at.main):

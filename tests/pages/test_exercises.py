@@ -7,9 +7,9 @@ import pytest
 from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
-from attention_views.editors import SHOWN_DECIMALS
-from attention_views.exercise_views import TAB_LABELS
-from attention_views.session import new_lab
+from attention_views.pure.lab import new_lab
+from attention_views.pure.tables import SHOWN_DECIMALS
+from attention_views.ui.exercises import TAB_LABELS
 from tests.plotly_axes import drawn_axis
 
 IDS = ac.list_exercises()

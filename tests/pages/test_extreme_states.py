@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from apptest_pages import ROOT, assert_clean, open_page
 
-from attention_views.editors import matrix_table
-from attention_views.session import MAX_DIMS, MAX_HEADS, MAX_TOKENS
+from attention_views.pure.lab import MAX_DIMS, MAX_HEADS, MAX_TOKENS
+from attention_views.pure.tables import matrix_table
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if p.stem != "real_model")  # its own sizes: 128 tokens
 SIZES = {"largest": (MAX_TOKENS, MAX_DIMS, MAX_HEADS), "two-tokens": (2, 1, 1), "one-token": (1, 1, 1)}

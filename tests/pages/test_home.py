@@ -4,8 +4,8 @@ import pytest
 from apptest_pages import ROOT, SCENARIOS, assert_clean, open_page
 
 import attention_models as am
-from attention_views.sections import real_model as rm
-from attention_views.session import new_lab
+from attention_views.pure.lab import new_lab
+from attention_views.ui.sections import real_model as rm
 
 
 def test_home_shows_math_and_a_card_per_scenario():

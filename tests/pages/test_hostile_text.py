@@ -22,10 +22,10 @@ import pytest
 from apptest_pages import ROOT, assert_clean, plotly_figures
 from streamlit.testing.v1 import AppTest
 
-from attention_views import share
-from attention_views.editors import TOKEN, table_from_csv, table_to_csv
-from attention_views.formats import plot_text
-from attention_views.session import MAX_DIMS, MAX_TOKENS, Lab
+from attention_views.pure import links
+from attention_views.pure.formats import plot_text
+from attention_views.pure.lab import MAX_DIMS, MAX_TOKENS, Lab
+from attention_views.pure.tables import TOKEN, table_from_csv, table_to_csv
 from tests.hostile_text import (
     HOSTILE,
     MODEL_TEXT,
@@ -56,7 +56,7 @@ def _open_link(page: str, lab: Lab) -> AppTest:
 def uploaded(lab: Lab) -> Lab:
     """``lab`` as the upload path rebuilds it: saved as a view (JSON) and opened, then every table saved as CSV
     and read back (the CSV popover's download and upload)."""
-    opened, _ = share.from_json(share.to_json(lab))
+    opened, _ = links.from_json(links.to_json(lab))
     for name, frame in opened.tables.items():
         csv = table_to_csv(frame).encode()
         opened.tables[name] = table_from_csv(csv, frame, name, max_rows=MAX_TOKENS, max_cols=MAX_DIMS)

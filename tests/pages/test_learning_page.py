@@ -18,11 +18,11 @@ from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
-from attention_views import learn_views as lv
-from attention_views import share
-from attention_views.exercise_views import TAB_LABELS
-from attention_views.sections.head_lesson import trained
-from attention_views.session import JOB_EVERY, JOB_STEPS, Learning, new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import JOB_EVERY, JOB_STEPS, Learning, new_lab
+from attention_views.ui import learning as lv
+from attention_views.ui.exercises import TAB_LABELS
+from attention_views.ui.sections.head_lesson import trained
 
 IDS = ac.list_exercises()
 
@@ -224,7 +224,7 @@ def open_link(page: str, learning: Learning) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{page}.py")
     at.query_params["scenario"] = "emma-friend"
-    at.query_params["state"] = share.encode(lab, page)
+    at.query_params["state"] = links.encode(lab, page)
     return at.run()
 
 

@@ -4,7 +4,7 @@ import pytest
 from apptest_pages import SCENARIOS, assert_clean, open_page
 
 import attention_core as ac
-from attention_views.widgets import NATURAL_PAGE
+from attention_views.pure.navigation import NATURAL_PAGE
 
 
 @pytest.mark.parametrize("sid", SCENARIOS)

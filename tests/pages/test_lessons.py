@@ -11,8 +11,8 @@ from apptest_pages import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, p
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
-from attention_views import share
-from attention_views.session import new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import new_lab
 
 LESSON_PAGES = ("positions", "kv_cache", "online_softmax", "sinks", "cross_attention")
 
@@ -173,7 +173,7 @@ def test_token_labels_are_shown_literally_in_every_page_text(page):
         table.iloc[:, 0] = [HOSTILE[n % len(HOSTILE)] for n in range(len(table))]
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{page}.py")
-    at.query_params["state"] = share.encode(lab)
+    at.query_params["state"] = links.encode(lab)
     at.run()
     assert_clean(at)
     kinds = ("markdown", "caption", "subheader", "header", "info", "success", "warning", "error")

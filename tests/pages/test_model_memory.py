@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
-from attention_views.sections import real_model as rm
-from attention_views.session import ModelView
+from attention_views.pure.lab import ModelView
+from attention_views.ui.sections import model_runs
+from attention_views.ui.sections import real_model as rm
 
 SENTENCES = [f"Sentence number {k} is not like the others." for k in range(200)]
 RUNS_KEPT, SCORES_KEPT, LOSSES_KEPT = 6, 32, 32  # the max_entries of model_run, head_scores, second_copy_loss
@@ -28,7 +29,7 @@ class _Run:
 
 @dataclass
 class _CountingModel:
-    """Stands in for SmolLM2 behind rm.load_model: tokenizes by bytes, records every forward pass and loss."""
+    """Stands in for SmolLM2 behind model_runs.load_model: tokenizes by bytes, records every forward pass and loss."""
 
     n_layers: int = 2
     n_heads: int = 3
@@ -52,11 +53,11 @@ class _CountingModel:
 @pytest.fixture
 def model(monkeypatch) -> _CountingModel:
     fake = _CountingModel()
-    monkeypatch.setattr(rm, "load_model", lambda: fake)
-    for cache in (rm.model_run, rm.head_scores, rm.second_copy_loss):
+    monkeypatch.setattr(model_runs, "load_model", lambda: fake)
+    for cache in (model_runs.model_run, rm.head_scores, rm.second_copy_loss):
         cache.clear()
     yield fake
-    for cache in (rm.model_run, rm.head_scores, rm.second_copy_loss):
+    for cache in (model_runs.model_run, rm.head_scores, rm.second_copy_loss):
         cache.clear()  # the next test's real model must not find these stand-in runs
 
 
@@ -97,7 +98,7 @@ def test_edited_runs_share_the_same_bound(model):
 @pytest.mark.parametrize(("cache", "kept"), [("head_scores", SCORES_KEPT), ("second_copy_loss", LOSSES_KEPT)])
 def test_scores_and_losses_stay_at_their_bound(model, cache, kept):
     fn = getattr(rm, cache)
-    key = rm.scales_key(np.ones((2, 3)))
+    key = model_runs.scales_key(np.ones((2, 3)))
     for text in SENTENCES:
         fn(_ids(text), key)
     model.runs.clear()

@@ -22,8 +22,8 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
-from attention_views import multi, share
-from attention_views.session import new_lab
+from attention_views.pure import links, multi_head
+from attention_views.pure.lab import new_lab
 
 PREFIX = "multi_head"
 APPLE_HEADS = [name for name, _ in ac.scenarios.APPLE_ORANGE_HEADS]
@@ -59,7 +59,7 @@ def errors(at) -> list[str]:
 def test_every_scenario_shows_the_head_grid(scenario):
     at = open_page("multi_head", scenario)
     assert_clean(at)
-    expected = multi.run_multi(new_lab(scenario))
+    expected = multi_head.run_multi(new_lab(scenario))
     shown = grid_weights(at)
     assert len(shown) == len(expected.heads) >= 1
     for ours, theirs in zip(shown, expected.weights, strict=True):
@@ -109,7 +109,7 @@ def test_direct_scenario_splits_q_k_v_columns():
     assert_clean(at)
     lab = new_lab("random-causal")
     lab.n_heads = 4
-    for ours, theirs in zip(grid_weights(at), multi.run_multi(lab).weights, strict=True):
+    for ours, theirs in zip(grid_weights(at), multi_head.run_multi(lab).weights, strict=True):
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
     assert len(grid_weights(at)) == 4
 
@@ -171,7 +171,7 @@ def test_a_link_with_a_head_count_that_does_not_split_shows_the_error():
     lab.heads_mode, lab.n_heads = "split", 3
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page("pages/multi_head.py")
-    at.query_params["state"] = share.encode(lab)
+    at.query_params["state"] = links.encode(lab)
     at.run()
     assert_clean(at)
     assert any("W_Q has 8 columns, which do not split evenly into 3 heads" in e for e in errors(at)), errors(at)
@@ -209,7 +209,7 @@ def test_a_head_that_selects_a_dimension_twice_shows_both_columns_and_its_link_r
     at.checkbox(key="multi_head_use_W_o").check().run()
     assert_clean(at)
     lab = at.session_state["session"].lab
-    gold = multi.run_multi(lab)
+    gold = multi_head.run_multi(lab)
     concat = table(at, "multi_head_concat")
     assert concat.columns.tolist()[:3] == ["token", "h1·d1", "h1·d1"]
     np.testing.assert_allclose(concat.drop(columns="token").to_numpy(dtype=float), gold.concat, atol=1e-12)
@@ -239,7 +239,7 @@ def test_the_tables_are_drawn_only_while_their_expander_is_open_and_an_edit_surv
     assert not drawn()
     lab = at.session_state["session"].lab
     assert lab.tables["X"]["d0"].iloc[0] == 5.0
-    for ours, theirs in zip(grid_weights(at), multi.run_multi(lab).weights, strict=True):
+    for ours, theirs in zip(grid_weights(at), multi_head.run_multi(lab).weights, strict=True):
         np.testing.assert_allclose(ours, theirs, atol=1e-12)
 
 

@@ -15,8 +15,8 @@ from apptest_pages import (
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
-from attention_views.session import new_lab
-from attention_views.state import run_single_head
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import run_single_head
 
 PREFIX = "playground"
 

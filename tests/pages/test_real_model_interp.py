@@ -13,10 +13,10 @@ from streamlit.testing.v1 import AppTest
 import attention_models as am
 from attention_core.head_scores import duplicate_token_score, head_scores, strongest_head_type
 from attention_models.interp import Patch, logit_diffs, patched_logit_diffs
-from attention_views import share
-from attention_views.sections import interp
-from attention_views.sections import real_model as rm
-from attention_views.state import run_single_head
+from attention_views.pure import links
+from attention_views.pure.single_head import run_single_head
+from attention_views.ui.sections import interp, model_runs
+from attention_views.ui.sections import real_model as rm
 from tests.float_bounds import assert_within, spread_bound
 from tests.models.conftest import float64_residuals
 
@@ -62,7 +62,9 @@ def test_a_head_put_back_with_a_hotter_softmax_changes_the_prediction_and_undo_r
     assert own.next_token_probs[mary] - edited.next_token_probs[mary] > 0.02  # the head's focus mattered
     loss = next(m for m in at.metric if m.label.startswith("Loss over the input"))
     assert float(loss.value) == pytest.approx(model.loss(edited), abs=5e-4)
-    again = share.from_json(share.to_json(lab))[0]  # the saved view carries the head and that it is put back
+    again = links.from_json(links.to_json(lab), model_runs.head_lab)[
+        0
+    ]  # the saved view carries the head and that it is put back
     assert again.origin == lab.origin
     at.button(key="playground_put_back_undo").click().run()
     assert_clean(at)
@@ -257,16 +259,16 @@ def test_heads_are_labelled_by_their_strongest_type_and_duplicate_tokens_can_col
 def test_the_link_carries_the_answers_and_prompts_and_refuses_a_bad_head():
     at = open_tab(open_page(PAGE), TAB, "Attribution")
     at.text_input(key="real_model_other").set_value(" Tom").run()
-    again = share.decode(link_state(at))[0].model
+    again = links.decode(link_state(at))[0].model
     assert (again.answer, again.other, again.clean) == (" Mary", " Tom", am.IOI.clean)
-    payload = share.lab_payload(share.new_lab("random-causal"), full=True)
+    payload = links.lab_payload(links.new_lab("random-causal"), full=True)
     payload["og"] = {"l": 3, "h": 9, "i": [1, 2], "x": "x", "pb": True}  # there is no head 9
-    with pytest.raises(share.ShareError, match="model-head field 'h'"):
-        share.from_json(json.dumps(payload))
+    with pytest.raises(links.ShareError, match="model-head field 'h'"):
+        links.from_json(json.dumps(payload), model_runs.head_lab)
     payload["og"] = {"l": 3, "h": 1, "i": [1] * 65, "x": "x", "pb": True}  # more tokens than the playground's
-    with pytest.raises(share.ShareError, match="model-head field 'i'"):
-        share.from_json(json.dumps(payload))
+    with pytest.raises(links.ShareError, match="model-head field 'i'"):
+        links.from_json(json.dumps(payload), model_runs.head_lab)
     payload["rm"]["a"] = "x" * 101
     payload.pop("og")
-    with pytest.raises(share.ShareError, match="real-model field 'a'"):
-        share.from_json(json.dumps(payload))
+    with pytest.raises(links.ShareError, match="real-model field 'a'"):
+        links.from_json(json.dumps(payload))

@@ -16,8 +16,8 @@ from apptest_pages import ROOT, assert_clean, open_page, open_tab, plotly_figure
 from streamlit.testing.v1 import AppTest
 
 import attention_models as am
-from attention_views import share
-from attention_views.session import MAX_TEXT_CHARS
+from attention_views.pure import links
+from attention_views.pure.lab import MAX_TEXT_CHARS
 
 PAGE = "real_model"
 CONTROL_TYPED = "<|im_start|>user\nhi<|im_end|><|endoftext|>"
@@ -94,11 +94,11 @@ def test_typed_control_tokens_are_read_as_text_not_as_control_tokens(model):
 
 
 def test_a_link_with_more_text_than_the_box_takes_is_refused_with_a_message():
-    payload = share.lab_payload(share.new_lab("emma-friend"), full=True)
+    payload = links.lab_payload(links.new_lab("emma-friend"), full=True)
     payload["rm"]["t"] = "x" * 10_000
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{PAGE}.py")
-    at.query_params["scenario"], at.query_params["state"] = "emma-friend", share.encode_payload(payload)
+    at.query_params["scenario"], at.query_params["state"] = "emma-friend", links.encode_payload(payload)
     at.run()
     assert_clean(at)
     assert any("real-model field 't'" in w.value for w in at.warning), [w.value for w in at.warning]

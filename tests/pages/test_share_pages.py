@@ -5,8 +5,9 @@ import pytest
 from apptest_pages import ROOT, SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, plotly_figures
 from streamlit.testing.v1 import AppTest
 
-from attention_views import share
-from attention_views.session import new_lab
+from attention_views.pure import links
+from attention_views.pure.lab import new_lab
+from attention_views.ui.sections import model_runs
 
 
 def _param(at: AppTest, name: str) -> str | None:
@@ -31,7 +32,7 @@ def test_edited_view_round_trips_through_the_link(sid):
     at.selectbox(key="playground_mask").set_value("causal").run()
     at.slider(key="playground_temperature").set_value(0.7).run()
     token = _param(at, "state")
-    assert token and len(f"scenario={sid}&state={token}") < share.LINK_LIMIT
+    assert token and len(f"scenario={sid}&state={token}") < links.LINK_LIMIT
     shown = heatmap_z(plotly_figures(at)[0])
 
     other = _open({"scenario": sid, "state": token})  # a new browser session opening the link
@@ -125,16 +126,16 @@ def test_the_link_follows_an_edit_made_after_a_rerun_that_changed_nothing():
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
     second = _param(at, "state")
     assert second != first
-    lab, _ = share.decode(second)
+    lab, _ = links.decode(second)
     assert lab.tables["X"].iat[0, 1] == 2.5 and lab.temperature == 0.7
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 3.5}})  # the same cell again
-    assert share.decode(_param(at, "state"))[0].tables["X"].iat[0, 1] == 3.5
+    assert links.decode(_param(at, "state"))[0].tables["X"].iat[0, 1] == 3.5
 
 
 def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     calls = []
-    encode = share.encode_payload
-    monkeypatch.setattr(share, "encode_payload", lambda *args, **kwargs: calls.append(1) or encode(*args, **kwargs))
+    encode = links.encode_payload
+    monkeypatch.setattr(links, "encode_payload", lambda *args, **kwargs: calls.append(1) or encode(*args, **kwargs))
     at = _open({"scenario": "random-seed42"})
     edit_cells(at, editor_key(at, "playground", "X"), {0: {"d0": 2.5}})
     tables = dict(at.session_state["session"].lab.tables)
@@ -145,7 +146,7 @@ def test_the_link_is_encoded_again_only_when_the_view_changed(monkeypatch):
     assert all(at.session_state["session"].lab.tables[n] is f for n, f in tables.items()), "unchanged tables are kept"
     assert len(calls) == count and _param(at, "state") == first
     at.slider(key="playground_temperature").set_value(0.7).run()
-    assert len(calls) == count + 1 and share.decode(_param(at, "state"))[0].temperature == 0.7
+    assert len(calls) == count + 1 and links.decode(_param(at, "state"))[0].temperature == 0.7
 
 
 def _link(payload: dict) -> str:
@@ -158,7 +159,7 @@ def _link(payload: dict) -> str:
 
 @pytest.mark.parametrize("page", ["step_by_step", "playground"])
 def test_a_link_whose_table_has_the_wrong_token_flag_is_refused_on_every_page(page):
-    payload = share.lab_payload(new_lab("random-seed42"), full=True)
+    payload = links.lab_payload(new_lab("random-seed42"), full=True)
     payload["t"]["W_q"]["tok"] = True  # was: "All arrays must be of the same length" on the step-by-step page
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{page}.py")
@@ -170,7 +171,7 @@ def test_a_link_whose_table_has_the_wrong_token_flag_is_refused_on_every_page(pa
 
 @pytest.mark.parametrize("page", ["step_by_step", "playground", "multi_head"])
 def test_a_label_holding_a_lone_surrogate_is_shown(page):
-    payload = share.lab_payload(new_lab("mammal-query"), full=True)
+    payload = links.lab_payload(new_lab("mammal-query"), full=True)
     payload["t"]["Q"]["rows"][0] = "m\ud800"  # was: UnicodeEncodeError in pyarrow
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.switch_page(f"pages/{page}.py")
@@ -181,7 +182,7 @@ def test_a_label_holding_a_lone_surrogate_is_shown(page):
 
 
 def test_a_view_too_large_for_a_link_keeps_it_out_of_the_address_bar_and_says_so():
-    from attention_views.editors import matrix_table
+    from attention_views.pure.tables import matrix_table
 
     at = _open({"scenario": "random-seed42"})
     lab = at.session_state["session"].lab
@@ -193,7 +194,7 @@ def test_a_view_too_large_for_a_link_keeps_it_out_of_the_address_bar_and_says_so
     at.session_state["sidebar_share"] = True  # the share panel says why there is no link
     at.run()
     assert_clean(at)
-    assert len(share.encode(lab, "playground")) > share.MAX_TOKEN_CHARS  # the app could not open this link
+    assert len(links.encode(lab, "playground")) > links.MAX_TOKEN_CHARS  # the app could not open this link
     assert _param(at, "state") is None and _param(at, "scenario") == "random-seed42"
     assert any("too large for a link" in w.value and "JSON" in w.value for w in at.warning)
 
@@ -235,7 +236,7 @@ def test_a_saved_view_uploaded_in_the_share_panel_opens_and_a_bad_file_changes_n
     at.session_state["sidebar_share"] = True
     at.run()
     at.file_uploader(key="sidebar_upload").set_value(
-        ("view.json", share.to_json(saved, "playground").encode(), "application/json")
+        ("view.json", links.to_json(saved, "playground").encode(), "application/json")
     )
     at.run()
     assert_clean(at)
@@ -250,7 +251,7 @@ def test_a_saved_view_uploaded_in_the_share_panel_opens_and_a_bad_file_changes_n
 
 
 def test_a_csv_popover_is_drawn_only_while_open_and_its_upload_replaces_the_table():
-    from attention_views.editors import table_to_csv
+    from attention_views.pure.tables import table_to_csv
 
     at = _open({"scenario": "mammal-query"})
     lab = at.session_state["session"].lab
@@ -296,7 +297,7 @@ def test_a_model_heads_link_reopens_the_head_with_its_edits_put_back_in_a_fresh_
     assert_clean(at)
     head, token = _param(at, "head"), _param(at, "state")
     assert head == "smollm2-135m-layer23-head3" and _param(at, "scenario") is None
-    assert len(f"head={head}&state={token}") < share.LINK_LIMIT  # the edits, not the head's 3 x 14 x 64 numbers
+    assert len(f"head={head}&state={token}") < links.LINK_LIMIT  # the edits, not the head's 3 x 14 x 64 numbers
     summary = next(m.value for m in at.markdown if ", next token: " in m.value)
 
     other = _open({"head": head, "state": token})  # a new browser session opening the link
@@ -314,9 +315,9 @@ def test_a_model_heads_link_reopens_the_head_with_its_edits_put_back_in_a_fresh_
 @pytest.mark.parametrize("field", [{"l": 99}, {"h": -1}, {"h": "3"}, {"i": [10**9]}, {"pb": 1}])
 def test_a_forged_model_head_link_opens_the_defaults_with_a_warning(field):
     at = _model_head_page()
-    payload = share.lab_payload(at.session_state["session"].lab)
+    payload = links.lab_payload(at.session_state["session"].lab, open_head=model_runs.head_lab)
     payload["og"].update(field)
-    other = _open({"head": "smollm2-135m-layer23-head3", "state": share.encode_payload(payload)})
+    other = _open({"head": "smollm2-135m-layer23-head3", "state": links.encode_payload(payload)})
     assert_clean(other)
     assert any("could not be opened" in w.value and "model-head field" in w.value for w in other.warning)
     assert other.session_state["session"].lab.origin is None and other.title[0].value == "Playground"

@@ -5,8 +5,8 @@ import pytest
 from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen
 
 import attention_core as ac
-from attention_views.editors import table_to_matrix
-from attention_views.session import new_lab
+from attention_views.pure.lab import new_lab
+from attention_views.pure.tables import table_to_matrix
 
 EDITOR = "similarity_editor_vectors_0"
 # seed 002_02560aa648078fb2.txt, "4d example": dot 28.90, norms 5.48 and 5.29, cosine 0.9980, angle 3.59
@@ -113,7 +113,7 @@ def test_pairwise_heatmap_is_the_scenarios_token_cosines(scenario_id, table):
 def test_a_broken_scenario_table_is_reported_not_drawn():
     at = open_page("similarity", "mammal-query")
     lab = at.session_state["session"].lab
-    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (session.py)
+    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (pure/lab.py)
     lab.tables["K"].iat[1, 2] = "oops"  # as if typed on the playground
     at.session_state["session"].lab = lab
     at.run()

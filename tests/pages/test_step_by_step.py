@@ -14,9 +14,9 @@ from apptest_pages import assert_clean, open_page, plotly_figures
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import attention_core as ac
-from attention_views.editors import Delta, apply_delta
-from attention_views.session import new_lab
-from attention_views.state import run_single_head
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import run_single_head
+from attention_views.pure.tables import Delta, apply_delta
 
 PAGE = "step_by_step"
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"

@@ -8,10 +8,11 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import user_key_from_element_id
 
 import attention_core as ac
-from attention_views import multi, panels, share
-from attention_views.sections.multi_head import DETAILS
-from attention_views.session import new_lab, new_session
-from attention_views.state import run_single_head
+from attention_views.pure import links, multi_head
+from attention_views.pure.lab import new_lab, new_session
+from attention_views.pure.single_head import run_single_head
+from attention_views.ui import panels
+from attention_views.ui.sections.multi_head import DETAILS
 
 ROOT_PAGE = "playground"
 
@@ -103,7 +104,7 @@ def test_one_head_has_readouts_but_no_similarity_matrix():
     at = readouts(open_page("multi_head", "random-causal"))
     assert_clean(at)
     (table,) = tables_with(at, "entropy (bits)")
-    expected = multi.run_multi(new_lab("random-causal")).weights[0]
+    expected = multi_head.run_multi(new_lab("random-causal")).weights[0]
     np.testing.assert_allclose(table["effective tokens"], ac.effective_tokens(expected), rtol=1e-12)
     assert table["effective tokens"].iloc[0] == 1.0  # causal: the first token sees only itself
     assert not has_chart(at, "multi_head_similarity")
@@ -126,7 +127,7 @@ def _snapshot_then_edit_emma() -> AppTest:
 def _edited_emma_weights() -> tuple[np.ndarray, np.ndarray]:
     lab = new_lab("emma-friend")
     before = run_single_head(lab).result.weights
-    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (session.py)
+    lab.tables["K"] = lab.tables["K"].copy()  # tables are replaced, never edited in place (pure/lab.py)
     lab.tables["K"].at[0, "Pers"] = 5.0
     return before, run_single_head(lab).result.weights
 
@@ -179,9 +180,9 @@ def test_a_new_token_changes_the_shape_and_is_explained():
 def test_the_json_export_carries_the_snapshot_back_into_the_page():
     at = _snapshot_then_edit_emma()
     shown = heatmap_z(chart(at, "playground_snapshot_delta"))
-    text = share.to_json(at.session_state["session"].lab, ROOT_PAGE)  # what the sidebar's download button serves
+    text = links.to_json(at.session_state["session"].lab, ROOT_PAGE)  # what the sidebar's download button serves
     assert json.loads(text)["ss"]["q"][8] == "friend"
-    restored, page = share.from_json(text)
+    restored, page = links.from_json(text)
     assert page == ROOT_PAGE
 
     other = AppTest.from_file(str(at._script_path), default_timeout=60)  # a fresh session opening the page

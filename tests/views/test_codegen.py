@@ -13,10 +13,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
-from attention_views.codegen import array_literal, numpy_script
-from attention_views.editors import TableError
-from attention_views.session import new_lab
-from attention_views.state import run_single_head
+from attention_views.pure.codegen import array_literal, numpy_script
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import run_single_head
+from attention_views.pure.tables import TableError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,8 +124,8 @@ def test_a_bad_cell_raises_the_tables_error():
 def _panel_app(scenario: str, bad: bool) -> None:
     import streamlit as st
 
-    from attention_views.reproduce_widget import reproduce_panel
-    from attention_views.session import new_lab
+    from attention_views.pure.lab import new_lab
+    from attention_views.ui.reproduce import reproduce_panel
 
     lab = new_lab(scenario)
     if bad:

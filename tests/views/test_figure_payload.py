@@ -10,7 +10,7 @@ import plotly.io as pio
 import pytest
 
 import attention_core as ac
-from attention_views import figures, theme
+from attention_views.pure import figures, theme
 from tests.float_bounds import U, assert_within
 
 N = 64  # the big state of benchmarks/bench_app.py: 64 tokens, 8 heads

@@ -10,8 +10,9 @@ import plotly.io as pio
 import pytest
 
 import attention_core as ac
-from attention_views import exercise_views, figures
-from attention_views.figures import base
+from attention_views.pure import figures
+from attention_views.pure.figures import base
+from attention_views.ui import exercises
 
 N = 64  # the big state of benchmarks/bench_app.py
 
@@ -21,7 +22,7 @@ def _weights(n: int, seed: int = 0) -> np.ndarray:
 
 
 def _calls(n: int) -> dict[str, tuple]:
-    """name -> (builder, args, kwargs): every builder of attention_views.figures at n tokens, with its options."""
+    """name -> (builder, args, kwargs): every builder of attention_views.pure.figures at n tokens, with its options."""
     toks = [f"t{i}" for i in range(n - 1)] + ["<b>&"]  # one label plotly would read as markup
     rng = np.random.default_rng(2)
     W = _weights(n)
@@ -105,12 +106,12 @@ def test_the_app_builds_figures_unchecked_on_the_plotly_it_was_compared_on():
 def test_a_layout_changed_after_building_still_sends_the_same_json(monkeypatch):
     ex = ac.load_exercise(ac.list_exercises()[0])
     weights = np.stack([_weights(len(ex.tokens), h) for h in range(ex.n_heads)])  # (h, n, n)
-    checked, unchecked = _both(monkeypatch, lambda: exercise_views.comparison(ex, weights, False))
+    checked, unchecked = _both(monkeypatch, lambda: exercises.comparison(ex, weights, False))
     assert unchecked == checked
 
 
 def test_a_title_taken_out_after_building_still_sends_the_same_json(monkeypatch):
-    def make():  # what widgets.chart does before sending: the title goes above the chart as page text
+    def make():  # what charts.chart does before sending: the title goes above the chart as page text
         fig = figures.attention_heatmap(_weights(4), list("abcd"), list("abcd"), title="t")
         fig.layout.title.text = None
         return fig

@@ -1,11 +1,8 @@
 """Figure builders: traces, values, labels, hovers, masked cells and projector sizes (no browser)."""
 
-import ast
 import base64
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -15,8 +12,8 @@ import pytest
 from plotly.subplots import make_subplots
 
 import attention_core as ac
-from attention_views import figures, theme
-from attention_views.figures import base
+from attention_views.pure import figures, theme
+from attention_views.pure.figures import base
 from tests.plotly_axes import drawn_axis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -308,7 +305,7 @@ def test_a_panel_grid_puts_each_panel_where_make_subplots_does(n_panels, n_cols)
     ``s = 1 / (n - gap)``, rows from the top); they match make_subplots' domains for the same titled grid."""
     n_rows = -(-n_panels // n_cols)
     titles = [f"Head {k}" for k in range(n_panels)]
-    grid = base._panel_grid(n_panels, n_cols, titles, {}, {})["grid"]
+    grid = base.panel_grid(n_panels, n_cols, titles, {}, {})["grid"]
     expected = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles).layout
 
     def cells(n: int, gap: float) -> list[tuple[float, float]]:
@@ -544,34 +541,6 @@ def test_projector_mode_thickens_cell_gaps_and_leaves_the_cell_text_size_to_plot
     assert projector.data[0].textfont.size is None and normal.data[0].textfont.size is None
 
 
-def _imported(path: Path) -> set[str]:
-    """Every module named by an import statement of the file at ``path``, at any depth (inside functions too)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-
-
-FIGURE_SOURCES = sorted(Path(figures.__file__).parent.glob("*.py")) + [Path(theme.__file__)]
-
-
-@pytest.mark.parametrize("path", FIGURE_SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_no_figure_module_names_streamlit_in_an_import(path):
-    assert len(FIGURE_SOURCES) >= 10  # the package directory was walked: __init__, base and the builders
-    assert not {name for name in _imported(path) if name.split(".")[0] == "streamlit"}
-
-
-def test_importing_the_figure_builders_loads_no_streamlit():
-    """The real import graph, in a fresh interpreter: the builders, the theme and whatever they import."""
-    code = (
-        "import importlib, pkgutil, sys\n"
-        "import attention_views.figures as f, attention_views.theme\n"
-        "mods = [importlib.import_module(f'{f.__name__}.{m.name}') for m in pkgutil.iter_modules(f.__path__)]\n"
-        "print(len(mods), sorted(m for m in sys.modules if m.split('.')[0] == 'streamlit'))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    assert out.split(" ", 1) == [str(len(FIGURE_SOURCES) - 2), "[]\n"], out  # every builder module, no streamlit
-
-
 def test_head_grid_can_give_each_head_its_own_colour_range():
     rng = np.random.default_rng(0)
     heads = [rng.dirichlet(np.ones(5) * 50, size=5) for _ in range(4)]  # all near 0.2: alike on 0..1
@@ -613,6 +582,6 @@ def test_rope_arrows_draw_each_position_of_each_pair_from_the_origin():
         i, p = int((trace.xaxis or "x")[1:] or 1) - 1, int(trace.name.split()[-1])
         assert list(trace.x) == [0, rotated[p, i]] and list(trace.y) == [0, rotated[p, i + 4]]
     assert [a.text for a in fig.layout.annotations] == ["dims 0 and 4", "dims 1 and 5", "dims 2 and 6", "dims 3 and 7"]
-    assert "<b>cat</b>" in fig.layout.title.text, "the token as typed: widgets.chart shows titles as page text"
+    assert "<b>cat</b>" in fig.layout.title.text, "the token as typed: charts.chart shows titles as page text"
     with pytest.raises(ValueError, match="even number"):
         figures.rope_arrows(rotated[:, :7], "cat")

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from attention_views import figures
+from attention_views.pure import figures
 
 
 def test_the_curve_draws_every_loss_against_its_step_and_marks_now():

@@ -1,4 +1,4 @@
-"""The pure parts of attention_views.panels, the head-similarity figure, and the snapshot in share's JSON."""
+"""The pure parts of attention_views.ui.panels, the head-similarity figure, and the snapshot in share's JSON."""
 
 import json
 import math
@@ -9,10 +9,11 @@ import pyarrow as pa
 import pytest
 
 import attention_core as ac
-from attention_views import figures, panels, share
-from attention_views.session import new_lab
-from attention_views.state import run_single_head
-from attention_views.widgets import arrow_table, columns_table, numbers_arrow, numbers_frame
+from attention_views.pure import figures, links
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import run_single_head
+from attention_views.ui import panels
+from attention_views.ui.readonly_tables import arrow_table, columns_table, numbers_arrow, numbers_frame
 
 SCENARIOS = ac.list_scenarios()
 
@@ -170,9 +171,9 @@ def _lab_with_snapshot(sid: str = "emma-friend") -> dict:
 @pytest.mark.parametrize("sid", SCENARIOS)
 def test_snapshot_round_trips_through_the_json_export(sid):
     lab = _lab_with_snapshot(sid)
-    text = share.to_json(lab, "playground")
+    text = links.to_json(lab, "playground")
     assert "ss" in json.loads(text)
-    back, _ = share.from_json(text)
+    back, _ = links.from_json(text)
     np.testing.assert_array_equal(back.snapshot.weights, lab.snapshot.weights)
     assert back.snapshot.query_tokens == lab.snapshot.query_tokens
     assert back.snapshot.key_tokens == lab.snapshot.key_tokens
@@ -180,15 +181,15 @@ def test_snapshot_round_trips_through_the_json_export(sid):
 
 def test_snapshot_travels_in_links_rounded_and_absent_snapshot_stays_absent():
     lab = _lab_with_snapshot()  # issue 14: a lecturer's prepared A/B comparison opens from the link
-    assert share.lab_payload(lab)["ss"]["w"] == np.round(lab.snapshot.weights, share.SNAPSHOT_DECIMALS).tolist()
-    back = share.decode(share.encode(lab))[0].snapshot
+    assert links.lab_payload(lab)["ss"]["w"] == np.round(lab.snapshot.weights, links.SNAPSHOT_DECIMALS).tolist()
+    back = links.decode(links.encode(lab))[0].snapshot
     np.testing.assert_allclose(back.weights, lab.snapshot.weights, rtol=0, atol=5e-7)
-    assert share.decode(share.encode(new_lab("emma-friend")))[0].snapshot is None
-    assert "ss" not in json.loads(share.to_json(new_lab("emma-friend")))
+    assert links.decode(links.encode(new_lab("emma-friend")))[0].snapshot is None
+    assert "ss" not in json.loads(links.to_json(new_lab("emma-friend")))
 
 
 def _payload_with(snapshot: object) -> str:
-    payload = json.loads(share.to_json(_lab_with_snapshot()))
+    payload = json.loads(links.to_json(_lab_with_snapshot()))
     payload["ss"] = snapshot
     return json.dumps(payload)
 
@@ -214,17 +215,17 @@ GOOD = {"w": [[0.25, 0.75]], "q": ["a"], "k": ["x", "y"]}
     ],
 )
 def test_malformed_snapshots_are_refused(bad):
-    with pytest.raises(share.ShareError, match="snapshot"):
-        share.from_json(_payload_with(bad))
+    with pytest.raises(links.ShareError, match="snapshot"):
+        links.from_json(_payload_with(bad))
 
 
 def test_nan_in_a_snapshot_is_refused():
     text = _payload_with(GOOD).replace("0.25", "NaN")
-    with pytest.raises(share.ShareError, match="snapshot"):
-        share.from_json(text)
+    with pytest.raises(links.ShareError, match="snapshot"):
+        links.from_json(text)
 
 
 def test_a_good_hand_written_snapshot_is_accepted():
-    back, _ = share.from_json(_payload_with(GOOD))
+    back, _ = links.from_json(_payload_with(GOOD))
     np.testing.assert_array_equal(back.snapshot.weights, [[0.25, 0.75]])
     assert math.isclose(back.snapshot.weights.sum(), 1.0)

@@ -1,4 +1,4 @@
-"""What attention_views.streamlit_compat relies on inside Streamlit: this fails when Streamlit changes it."""
+"""What attention_views.ui.streamlit_compat relies on inside Streamlit: this fails when Streamlit changes it."""
 
 import inspect
 from pathlib import Path
@@ -26,7 +26,7 @@ def test_a_run_that_started_in_the_old_mode_reruns_even_after_another_session_cl
     import pytest
     from streamlit.runtime.scriptrunner_utils.exceptions import RerunException
 
-    from attention_views import streamlit_compat
+    from attention_views.ui import streamlit_compat
 
     reruns = []
     monkeypatch.setattr(

@@ -2,7 +2,7 @@
 
 import plotly.graph_objects as go
 
-from attention_views import theme
+from attention_views.pure import theme
 
 
 def test_projector_style_meets_the_lecture_hall_minimums():
@@ -29,7 +29,7 @@ def test_series_colours_cycle_and_png_export_is_slide_resolution():
 def test_page_styles_are_balanced_rule_by_rule():
     """Every rule of the page styles opens and closes its braces in order (a stray brace, from an f-string's
     doubled braces, cuts off the rules after it)."""
-    from attention_views.frame import PAGE_CSS, PROJECTOR_CSS
+    from attention_views.ui.frame import PAGE_CSS, PROJECTOR_CSS
 
     for css in (PAGE_CSS, PROJECTOR_CSS):
         depth = 0

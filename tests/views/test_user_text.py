@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from attention_views import figures
-from attention_views.formats import WORD_JOINER, plain, plot_text
+from attention_views.pure import figures
+from attention_views.pure.formats import WORD_JOINER, plain, plot_text
 
 HOSTILE = [
     "[x](http://example.com)",
@@ -49,7 +49,7 @@ def test_plot_text_escapes_plotly_html_and_figures_use_it():
 
 
 def test_messages_name_the_projection_tables_as_the_pages_do():
-    from attention_views.formats import message
+    from attention_views.pure.formats import message
 
     shown = message("W_k row 1 ('d1'), column 'k2' is 'abc'; X · W_q overflowed; W_o; W_q1; not_W_q")
     assert shown == "W_K row 1 ('d1'), column 'k2' is 'abc'; X · W_Q overflowed; W_O; W_Q1; not_W_q"

@@ -1,0 +1,117 @@
+"""How a page shows its figures and lays them out: :func:`chart` (the one way a figure is shown, with the app's
+chart config), the cell a click selected, places beside each other and for metrics, and the page's header with
+the lecture's introduction."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+import attention_core as ac
+from attention_views.pure import theme
+from attention_views.pure.formats import plain
+from attention_views.pure.navigation import NATURAL_PAGE
+from attention_views.ui import session
+from attention_views.ui.controls import chart_format, projector
+
+
+def chart(fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1, **kwargs: object) -> object:
+    """The one way a page shows a figure: its title as page text above it (shown literally; the browser wraps
+    it), then st.plotly_chart with the app's chart config and the figure's own title taken out.
+
+    The toolbar's camera saves a PNG at slide resolution or an SVG (the sidebar's choice), named after page
+    and scenario; Streamlit's theme is off so the figure keeps its own projector-friendly colours.
+
+    ``fit``, a page's main chart on a projector: a CSS length, what the page shows above the chart. The chart is
+    then as tall as its figure asks, but no taller than the window less ``fit`` (``screens`` times that for a grid
+    whose first of ``screens`` rows of panels must show whole), so the browser sizes it to the first screen.
+    """
+    title = fig.layout.title.text
+    if title:
+        st.markdown(f"**{plain(title)}**")
+        fig.layout.title.text = None
+    s = session.current()
+    name = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
+    kwargs.setdefault("theme", None)
+    place = st
+    if fit is not None and projector():
+        # a container as tall as the figure asks (Streamlit), at most what the window leaves (CSS); the chart fills it
+        st.html(f"<style>.st-key-fit_{key} {{ max-height: max(15rem, calc((100dvh - {fit}) * {screens})); }}</style>")
+        place = st.container(height=int(fig.layout.height), border=False, key=f"fit_{key}")
+        kwargs["height"] = "stretch"
+    return place.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
+
+
+def clicked_cell(key: str) -> tuple[int, int] | None:
+    """The (row, column) a click selected in the clickable grid chart ``key`` (its points' customdata), or None."""
+    points = (st.session_state.get(key) or {}).get("selection", {}).get("points", [])  # absent: not drawn this run
+    cells = [p["customdata"] for p in points if len(p.get("customdata") or ()) == 2]
+    return (int(cells[-1][0]), int(cells[-1][1])) if cells else None
+
+
+def metric_columns(n: int, big: bool) -> list:
+    """``n`` places for st.metric: on a projector at most three to a row (five in a row cut values and labels
+    to an ellipsis at 1024 pixels); otherwise each as wide as its label and value, as many to a row as fit."""
+    if not big:
+        row = st.container(horizontal=True, gap="large")
+        return [row.container(width="content") for _ in range(n)]
+    return [col for start in range(0, n, 3) for col in st.columns(3)[: n - start]]
+
+
+def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple[DeltaGenerator, DeltaGenerator]:
+    """Two places in a row, (tables, chart): the tables as wide as their columns, the chart they change the rest.
+
+    The browser lays them out (frame.py's CSS): the chart keeps a least width, and the tables scroll sideways
+    before the chart goes narrower; ``chart_first`` puts the chart on the left. ``whole``: a result table that
+    never scrolls, with the chart under it.
+    """
+    if whole:
+        return st.container(key=f"besidewhole_{key}"), st.container(key=f"besideunder_{key}")
+    row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
+    if chart_first:
+        chart_place = row.container(key=f"besidechart_{key}")
+        return row.container(width="content", key=f"besidetables_{key}"), chart_place
+    return row.container(width="content", key=f"besidetables_{key}"), row.container(key=f"besidechart_{key}")
+
+
+@st.cache_data
+def _explanation(scenario_id: str) -> tuple[str, str]:
+    """(title, explanation) of a scenario; immutable, so cached across sessions."""
+    sc = ac.load_scenario(scenario_id)
+    return sc.title, sc.explanation
+
+
+def page_header(title: str, intro: bool = True) -> DeltaGenerator | None:
+    """The page's title and, with ``intro``, the lecture's introduction (:func:`lecture_intro`) under it; on a
+    projector both in one compact row, the title beside the folded introduction, so the charts start high. Returns
+    that row (where a page may put more beside its title), None off a projector."""
+    if not projector():
+        st.title(title)
+        if intro:
+            lecture_intro()
+        return None
+    row = st.container(horizontal=True, vertical_alignment="center", gap="medium", key="page_header")
+    row.title(title, width="content")
+    if intro:
+        with row:
+            lecture_intro()
+    return row
+
+
+def lecture_intro() -> None:
+    """On the page a scenario's lecture starts on (its card opens it), the scenario's explanation.
+
+    Open, except in projector mode (where the lecturer tells it and the screen is for the charts); one
+    click opens or folds it.
+    """
+    s = session.current()
+    if s.lab.origin is not None:  # a real model's head, opened from the real-model page: say so instead
+        st.info(f"These are the real numbers of {plain(s.lab.origin.label)}.", icon=":material/memory:")
+        return
+    if NATURAL_PAGE.get(s.lab.scenario) != s.page:
+        return
+    title, explanation = _explanation(s.lab.scenario)
+    # open for a student reading alone; folded on a projector, where it would push the charts off screen
+    with st.expander(f"About this lecture: {title}", expanded=not projector(), icon=":material/school:"):
+        st.markdown(explanation)  # the scenario's own text (attention_core), with its formulas

@@ -1,0 +1,163 @@
+"""The controls every page shares, each bound to a field of the session's lab: :func:`bound` (a widget whose
+value is kept in the lab, so an edit made on one page is there on every other page), mask, scaling and
+temperature (:func:`attention_controls`), projector mode and the charts' image format as the sidebar set them.
+
+Every widget has an explicit key prefixed by its page; nothing is shared between browser sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+import attention_core as ac
+from attention_views.pure import theme
+from attention_views.pure.lab import MASK_KINDS, MASK_PARAMS, MAX_TOKENS, SCALE_MODES, Lab, Vectors
+from attention_views.ui import session
+
+
+def bound(widget: Callable, label: str, key: str, field: str, *, owner: object = None, **kwargs: object) -> object:
+    """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it), or in ``owner``'s
+    (a part of the lab, such as ``lab.learning``)."""
+    owner = session.current().lab if owner is None else owner
+    if key not in st.session_state:
+        st.session_state[key] = getattr(owner, field)
+    value = widget(label, key=key, **kwargs)
+    setattr(owner, field, value)
+    return value
+
+
+def bump_rev(lab: Lab | Vectors) -> None:
+    """Re-create every editor from the canonical tables (after a change of shape or a preset)."""
+    lab.rev += 1
+
+
+def projector() -> bool:
+    """True when the lecturer switched on projector mode (larger text everywhere)."""
+    return bool(st.session_state.get("sidebar_projector", False))
+
+
+def chart_format() -> str:
+    """What the charts' camera icon saves, as chosen in the sidebar: "png" or "svg"."""
+    chosen = st.session_state.get("sidebar_chart_format")
+    return chosen if chosen in theme.IMAGE_FORMATS else "png"
+
+
+MASK_LABELS = {
+    "none": "none",
+    "causal": "causal",
+    "padding": "padding",
+    "window": "sliding window",
+    "prefix": "prefix-LM",
+    "streaming": "StreamingLLM",
+    "custom": "custom",
+}
+
+
+MASK_HELP = (
+    "causal: a token sees itself and earlier tokens · padding: the last n keys are hidden · "
+    "sliding window: itself and the w − 1 tokens before it · prefix-LM: the first p tokens are seen by "
+    "all, the rest causally · StreamingLLM: the first s tokens (sinks) plus a sliding window · custom: "
+    "paint it cell by cell"
+)
+
+
+MASK_PARAM_LABELS = {
+    "padding": ("Padding keys n", 0),
+    "window": ("Window width w", 1),
+    "prefix": ("Prefix length p", 0),
+    "streaming": ("Window width w", 1),
+}
+
+
+SCALE_LABELS = {"sqrt": "1/√d_k", "none": "none (×1)", "custom": "custom"}
+
+
+STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Masked", "weights": "Weights"}
+
+
+STAGE_BUTTONS = STAGE_LABELS | {"scores": "QKᵀ"}  # the chart's title says "Raw scores": four buttons fit 1024 px
+
+
+def attention_controls(lab: Lab, prefix: str, stacked: bool = False) -> None:
+    """Mask, scaling and temperature, shared by every page through the lab state: in one row, or ``stacked`` one
+    under the other (in a column beside a chart)."""
+    # one row: seven masks as radio buttons took three lines above every page's tables and charts
+    mask_col, scale_col, temp_col = (st.container(),) * 3 if stacked else st.columns([3, 4, 3])
+    with mask_col:
+        bound(
+            st.selectbox,
+            "Mask",
+            f"{prefix}_mask",
+            "mask",
+            options=MASK_KINDS,
+            format_func=MASK_LABELS.get,
+            help=MASK_HELP,
+        )
+        if lab.mask in MASK_PARAMS:
+            label, low = MASK_PARAM_LABELS[lab.mask]
+            bound(
+                st.number_input,
+                label,
+                f"{prefix}_{MASK_PARAMS[lab.mask]}",
+                MASK_PARAMS[lab.mask],
+                min_value=low,
+                max_value=MAX_TOKENS,
+                step=1,
+            )
+        if lab.mask == "streaming":
+            bound(
+                st.number_input,
+                "Sink tokens s",
+                f"{prefix}_mask_sink",
+                "mask_sink",
+                min_value=0,
+                max_value=MAX_TOKENS,
+                step=1,
+            )
+    with scale_col:
+        bound(
+            st.radio,
+            "Scaling",
+            f"{prefix}_scale_mode",
+            "scale_mode",
+            options=SCALE_MODES,
+            format_func=SCALE_LABELS.get,
+            horizontal=True,
+            help="What the raw scores QKᵀ are multiplied by",
+        )
+        if lab.scale_mode == "custom":
+            bound(
+                st.number_input,
+                "Scale factor",
+                f"{prefix}_scale_custom",
+                "scale_custom",
+                min_value=-100.0,
+                max_value=100.0,
+                step=0.1,
+                format="%.4f",
+            )
+    with temp_col:
+        bound(
+            st.slider,
+            "Temperature",
+            f"{prefix}_temperature",
+            "temperature",
+            min_value=0.1,
+            max_value=5.0,
+            step=0.1,
+            help="Divides the scaled scores: < 1 sharpens the softmax, > 1 flattens it",
+        )
+
+
+def blind_rows_note(mask: object, query_tokens: list[str]) -> None:
+    """Say which queries the mask leaves with no visible key (their weights are all zero)."""
+    rows = [] if mask is None else ac.blind_rows(mask)
+    if len(rows):
+        names = ", ".join(repr(query_tokens[i]) for i in rows[:8]) + (" …" if len(rows) > 8 else "")
+        st.info(
+            f"The mask hides every key from {names}: nothing to attend to, so the weights of that row are all "
+            "zero and its output is a zero vector (a real model never masks a whole row).",
+            icon="🕳️",
+        )

@@ -1,0 +1,364 @@
+"""The work around every page, done by app.py: open the session, draw the sidebar, run the page, sync the link.
+
+:func:`run` is app.py's only call. Before the page it makes sure the session exists (from the link's
+``?state=`` or ``?scenario=`` on first use) and draws the sidebar (scenario picker, Reset, projector
+mode, the share panel's place); after it, it writes the link of the current view into the address bar
+and the share panel, and offers the download and upload of the view. Pages only read
+:func:`attention_views.ui.session.current`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.navigation.page import StreamlitPage
+
+import attention_core as ac
+from attention_views.pure import links, theme
+from attention_views.pure.formats import message, plain
+from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.pure.navigation import PAGE_PREFIXES
+from attention_views.pure.theme import IMAGE_FORMATS
+from attention_views.ui import session
+from attention_views.ui.controls import bound, projector
+from attention_views.ui.reproduce import reproduce_panel
+from attention_views.ui.sections import model_runs
+from attention_views.ui.session import KEY
+
+REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
+SHARE = "sidebar_share"  # the "Share and save" expander's open state
+MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's head (listed while the lab holds one)
+LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
+PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
+# columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
+_STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
+_BOTH_MODES = (  # CSS rules for normal and projector mode alike
+    '[data-testid="stSidebar"] code { word-break: break-all; }',
+    _STACKED.format(px=1279),
+    '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
+    # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
+    # before the chart beside them goes under its own least width, 55 % of the row
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
+    "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
+    # the online softmax's scores are a block of a few keys: the running values beside them keep every column
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { flex: 1 1 12rem; min-width: 12rem; }',
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidetables_online_softmax) { flex-shrink: 0; }',
+    *(
+        # a table wider than its place says so: a "more to the right" cue at its right edge while columns are
+        # hidden there (the scroller's timeline is active only while it can scroll; scrolled to the end it fades)
+        '[data-testid="stDataFrame"] { position: relative; timeline-scope: --table-x; }',
+        '[data-testid="stDataFrame"] .dvn-scroller { scroll-timeline: --table-x x; }',
+        '[data-testid="stDataFrame"]::after { content: "→"; position: absolute; top: 1px; right: 1px; bottom: 1px; '
+        "width: 2.2rem; display: flex; align-items: center; justify-content: flex-end; padding-right: 0.3rem; "
+        "font-size: 1.3rem; font-weight: 700; color: #1f5fa8; pointer-events: none; z-index: 2; opacity: 0; "
+        "background: linear-gradient(to right, rgba(255, 255, 255, 0), rgba(255, 255, 255, 0.95) 55%); "
+        "border-radius: 0 0.5rem 0.5rem 0; animation: more-right linear both; animation-timeline: --table-x; }",
+        "@keyframes more-right { from { opacity: 1; } 90% { opacity: 1; } to { opacity: 0; } }",
+    ),
+)
+# a compact header on a projector: the title (beside the folded lecture introduction, charts.page_header) where
+# Streamlit's header bar was; the bar lets clicks through to it, except on its own buttons
+_COMPACT_HEADER = (
+    '[data-testid="stMainBlockContainer"] { padding-top: 0.6rem; }',
+    '[data-testid="stHeader"] { background: transparent; }',
+    '[data-testid="stHeader"], [data-testid="stHeader"] * { pointer-events: none; }',
+    '[data-testid="stHeader"] button, [data-testid="stHeader"] a { pointer-events: auto; }',
+    ".st-key-page_header { padding-right: 3rem; }",  # clear of the header's menu button
+    ".st-key-page_header h1 { font-size: 2rem !important; padding-bottom: 0 !important; }",
+)
+
+
+def _digits_at_least(least: int) -> str:
+    """A rule hiding heatmap cell text that plotly drew smaller than ``least`` pixels: plotly sizes the digits to
+    their cells (figures/base.py), so small cells show colour only and the hover keeps the value."""
+    drawn = ", ".join(f'.js-plotly-plot .hm text[style*="font-size: {n}px"]' for n in range(1, least))
+    return f"{drawn} {{ display: none; }}"
+
+
+PAGE_CSS = "\n".join(
+    [
+        "<style>",
+        *_BOTH_MODES,
+        "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
+        _digits_at_least(theme.MIN_CELL_FONT),
+        "</style>",
+    ]
+)
+PROJECTOR_CSS = "\n".join(
+    [
+        "<style>",
+        *_BOTH_MODES,
+        ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
+        "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
+        ".katex { font-size: 1.25em !important; }",
+        '[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }',  # narrow side margins
+        *_COMPACT_HEADER,
+        _digits_at_least(theme.PROJECTOR_MIN_CELL_FONT),
+        "</style>",
+    ]
+)
+
+
+@st.cache_data
+def scenario_cards() -> dict[str, tuple[str, str, str]]:
+    """id -> (title, seed file, story) for every scenario; immutable, so cached across sessions."""
+    out = {}
+    for sid in ac.list_scenarios():
+        sc = ac.load_scenario(sid)
+        out[sid] = (sc.title, sc.seed, sc.story)
+    return out
+
+
+def run(page: StreamlitPage) -> None:
+    """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
+    s = start(page.url_path or "home")
+    if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
+        target, s.goto = s.goto, ""
+        st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
+    slot = sidebar(s)
+    page.run()
+    finish(s, slot)
+
+
+def start(page: str) -> Session:
+    """This session's state, created on first use from the link when it carries one; ``page`` is the page now.
+
+    A link may carry ``?state=`` (a full shared view; ``?head=`` beside it names a real model's head) or just
+    ``?scenario=``; a damaged one is refused with a warning and the scenario's defaults are shown. A lesson page
+    opened from the navigation (no link) on a lab without edits opens its lesson's scenario (:func:`open_lesson`).
+    """
+    ss = st.session_state
+    requested = st.query_params.get("scenario")
+    valid = requested in scenario_cards()
+    if requested is not None and not valid:
+        st.warning(f"The link asks for scenario “{plain(requested)}”, which does not exist; showing the current one.")
+    if KEY not in ss:
+        ss[KEY] = new_session(_lab_from_link(requested if valid else DEFAULT_SCENARIO))
+    elif valid and requested != ss[KEY].lab.scenario:
+        load_scenario(requested)
+    s = session.current()
+    s.page = page
+    s.bare = not any(st.query_params.get(k) for k in LINK_KEYS)
+    s.opened_lesson = ""
+    if s.bare and page in LESSON_SCENARIOS:
+        open_lesson(s, LESSON_SCENARIOS[page])
+    return s
+
+
+def open_lesson(s: Session, lesson: str) -> None:
+    """Open scenario ``lesson`` when the lab holds another one without edits (nothing is lost): the scenario's own
+    tables and controls, no real model's head. Projector mode and the pages' own settings are kept anyway."""
+    lab = s.lab
+    if lab.scenario == lesson or lab.origin is not None:
+        return
+    if not has_edits(s):
+        load_scenario(lesson)
+        s.opened_lesson = lesson
+
+
+def has_edits(s: Session) -> bool:
+    """The lab differs from its pristine scenario (or model head) in what a scenario holds: a table, a control, the
+    heads, a painted mask, a snapshot (projector mode and the pages' own settings are kept when a scenario opens)."""
+    s.pristine = links.pristine_of(s.lab, s.pristine, model_runs.head_lab)
+    return bool(links.lab_payload(s.lab, pristine=s.pristine).keys() - {"v", "s", "og", "pm", "rm", "sv", "ln"})
+
+
+def _lab_from_link(scenario_id: str) -> Lab:
+    token = st.query_params.get("state")
+    if token:
+        try:
+            return links.decode(token, model_runs.head_lab)[0]
+        except links.ShareError as err:
+            st.warning(f"This link's saved view could not be opened: {message(err)}. Showing the scenario's defaults.")
+    elif st.query_params.get("head"):
+        st.warning(
+            f"This link names a real model's head (“{plain(st.query_params['head'])}”) but holds none of its numbers "
+            "(the view was too large for a link). Showing the scenario's defaults; the real-model page opens heads."
+        )
+    return new_lab(scenario_id)
+
+
+def load_scenario(scenario_id: str) -> None:
+    """Replace the lab with a pristine copy of a scenario; every editor and control starts afresh.
+
+    Projector mode, the real model's view, the similarity page's vectors and the learning settings stay as they
+    are: they belong to the lecture hall and to their own pages, not to the scenario.
+    """
+    new = new_lab(scenario_id)
+    if KEY in st.session_state:
+        old = st.session_state[KEY].lab
+        new.projector, new.model, new.vectors, new.learning = old.projector, old.model, old.vectors, old.learning
+    replace_lab(new)
+    st.query_params["scenario"] = scenario_id
+
+
+def replace_lab(new: Lab) -> None:
+    """Make ``new`` the session's lab; the page widgets are cleared so they show its values."""
+    ss = st.session_state
+    new.rev = ss[KEY].lab.rev + 1 if KEY in ss else 0
+    st.query_params["scenario"] = new.scenario  # else start() would reopen the link's scenario on the next run
+    if KEY in ss:
+        ss[KEY].lab = new
+        ss[KEY].csv_errors.clear()
+    else:
+        ss[KEY] = new_session(new)
+    for key in [k for k in ss if isinstance(k, str) and k.startswith(PAGE_PREFIXES)]:
+        del ss[key]
+    if ss.get(PROJECTOR, False) != new.projector:  # an uploaded view brings its own (only from a callback)
+        ss[PROJECTOR] = new.projector
+
+
+def _on_pick() -> None:
+    picked = st.session_state["sidebar_scenario"]
+    if picked != MODEL_HEAD:  # the model's head is listed only while the lab holds it
+        load_scenario(picked)
+
+
+def _on_reset() -> None:  # callbacks read st.session_state themselves: see session.current
+    old = st.session_state[KEY].lab
+    if old.origin is None:
+        load_scenario(old.scenario)
+        return
+    try:  # a real model's head: the model's own numbers again, not in the model
+        new = links.model_head(model_runs.head_lab, old.origin.layer, old.origin.head, old.origin.token_ids)
+    except links.ShareError:
+        load_scenario(old.scenario)
+        return
+    new.projector, new.model, new.vectors, new.learning = old.projector, old.model, old.vectors, old.learning
+    replace_lab(new)
+
+
+def sidebar(s: Session) -> DeltaGenerator:
+    """Scenario picker, Reset, projector mode; returns the share panel, st.expander's container (its ``.open``
+    says whether :func:`finish` fills it)."""
+    ss, cards, origin = st.session_state, scenario_cards(), s.lab.origin
+    names = {sid: card[0] for sid, card in cards.items()}
+    if origin is not None:  # a real model's head is named as such, first
+        names = {MODEL_HEAD: origin.title, **names}
+    picked = MODEL_HEAD if origin is not None else s.lab.scenario
+    if ss.get("sidebar_scenario") != picked:
+        ss["sidebar_scenario"] = picked
+    with st.sidebar:
+        st.selectbox("Scenario", list(names), format_func=names.get, key="sidebar_scenario", on_change=_on_pick)
+        title, seed, story = cards[s.lab.scenario]
+        if origin is not None:
+            st.caption(f"The real numbers of {plain(origin.label)}, opened from the real-model page.")
+        else:
+            st.caption(f"{story}  \nSeed notebook: `{seed}`" if seed else f"{story}  \nA lesson on modern attention.")
+        st.button(
+            "Reset scenario" if origin is None else "Reset to the model's own head",
+            key="sidebar_reset",
+            on_click=_on_reset,
+            help="Undo every edit of this scenario" if origin is None else "Undo every edit of the model's head",
+        )
+        bound(
+            st.toggle,
+            "Projector mode",
+            PROJECTOR,
+            "projector",
+            help="Larger text and high contrast for a lecture hall; share links keep it",
+        )
+        st.segmented_control(
+            "Chart download",
+            IMAGE_FORMATS,
+            format_func=str.upper,
+            default="png",
+            required=True,
+            key="sidebar_chart_format",
+            help="What the camera icon above every chart saves: PNG at slide resolution, or SVG (vector) for slides",
+        )
+        slot = st.expander("Share and save", icon=":material/share:", key=SHARE, on_change="rerun")
+    st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
+    return slot
+
+
+def finish(s: Session, slot: DeltaGenerator) -> None:
+    """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
+    lab = s.lab
+    params = {"scenario": lab.scenario} if lab.origin is None else {"head": lab.origin.slug}
+    token, openable = link_token(s)  # a link the app makes, the app opens
+    if token is not None:
+        params["state"] = token
+    if {k: st.query_params.get(k) for k in LINK_KEYS} != {k: params.get(k) for k in LINK_KEYS}:
+        st.query_params.from_dict(params)
+    if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
+        with slot:
+            _share_panel(s, openable, "&".join(f"{k}={v}" for k, v in params.items()))
+    reproduce = st.sidebar.expander("Reproduce in NumPy", icon=":material/code:", key=REPRODUCE, on_change="rerun")
+    if reproduce.open:  # the script is written only while someone is looking at it
+        with reproduce:
+            reproduce_panel(lab)
+
+
+def _share_panel(s: Session, openable: bool, query: str) -> None:
+    """The view's link (``query``, with its ``state=`` token when the app can open it) or why there is none, its
+    download as JSON, and the upload of a saved view."""
+    lab = s.lab
+    if not openable:
+        st.warning(
+            f"This view is too large for a link (the app opens links of up to {links.MAX_TOKEN_CHARS:,} "
+            "characters), so the address bar holds only the scenario and reloading the page would start it "
+            "afresh. Download the view as a JSON file to keep or share it."
+        )
+    elif len(query) > links.LINK_LIMIT:
+        st.warning(
+            f"This view is too large for a link ({len(query)} characters; the limit is "
+            f"{links.LINK_LIMIT}). Download it as a JSON file instead."
+        )
+    else:
+        link = f"{(st.context.url or '').split('?')[0]}?{query}".replace("`", "%60")
+        # a code span shows its text literally, and needs no code highlighter in the first page
+        st.markdown(f"Link to this view (the address bar holds it too): `{link}`")
+    view, page = replace(lab, tables=dict(lab.tables)), s.page  # this run's view (tables are replaced, never
+    # edited): the callable runs on another thread, maybe while the next rerun changes the lab
+    st.download_button(
+        "Download this view (JSON)",
+        lambda: links.to_json(view, page),  # made on click
+        file_name=f"attention-lab-{lab.scenario}.json",
+        mime="application/json",
+        key="sidebar_download",
+        width="stretch",
+    )
+    st.file_uploader("Open a saved view (.json)", type=["json"], key="sidebar_upload", on_change=_on_upload)
+    if s.upload_error:
+        st.error(message(s.upload_error), icon="⚠️")
+
+
+def link_token(s: Session) -> tuple[str | None, bool]:
+    """The link's ``state=`` token for the session's lab, and whether the app can open it: ``(None, True)`` for a
+    pristine view, ``(None, False)`` when the token would be longer than links.MAX_TOKEN_CHARS.
+
+    The payload (what differs from the pristine scenario) is compared by value, with the types of its
+    scalars (1 and 1.0 encode differently), with the last one; only a changed payload is encoded again
+    (JSON and zlib are the costly part).
+    """
+    s.pristine = links.pristine_of(s.lab, s.pristine, model_runs.head_lab)
+    payload = links.lab_payload(s.lab, s.page, pristine=s.pristine, memo=s.link_tables)
+    if s.link is None or s.link.payload != payload or _types(s.link.payload) != _types(payload):
+        changed = payload.keys() - {"v", "s", "p"}
+        token = links.encode_payload(payload, s.link_tables, most=links.MAX_TOKEN_CHARS) if changed else None
+        s.link = LinkMemo(payload, token, openable=token is not None or not changed)
+    return s.link.token, s.link.openable
+
+
+def _types(payload: dict) -> list[type]:
+    return [type(v) for v in payload.values()]
+
+
+def _on_upload() -> None:
+    s: Session = st.session_state[KEY]
+    s.upload_error = ""
+    upload = st.session_state.get("sidebar_upload")
+    if upload is None:
+        return
+    try:
+        if upload.size > links.MAX_FILE_BYTES:
+            raise links.ShareError(f"the file is larger than {links.MAX_FILE_BYTES // 1000} kB, the app's limit")
+        restored, _ = links.from_json(upload.getvalue(), model_runs.head_lab)
+    except links.ShareError as err:
+        s.upload_error = f"That file was not opened: {err}. Nothing was changed."
+        return
+    replace_lab(restored)
