@@ -25,12 +25,17 @@ from attention_models.errors import AttentionModelError, ModelNotInstalledError
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """Where a named model lives: the pip distribution that ships the file, the file, and how to install it."""
+    """Where a named model lives (the pip distribution that ships the file, the file, how to install it) and its
+    shape, which a link or a page can check against before the file is read: ``load`` refuses a file of
+    another shape."""
 
     name: str
     distribution: str
     filename: str
     install: str
+    n_layers: int
+    n_heads: int
+    vocab_size: int
 
 
 @dataclass(frozen=True)

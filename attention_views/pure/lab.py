@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
+import attention_models as am
 from attention_core.head_training import JOB_PREVIOUS
 from attention_models.presets import DEFAULT_SENTENCE, IOI
 from attention_views.pure.tables import matrix_table
@@ -56,8 +57,8 @@ MAX_HEADS = 16
 MODEL_PRESETS = ("ioi", "induction", "sink", "custom")  # the real-model page's inputs (see sections/real_model)
 MODEL_TABS = ("heads", "attribution", "patching", "lens")  # the real-model page's tabs, in order
 HEAD_SCORES = ("induction", "previous", "first", "self", "duplicate")  # what the overview colours each head by
-MODEL_LAYERS, MODEL_HEADS = 30, 9  # SmolLM2-135M: the shape of the head-scale table (tests: the loaded model's)
-MODEL_VOCAB = 49_152  # SmolLM2's token ids are 0 .. 49151 (tests: the loaded model's vocabulary)
+SMOLLM2 = am.MODELS["smollm2-135m"]  # the real model's shape, from attention_models (load() checks the file's)
+MODEL_LAYERS, MODEL_HEADS, MODEL_VOCAB = SMOLLM2.n_layers, SMOLLM2.n_heads, SMOLLM2.vocab_size
 MODEL_TITLE = "SmolLM2-135M"  # the real model, as pages name it
 HEAD_SCENARIO = "random-causal"  # what a real model's head is opened on: direct Q, K, V with a causal mask
 LESSON_SCENARIOS = {  # a lesson page -> the scenario that makes its lesson visible
@@ -71,7 +72,7 @@ MAX_TEXT_CHARS = 2_000  # a typed sentence; the model refuses more than 128 toke
 LEARNING_RATES = (0.03, 0.1, 0.3, 1.0, 3.0, 10.0)  # "Learn it": 1 solves every exercise, 10 overshoots
 MAX_SPEED = 50  # learn steps per tick of the timer
 MAX_SEED = 999  # the seeded random starts (and the lesson's training runs) offered
-MAX_LEARN_STEPS = 5_000  # a link replays at most this many steps of a seeded run (about 0.6 s)
+MAX_LEARN_STEPS = 5_000  # a link replays at most this many steps of a seeded run
 JOB_STEPS, JOB_EVERY = 300, 10  # the lesson's training run: Adam steps, and a snapshot every JOB_EVERY
 MAX_ANSWER_CHARS = 100  # an answer token as typed (one token is at most a few dozen characters)
 SIMILARITY_VECTORS = np.array([[1.0, 2.0, 3.0, 4.0], [1.2, 2.1, 2.9, 3.7]])  # seed 002, "4d example": X and Y

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -139,7 +141,7 @@ def test_bad_head_scale_is_named(model, default_run):
 
 
 def test_missing_model_package_says_how_to_install_it(monkeypatch):
-    spec = ModelSpec("ghost", "no-such-distribution-xyz", "ghost.gguf", "pip install ghost")
+    spec = ModelSpec("ghost", "no-such-distribution-xyz", "ghost.gguf", "pip install ghost", 30, 9, 49_152)
     with pytest.raises(am.ModelNotInstalledError, match="pip install ghost"):
         model_path(spec)
     monkeypatch.setitem(am.MODELS, "ghost-model", spec)
@@ -148,9 +150,21 @@ def test_missing_model_package_says_how_to_install_it(monkeypatch):
 
 
 def test_installed_package_without_the_file_is_not_installed_either():
-    spec = ModelSpec("x", "numpy", "not-there.gguf", "pip install x")  # numpy is installed, the file is not
+    spec = ModelSpec("x", "numpy", "not-there.gguf", "pip install x", 30, 9, 49_152)  # numpy is, the file is not
     with pytest.raises(am.ModelNotInstalledError):
         model_path(spec)
+
+
+def test_a_file_of_another_shape_than_its_spec_is_refused(monkeypatch):
+    real = am.MODELS["smollm2-135m"]
+    monkeypatch.setitem(am.MODELS, "smollm2-other", dataclasses.replace(real, name="smollm2-other", n_heads=8))
+    with pytest.raises(am.AttentionModelError, match="30 layers, 9 heads and 49152 tokens"):
+        am.load("smollm2-other")
+
+
+def test_the_spec_states_the_shape_of_the_file_it_names(model):
+    spec = am.MODELS["smollm2-135m"]
+    assert (spec.n_layers, spec.n_heads, spec.vocab_size) == (model.n_layers, model.n_heads, model.vocab_size)
 
 
 def test_install_command_in_the_error_is_the_one_the_readme_gives():
