@@ -394,18 +394,9 @@ def payload_to_lab(payload: object, open_head: OpenHead | None = None) -> Lab:
             lab.tables[name] = _cells(name, table["cells"], lab.tables[name])
         else:
             lab.tables[name] = _table(name, table)
-    if "h" in payload:
-        lab.heads = _heads(payload["h"])
-    if "mc" in payload:
-        lab.mask_custom = _painted(payload["mc"])
-    if "ss" in payload:
-        lab.snapshot = _snapshot(payload["ss"])
-    if "rm" in payload:
-        lab.model = _model_view(payload["rm"])
-    if "sv" in payload:
-        lab.vectors = _vectors(payload["sv"])
-    if "ln" in payload:
-        lab.learning = _learning(payload["ln"])
+    for short, name, read in PARTS:
+        if short in payload:
+            setattr(lab, name, read(payload[short]))
     return lab
 
 
@@ -663,6 +654,16 @@ def _heads(rows: object) -> pd.DataFrame:
     ):
         raise ShareError(f"the state's heads table is malformed (at most {MAX_HEADS} rows of name and dims)")
     return pd.DataFrame([[clean_text(c) for c in r] for r in rows], columns=["head", "dims"], dtype=object)
+
+
+PARTS = (  # payload key, Lab field, the reader that checks it
+    ("h", "heads", _heads),
+    ("mc", "mask_custom", _painted),
+    ("ss", "snapshot", _snapshot),
+    ("rm", "model", _model_view),
+    ("sv", "vectors", _vectors),
+    ("ln", "learning", _learning),
+)
 
 
 def to_json(lab: Lab, page: str = "", open_head: OpenHead | None = None) -> str:

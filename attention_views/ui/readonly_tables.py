@@ -38,15 +38,15 @@ def arrow_table(frame: pd.DataFrame) -> pa.Table:
     """``frame``'s columns as the Arrow table st.dataframe sends, for a table shown without its index.
 
     The schema and values are those of Streamlit's own conversion (``pa.Table.from_pandas``: NaN as null,
-    repeated column names kept); what is left out is the pandas index and its metadata, about 1 ms of a
-    table's rerun that a hidden index does not need."""
+    repeated column names kept); what is left out is the pandas index and its metadata, which a table shown
+    without its index does not need."""
     columns = [pa.array(column, from_pandas=True) for _, column in frame.items()]
     return pa.Table.from_arrays(columns, names=[str(c) for c in frame.columns])
 
 
 def columns_table(columns: Mapping[str, object]) -> pa.Table:
     """Columns (name -> texts, or numbers in a list or NumPy array) as the Arrow table :func:`arrow_table` makes
-    of their DataFrame (texts as large strings, NaN as null), without the DataFrame: about 0.2 ms a column less."""
+    of their DataFrame (texts as large strings, NaN as null), without making the DataFrame."""
     return pa.Table.from_arrays([_arrow_column(v) for v in columns.values()], names=list(columns))
 
 
