@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import as_labels, as_vector, axis_ticks, finish_figure, hover_name, make_trace
+from attention_views.pure.figures import base
 from attention_views.pure.formats import short
 
 # ---------------------------------------------------------------- bars
@@ -24,9 +24,9 @@ def activation_bars(
 ) -> go.Figure:
     """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
     s = theme.style(projector)
-    values = as_vector(norms, None, "norms")  # (n,)
-    labels = as_labels(tokens, values.size, "tokens", "values")
-    bar = make_trace(
+    values = base.as_vector(norms, None, "norms")  # (n,)
+    labels = base.as_labels(tokens, values.size, "tokens", "values")
+    bar = base.make_trace(
         go.Bar,
         x=np.arange(values.size),
         y=values,
@@ -35,7 +35,7 @@ def activation_bars(
         hovertemplate=f"token: %{{x}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
     )
     layout = _bar_axes(labels, yaxis_title)
-    return finish_figure([bar], layout, title or "Activation strength", s, height=380 if projector else 300)
+    return base.finish_figure([bar], layout, title or "Activation strength", s, height=380 if projector else 300)
 
 
 def grouped_activation_bars(
@@ -53,12 +53,12 @@ def grouped_activation_bars(
     s = theme.style(projector)
     if not series:
         raise ValueError("series is empty: give at least one named list of values, e.g. {'single-head': norms}")
-    labels = as_labels(tokens, len(tokens), "tokens", "tokens")
+    labels = base.as_labels(tokens, len(tokens), "tokens", "tokens")
     bars = []
     for n, (name, values) in enumerate(series.items()):
-        v = as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
+        v = base.as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
         bars.append(
-            make_trace(
+            base.make_trace(
                 go.Bar,
                 x=np.arange(v.size),
                 y=v,
@@ -76,7 +76,7 @@ def grouped_activation_bars(
     }
     if y_range is not None:
         layout["yaxis"]["range"] = [float(y_range[0]), float(y_range[1])]
-    return finish_figure(
+    return base.finish_figure(
         bars, layout, title or "Activation strength", s, height=420 if projector else 340, legend_rows=2
     )
 
@@ -86,7 +86,7 @@ def _bar_axes(labels: list[str], yaxis_title: str, xaxis_title: str = "Token") -
         "xaxis": {
             "title": {"text": xaxis_title},
             "range": [-0.5, len(labels) - 0.5],
-            **axis_ticks(labels),
+            **base.axis_ticks(labels),
         },
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
     }
@@ -95,16 +95,16 @@ def _bar_axes(labels: list[str], yaxis_title: str, xaxis_title: str = "Token") -
 def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *, projector: bool = False) -> go.Figure:
     r"""Bars of the terms of the dot product, one per dimension: $q \cdot k = \sum_i q_i k_i$, sum annotated."""
     s = theme.style(projector)
-    q = as_vector(q, None, "q")  # (d_k,)
-    k = as_vector(k, q.size, "k")  # (d_k,)
-    labels = as_labels(dim_labels, q.size, "dim_labels", "dimensions")
+    q = base.as_vector(q, None, "q")  # (d_k,)
+    k = base.as_vector(k, q.size, "k")  # (d_k,)
+    labels = base.as_labels(dim_labels, q.size, "dim_labels", "dimensions")
     terms = q * k  # (d_k,)
     hover = [
-        f"{hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
+        f"{base.hover_name(d, i)}: q[{i}] × k[{i}]<br>q·k = {short(a)} × {short(b)} = {short(a * b)}"
         for i, (d, a, b) in enumerate(zip(labels, q, k, strict=True))
     ]
     words = {"text": [short(t) for t in terms]} if q.size <= theme.CELL_TEXT_LIMIT else {}
-    bar = make_trace(
+    bar = base.make_trace(
         go.Bar,
         x=np.arange(q.size),
         y=terms,
@@ -121,9 +121,9 @@ def product_terms_bar(dim_labels: Sequence[str], q: np.ndarray, k: np.ndarray, *
         "xaxis": {
             "title": {"text": "Dimension"},
             "range": [-0.5, q.size - 0.5],
-            **axis_ticks(labels),
+            **base.axis_ticks(labels),
         },
         "yaxis": {"title": {"text": "q_i × k_i"}, "zeroline": True, "automargin": True},
     }
     title = f"The dot product term by term: q·k = {spelled} = {short(float(terms.sum()))}"  # page text: it wraps
-    return finish_figure([bar], layout, title, s, height=380 if projector else 300)
+    return base.finish_figure([bar], layout, title, s, height=380 if projector else 300)

@@ -8,21 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import (
-    KEY_AXIS_TITLE,
-    QUERY_AXIS_TITLE,
-    as_labels,
-    as_matrix,
-    cell_outline,
-    checked_cell,
-    colorbar_style,
-    figure_height,
-    finish_figure,
-    grid_axes,
-    make_trace,
-    shows_text,
-    value_trace,
-)
+from attention_views.pure.figures import base
 from attention_views.pure.formats import plot_text
 from attention_views.pure.theme import Style
 
@@ -46,21 +32,21 @@ def clickable_grid(
     column). A click anywhere in a cell picks that cell (the nearest centre, ``hoverdistance`` -1).
     """
     s = theme.style(projector)
-    W = as_matrix(weights, "weights")  # (n_q, n_k)
-    queries = as_labels(query_tokens, W.shape[0], "query_tokens", "rows (queries)")
-    keys = as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
-    cell = checked_cell(selected, W.shape)
-    x, y = grid_axes(queries, keys, s)
+    W = base.as_matrix(weights, "weights")  # (n_q, n_k)
+    queries = base.as_labels(query_tokens, W.shape[0], "query_tokens", "rows (queries)")
+    keys = base.as_labels(key_tokens, W.shape[1], "key_tokens", "columns (keys)")
+    cell = base.checked_cell(selected, W.shape)
+    x, y = base.grid_axes(queries, keys, s)
     layout = {
-        "xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}, "fixedrange": True},
-        "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}, "fixedrange": True},
+        "xaxis": {**x, "title": {"text": base.KEY_AXIS_TITLE}, "fixedrange": True},
+        "yaxis": {**y, "title": {"text": base.QUERY_AXIS_TITLE}, "fixedrange": True},
         **_CLICKABLE,
     }
     if cell is not None:
-        layout["shapes"] = cell_outline(cell)
-    traces = [_cell_markers(W), _colours(W, s, NAMES, text=shows_text(None, *W.shape))]
-    height = figure_height(W.shape[0], s.row_px, extra=90, low=240, high=700)
-    return finish_figure(traces, layout, "Click a cell to explain it", s, height=height)
+        layout["shapes"] = base.cell_outline(cell)
+    traces = [_cell_markers(W), _colours(W, s, NAMES, text=base.shows_text(None, *W.shape))]
+    height = base.figure_height(W.shape[0], s.row_px, extra=90, low=240, high=700)
+    return base.finish_figure(traces, layout, "Click a cell to explain it", s, height=height)
 
 
 _CLICKABLE = {"clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1}
@@ -71,7 +57,7 @@ def _colours(W: np.ndarray, s: Style, names: tuple, *, text: bool, signed: bool 
     ``signed`` on the diverging scale, white at 0, the range symmetric around 0."""
     reach = float(np.abs(W).max()) or 1.0
     zmin, zmax, scale = (-reach, reach, theme.DIVERGING_COLORSCALE) if signed else (0.0, 1.0, s.weights_colorscale)
-    cells = value_trace(
+    cells = base.value_trace(
         W,
         s,
         text=text,
@@ -79,7 +65,7 @@ def _colours(W: np.ndarray, s: Style, names: tuple, *, text: bool, signed: bool 
         zmin=zmin,
         zmax=zmax,
         colorscale=scale,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
     # no hover, no click of its own: a hover template would win over hoverinfo "skip", and the click would pick
     # a heatmap cell, which plotly cannot select, instead of the marker above it
@@ -97,7 +83,7 @@ def _cell_markers(W: np.ndarray, names: tuple[str, str, str] = NAMES, notes: np.
     if notes is not None:
         hover, words = hover + "<br>%{hovertext}", {"hovertext": [plot_text(n) for n in np.ravel(notes)]}
     hover += f"<br>{value_name}: %{{marker.color:.4f}}"
-    return make_trace(
+    return base.make_trace(
         go.Scatter,
         x=j.ravel(),
         y=i.ravel(),
@@ -135,22 +121,24 @@ def head_score_grid(
     ``[layer, head]`` (as in :func:`clickable_grid`).
     """
     s = theme.style(projector)
-    S = as_matrix(scores, "scores")  # (L, h)
-    cell = checked_cell(selected, S.shape)
+    S = base.as_matrix(scores, "scores")  # (L, h)
+    cell = base.checked_cell(selected, S.shape)
     n_layers, n_heads = S.shape
     layers, heads = [str(layer) for layer in range(n_layers)], [str(h) for h in range(n_heads)]
-    x, y = grid_axes(layers, heads, s, upright=False)
+    x, y = base.grid_axes(layers, heads, s, upright=False)
     layout = {
         "xaxis": {**x, "title": {"text": "head"}, "fixedrange": True},
         "yaxis": {**y, "title": {"text": "layer"}, "fixedrange": True},
         **_CLICKABLE,
     }
     if cell is not None:
-        layout["shapes"] = cell_outline(cell)
+        layout["shapes"] = base.cell_outline(cell)
     names = ("layer", "head", score_name)
     if notes is not None and np.shape(notes) != S.shape:
         raise ValueError(f"notes has shape {np.shape(notes)} but scores {S.shape}; give one word per head")
     markers = _cell_markers(S, names, notes)
     traces = [markers, _colours(S, s, names, text=False, signed=signed)]
-    height = figure_height(n_layers, 14 if projector else 12, extra=80, low=300, high=560)  # 30 layers above the fold
-    return finish_figure(traces, layout, title or f"Heads by {score_name}", s, height=height)
+    height = base.figure_height(
+        n_layers, 14 if projector else 12, extra=80, low=300, high=560
+    )  # 30 layers above the fold
+    return base.finish_figure(traces, layout, title or f"Heads by {score_name}", s, height=height)

@@ -9,29 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import formats, theme
-from attention_views.pure.figures.base import (
-    KEY_AXIS_TITLE,
-    QUERY_AXIS_TITLE,
-    as_labels,
-    as_matrix,
-    cell_outline,
-    checked_cell,
-    colorbar_style,
-    figure_height,
-    finish_figure,
-    grid_axes,
-    grid_traces,
-    heatmap_trace,
-    heatmap_values,
-    hover_cells,
-    hover_template,
-    panel_grid,
-    panel_suffix,
-    plotly_colorscale,
-    shows_text,
-    value_range,
-    value_trace,
-)
+from attention_views.pure.figures import base
 from attention_views.pure.formats import plot_text, short
 from attention_views.pure.theme import MINUS_INF
 
@@ -59,29 +37,32 @@ def attention_heatmap(
     bounds symmetric around it. ``-inf`` cells are masked (grey, "−inf"). ``selected=(i, j)`` outlines a cell.
     """
     s = theme.style(projector)
-    M = as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
-    queries = as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
-    keys = as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
-    cell = checked_cell(selected, M.shape)
-    lo, hi = value_range(M, zmin, zmax, zmid)
+    M = base.as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
+    queries = base.as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
+    keys = base.as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
+    cell = base.checked_cell(selected, M.shape)
+    lo, hi = base.value_range(M, zmin, zmax, zmid)
     scale = colorscale or (theme.DIVERGING_COLORSCALE if zmid is not None else s.weights_colorscale)
-    traces = grid_traces(
+    traces = base.grid_traces(
         M,
         s,
-        text=shows_text(show_text, *M.shape),
+        text=base.shows_text(show_text, *M.shape),
         names=("query", "key", value_name),
         zmin=lo,
         zmax=hi,
         colorscale=scale,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
-    x, y = grid_axes(queries, keys, s)
-    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
+    x, y = base.grid_axes(queries, keys, s)
+    layout = {
+        "xaxis": {**x, "title": {"text": base.KEY_AXIS_TITLE}},
+        "yaxis": {**y, "title": {"text": base.QUERY_AXIS_TITLE}},
+    }
     if cell is not None:
-        layout["shapes"] = cell_outline(cell)
+        layout["shapes"] = base.cell_outline(cell)
     title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
-    return finish_figure(
-        traces, layout, title, s, height=figure_height(M.shape[0], s.row_px, extra=90, low=240, high=940)
+    return base.finish_figure(
+        traces, layout, title, s, height=base.figure_height(M.shape[0], s.row_px, extra=90, low=240, high=940)
     )
 
 
@@ -101,23 +82,23 @@ def matrix_heatmap(
     ``colorscale`` given, the range runs from the smallest to the largest value instead.
     """
     s = theme.style(projector)
-    M = as_matrix(matrix, "matrix", allow_neg_inf=True)  # (rows, cols)
-    rows = as_labels(row_labels, M.shape[0], "row_labels", "rows")
-    cols = as_labels(col_labels, M.shape[1], "col_labels", "columns")
-    lo, hi = value_range(M, None, None, 0.0 if colorscale is None else None)
-    traces = grid_traces(
+    M = base.as_matrix(matrix, "matrix", allow_neg_inf=True)  # (rows, cols)
+    rows = base.as_labels(row_labels, M.shape[0], "row_labels", "rows")
+    cols = base.as_labels(col_labels, M.shape[1], "col_labels", "columns")
+    lo, hi = base.value_range(M, None, None, 0.0 if colorscale is None else None)
+    traces = base.grid_traces(
         M,
         s,
-        text=shows_text(show_text, *M.shape),
+        text=base.shows_text(show_text, *M.shape),
         names=("row", "column", "value"),
         zmin=lo,
         zmax=hi,
         colorscale=colorscale or theme.DIVERGING_COLORSCALE,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
-    height = figure_height(M.shape[0], s.small_row_px, extra=60, low=180, high=640)
-    x, y = grid_axes(rows, cols, s)
-    return finish_figure(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
+    height = base.figure_height(M.shape[0], s.small_row_px, extra=60, low=180, high=640)
+    x, y = base.grid_axes(rows, cols, s)
+    return base.finish_figure(traces, {"xaxis": x, "yaxis": y}, title or "Matrix values", s, height=height)
 
 
 def mask_heatmap(
@@ -130,26 +111,29 @@ def mask_heatmap(
 ) -> go.Figure:
     """The additive (n_q, n_k) mask in two colours: 0 = may attend (light blue), −inf = blocked (grey)."""
     s = theme.style(projector)
-    M = as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
-    queries = as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
-    keys = as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
+    M = base.as_matrix(additive, "additive", allow_neg_inf=True)  # (n_q, n_k)
+    queries = base.as_labels(query_tokens, M.shape[0], "query_tokens", "rows (queries)")
+    keys = base.as_labels(key_tokens, M.shape[1], "key_tokens", "columns (keys)")
     words = [[MINUS_INF if v == -math.inf else ("0" if v == 0 else short(v)) for v in row] for row in M.tolist()]
     meaning = np.array([[f"{w} ({'blocked' if w == MINUS_INF else 'may attend'})" for w in row] for row in words])
-    trace = heatmap_trace(
-        heatmap_values(np.where(np.isneginf(M), 0.0, 1.0)),
-        hover_template("query", "key", "mask", "%{customdata}"),
+    trace = base.heatmap_trace(
+        base.heatmap_values(np.where(np.isneginf(M), 0.0, 1.0)),
+        base.hover_template("query", "key", "mask", "%{customdata}"),
         s,
-        words if shows_text(None, *M.shape) else None,
+        words if base.shows_text(None, *M.shape) else None,
         customdata=meaning,  # (n_q, n_k): the mask word
         zmin=0.0,
         zmax=1.0,
         colorscale=[[0.0, theme.MASKED_COLOR], [1.0, theme.ALLOWED_COLOR]],
         showscale=False,
     )
-    height = figure_height(M.shape[0], s.small_row_px, extra=90, low=200, high=740)
-    x, y = grid_axes(queries, keys, s)
-    layout = {"xaxis": {**x, "title": {"text": KEY_AXIS_TITLE}}, "yaxis": {**y, "title": {"text": QUERY_AXIS_TITLE}}}
-    return finish_figure([trace], layout, title or "Additive mask", s, height=height)
+    height = base.figure_height(M.shape[0], s.small_row_px, extra=90, low=200, high=740)
+    x, y = base.grid_axes(queries, keys, s)
+    layout = {
+        "xaxis": {**x, "title": {"text": base.KEY_AXIS_TITLE}},
+        "yaxis": {**y, "title": {"text": base.QUERY_AXIS_TITLE}},
+    }
+    return base.finish_figure([trace], layout, title or "Additive mask", s, height=height)
 
 
 def delta_heatmap(
@@ -164,8 +148,8 @@ def delta_heatmap(
 
     A cell that is -inf (masked) in either matrix has no difference and is drawn masked.
     """
-    B = as_matrix(before, "before", allow_neg_inf=True)  # (n_q, n_k)
-    A = as_matrix(after, "after", allow_neg_inf=True)  # (n_q, n_k)
+    B = base.as_matrix(before, "before", allow_neg_inf=True)  # (n_q, n_k)
+    A = base.as_matrix(after, "after", allow_neg_inf=True)  # (n_q, n_k)
     if A.shape != B.shape:
         raise ValueError(f"before has shape {B.shape} but after has shape {A.shape}; compare matrices of one shape")
     delta = np.subtract(A, B, out=np.full(A.shape, -np.inf), where=np.isfinite(A) & np.isfinite(B))  # (n_q, n_k)
@@ -204,22 +188,22 @@ def head_grid(
     s = theme.style(projector)
     mats = _head_weights(weights, names)  # h x (n_q, n_k)
     typed, names = names, [plot_text(name) for name in names]  # typed in the heads table
-    queries = as_labels(query_tokens, mats[0].shape[0], "query_tokens", "rows (queries)")
-    keys = as_labels(key_tokens, mats[0].shape[1], "key_tokens", "columns (keys)")
+    queries = base.as_labels(query_tokens, mats[0].shape[0], "query_tokens", "rows (queries)")
+    keys = base.as_labels(key_tokens, mats[0].shape[1], "key_tokens", "columns (keys)")
     if isinstance(cols, bool) or not isinstance(cols, int) or cols < 1:
         raise ValueError(f"cols must be a whole number of at least 1, but it is {cols!r}")
     n_cols = min(cols, len(mats))
     n_rows = math.ceil(len(mats) / n_cols)
-    text = shows_text(show_text, *mats[0].shape)
-    panel = figure_height(len(queries), s.small_row_px, extra=60, low=200, high=600)
-    x, y = grid_axes(queries, keys, s)
+    text = base.shows_text(show_text, *mats[0].shape)
+    panel = base.figure_height(len(queries), s.small_row_px, extra=60, low=200, high=600)
+    x, y = base.grid_axes(queries, keys, s)
     titles = [_panel_title(str(name), PANEL_TITLE_CHARS // n_cols) for name in typed]  # plotly never wraps them
     if not shared_range:  # the range on its own line, under the name
         titles = [f"{t}<br>{formats.cell(M.min())}–{formats.cell(M.max())}" for t, M in zip(titles, mats, strict=True)]
     title_lines = max(t.count("<br>") + 1 for t in titles)
-    layout, traces = panel_grid(len(mats), n_cols, titles, x, y), []  # the queries once per row of panels
+    layout, traces = base.panel_grid(len(mats), n_cols, titles, x, y), []  # the queries once per row of panels
     for h, M in enumerate(mats):
-        k = panel_suffix(h)  # panel h's axes: x, y for the first, then x2, y2, ...
+        k = base.panel_suffix(h)  # panel h's axes: x, y for the first, then x2, y2, ...
         colours = (
             {"coloraxis": "coloraxis"}
             if shared_range
@@ -227,22 +211,22 @@ def head_grid(
         )
         names_h = ("query", "key", f"weight ({names[h]})")
         traces.append(
-            value_trace(M, s, text=text, names=names_h, name=names[h], xaxis=f"x{k}", yaxis=f"y{k}", **colours)
+            base.value_trace(M, s, text=text, names=names_h, name=names[h], xaxis=f"x{k}", yaxis=f"y{k}", **colours)
         )
     for note in layout["annotations"]:
         note["font"] = {"size": s.font}  # the subplot titles
     if shared_range:
         layout["coloraxis"] = {
-            "colorscale": plotly_colorscale(s.weights_colorscale),
+            "colorscale": base.plotly_colorscale(s.weights_colorscale),
             "cmin": 0.0,
             "cmax": 1.0,
-            "colorbar": colorbar_style(s),
+            "colorbar": base.colorbar_style(s),
         }
     if not title:
         title = "Attention weights per head (rows: queries, columns: keys)"
         if not shared_range:
             title = "Attention weights per head, each on its own range"
-    return finish_figure(traces, layout, title, s, height=panel * n_rows + 40, panel_title_lines=title_lines)
+    return base.finish_figure(traces, layout, title, s, height=panel * n_rows + 40, panel_title_lines=title_lines)
 
 
 PANEL_TITLE_CHARS = 48  # a head's name in a panel title: at most this many characters across a row of panels
@@ -276,7 +260,7 @@ def _head_weights(weights: list[np.ndarray], names: list[str]) -> list[np.ndarra
         raise ValueError("weights is empty: give one (n_q, n_k) weight matrix per head")
     if len(names) != len(weights):
         raise ValueError(f"there are {len(weights)} weight matrices but {len(names)} names; give one name per head")
-    mats = [as_matrix(W, f"weights of head {names[h]!r}") for h, W in enumerate(weights)]
+    mats = [base.as_matrix(W, f"weights of head {names[h]!r}") for h, W in enumerate(weights)]
     for h, M in enumerate(mats):
         if M.shape != mats[0].shape:
             raise ValueError(
@@ -295,23 +279,23 @@ def head_similarity_heatmap(similarity: np.ndarray, names: Sequence[str], *, pro
     1 = the two heads' weight maps are identical, 0 = they attend to disjoint keys for every query.
     """
     s = theme.style(projector)
-    S = as_matrix(similarity, "similarity")  # (h, h)
+    S = base.as_matrix(similarity, "similarity")  # (h, h)
     if S.shape[0] != S.shape[1]:
         raise ValueError(f"similarity must be square (one row and one column per head), but it has shape {S.shape}")
-    full = as_labels(names, S.shape[0], "names", "heads")
+    full = base.as_labels(names, S.shape[0], "names", "heads")
     short = [f"h{h + 1}" for h in range(S.shape[0])]
-    trace = value_trace(
+    trace = base.value_trace(
         S,
         s,
-        text=shows_text(None, *S.shape),
+        text=base.shows_text(None, *S.shape),
         names=("head", "head", "similarity"),
         hover="head: %{customdata[0]}<br>head: %{customdata[1]}<br>similarity: %{z:.4f}<extra></extra>",
-        customdata=hover_cells(full, full),  # the full names: the axes say h1, h2, ...
+        customdata=base.hover_cells(full, full),  # the full names: the axes say h1, h2, ...
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
-    height = figure_height(S.shape[0], s.row_px, extra=90, low=220, high=640)
-    x, y = grid_axes(short, short, s, upright=False)
-    return finish_figure([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)
+    height = base.figure_height(S.shape[0], s.row_px, extra=90, low=220, high=640)
+    x, y = base.grid_axes(short, short, s, upright=False)
+    return base.finish_figure([trace], {"xaxis": x, "yaxis": y}, "Head similarity", s, height=height)

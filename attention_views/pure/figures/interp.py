@@ -8,21 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import (
-    as_labels,
-    as_matrix,
-    as_vector,
-    axis_ticks,
-    colorbar_style,
-    figure_height,
-    finish_figure,
-    grid_axes,
-    heatmap_trace,
-    heatmap_values,
-    hover_template,
-    make_trace,
-    value_range,
-)
+from attention_views.pure.figures import base
 from attention_views.pure.formats import plot_text
 
 
@@ -37,9 +23,9 @@ def contribution_bars(
 ) -> go.Figure:
     """One bar per part (the embeddings, each MLP ...), blue above 0 and orange below: ``values (n,)``."""
     s = theme.style(projector)
-    v = as_vector(values, None, "values")  # (n,)
-    names = as_labels(labels, v.size, "labels", "values")
-    bar = make_trace(
+    v = base.as_vector(values, None, "values")  # (n,)
+    names = base.as_labels(labels, v.size, "labels", "values")
+    bar = base.make_trace(
         go.Bar,
         x=np.arange(v.size),
         y=v,
@@ -47,10 +33,10 @@ def contribution_bars(
         hovertemplate=f"%{{x}}<br>{value_name}: %{{y:+.3f}}<extra></extra>",
     )
     layout = {
-        "xaxis": {"range": [-0.5, v.size - 0.5], "title": {"text": xaxis_title}, **axis_ticks(names)},
+        "xaxis": {"range": [-0.5, v.size - 0.5], "title": {"text": xaxis_title}, **base.axis_ticks(names)},
         "yaxis": {"title": {"text": value_name}, "zeroline": True, "automargin": True},
     }
-    return finish_figure([bar], layout, title, s, height=340 if projector else 260)
+    return base.finish_figure([bar], layout, title, s, height=340 if projector else 260)
 
 
 LENS_CELL_CHARS = 8  # a token longer than this is cut in its cell ("'<file…"), the hover names it in full: plotly
@@ -74,16 +60,16 @@ def lens_heatmap(
     0..1, each cell showing that token (``top_tokens``, shown literally, cut to LENS_CELL_CHARS characters; the
     hover has it whole); the input tokens on the x axis."""
     s = theme.style(projector)
-    P = as_matrix(probs, "probs")  # (rows, T)
-    rows = as_labels(row_labels, P.shape[0], "row_labels", "rows (layers)")
-    cols = as_labels(tokens, P.shape[1], "tokens", "columns (positions)")
+    P = base.as_matrix(probs, "probs")  # (rows, T)
+    rows = base.as_labels(row_labels, P.shape[0], "row_labels", "rows (layers)")
+    cols = base.as_labels(tokens, P.shape[1], "tokens", "columns (positions)")
     raw = [["" if w is None else str(w) for w in row] for row in top_tokens]
     if np.shape(np.array(raw, dtype=object)) != P.shape:
         raise ValueError(f"top_tokens has {len(raw)} rows but probs is {P.shape}; give one token per cell")
-    words = np.array([as_labels(row, P.shape[1], "top_tokens", "columns") for row in raw], dtype=str)  # escaped
-    hover = hover_template("layer", "position", "top token", "%{customdata} (p = %{z:.3f})")
-    trace = heatmap_trace(
-        heatmap_values(P),
+    words = np.array([base.as_labels(row, P.shape[1], "top_tokens", "columns") for row in raw], dtype=str)  # escaped
+    hover = base.hover_template("layer", "position", "top token", "%{customdata} (p = %{z:.3f})")
+    trace = base.heatmap_trace(
+        base.heatmap_values(P),
         hover,
         s,
         [[plot_text(_cut(w)) for w in row] for row in raw],
@@ -91,15 +77,15 @@ def lens_heatmap(
         zmin=0.0,
         zmax=1.0,
         colorscale=s.weights_colorscale,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
-    x, y = grid_axes(rows, cols, s)
+    x, y = base.grid_axes(rows, cols, s)
     layout = {
         "xaxis": {**x, "title": {"text": "position: the next token after this one"}, "side": "top"},
         "yaxis": {**y, "title": {"text": "read after layer"}},
     }
-    return finish_figure(
-        [trace], layout, title, s, height=figure_height(P.shape[0], s.small_row_px, extra=90, low=300, high=900)
+    return base.finish_figure(
+        [trace], layout, title, s, height=base.figure_height(P.shape[0], s.small_row_px, extra=90, low=300, high=900)
     )
 
 
@@ -109,20 +95,22 @@ def residual_patching_heatmap(
     """``shares (rows, T)``: the share of the logit difference restored by patching each residual row
     (layer row, position column); diverging, white at 0, 1 = all restored; the tokens on the x axis."""
     s = theme.style(projector)
-    M = as_matrix(shares, "shares")  # (L+1, T)
-    rows = as_labels(row_labels, M.shape[0], "row_labels", "rows (layers)")
-    cols = as_labels(tokens, M.shape[1], "tokens", "columns (positions)")
-    lo, hi = value_range(M, None, None, 0.0)
-    trace = heatmap_trace(
-        heatmap_values(M),
-        hover_template("entering layer", "position", "share restored", "%{z:.3f}"),
+    M = base.as_matrix(shares, "shares")  # (L+1, T)
+    rows = base.as_labels(row_labels, M.shape[0], "row_labels", "rows (layers)")
+    cols = base.as_labels(tokens, M.shape[1], "tokens", "columns (positions)")
+    lo, hi = base.value_range(M, None, None, 0.0)
+    trace = base.heatmap_trace(
+        base.heatmap_values(M),
+        base.hover_template("entering layer", "position", "share restored", "%{z:.3f}"),
         s,
         None,
         zmin=lo,
         zmax=hi,
         colorscale=theme.DIVERGING_COLORSCALE,
-        colorbar=colorbar_style(s),
+        colorbar=base.colorbar_style(s),
     )
-    x, y = grid_axes(rows, cols, s)
+    x, y = base.grid_axes(rows, cols, s)
     layout = {"xaxis": {**x, "title": {"text": "position"}}, "yaxis": {**y, "title": {"text": "entering layer"}}}
-    return finish_figure([trace], layout, title, s, height=figure_height(M.shape[0], 12, extra=90, low=300, high=560))
+    return base.finish_figure(
+        [trace], layout, title, s, height=base.figure_height(M.shape[0], 12, extra=90, low=300, high=560)
+    )

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import as_vector, finish_figure, make_trace
+from attention_views.pure.figures import base
 
 
 def loss_curve(
@@ -22,14 +22,14 @@ def loss_curve(
     ``steps (k,)`` rising whole numbers, ``losses (k,)`` finite; one point is enough (a run before its first step).
     """
     s = theme.style(projector)
-    x = as_vector(steps, None, "steps")  # (k,)
-    y = as_vector(losses, x.size, "losses")  # (k,)
+    x = base.as_vector(steps, None, "steps")  # (k,)
+    y = base.as_vector(losses, x.size, "losses")  # (k,)
     if np.any(np.diff(x) <= 0):
         raise ValueError("steps must rise: give the step of every loss in order, e.g. numpy.arange(len(losses))")
     if now is not None and now not in x:
         raise ValueError(f"now ({now}) is not one of the steps; mark a step that has a loss")
     traces = [
-        make_trace(
+        base.make_trace(
             go.Scatter,
             x=x,
             y=y,
@@ -42,7 +42,7 @@ def loss_curve(
     if now is not None:
         k = int(np.flatnonzero(x == now)[0])
         traces.append(
-            make_trace(
+            base.make_trace(
                 go.Scatter,
                 x=x[k : k + 1],
                 y=y[k : k + 1],
@@ -57,4 +57,4 @@ def loss_curve(
         "yaxis": {"title": {"text": "loss"}, "range": [0, 1.05 * max(float(y.max()), 1e-9)]},
         "showlegend": False,
     }
-    return finish_figure(traces, layout, title, s, height=300 if projector else 240)
+    return base.finish_figure(traces, layout, title, s, height=300 if projector else 240)

@@ -8,12 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import (
-    as_vector,
-    finish_figure,
-    make_trace,
-    subplot_layout,
-)
+from attention_views.pure.figures import base
 
 # ---------------------------------------------------------------- scaling
 
@@ -28,9 +23,9 @@ def variance_vs_dk(
     for n, (name, values, arg) in enumerate(
         (("unscaled: Var(q·k)", var_unscaled, "var_unscaled"), ("scaled: Var(q·k / √d_k)", var_scaled, "var_scaled"))
     ):
-        v = as_vector(values, d.size, arg)  # (len(d_ks),)
+        v = base.as_vector(values, d.size, arg)  # (len(d_ks),)
         lines.append(
-            make_trace(
+            base.make_trace(
                 go.Scatter,
                 x=d,
                 y=v,
@@ -46,7 +41,7 @@ def variance_vs_dk(
         "yaxis": {"type": "log", "title": {"text": "variance of the score (log scale)"}, "automargin": True},
         "legend": {"x": 0.01, "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"},
     }
-    return finish_figure(
+    return base.finish_figure(
         lines,
         layout,
         "Why scale by 1/√d_k: the variance of q·k grows with d_k",
@@ -77,9 +72,9 @@ def saturation_vs_dk(
         (entropy_bits, "entropy (bits)", "dot", "y2"),  # the right-hand axis
     ):
         for name, values in series.items():
-            v = as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
+            v = base.as_vector(values, d.size, f"{label} of {name!r}")  # (len(d_ks),)
             lines.append(
-                make_trace(
+                base.make_trace(
                     go.Scatter,
                     x=d,
                     y=v,
@@ -90,13 +85,13 @@ def saturation_vs_dk(
                     yaxis=yaxis,
                 )
             )
-    layout = subplot_layout(1, 1, secondary_y=True)  # make_subplots(specs=[[{"secondary_y": True}]])
+    layout = base.subplot_layout(1, 1, secondary_y=True)  # make_subplots(specs=[[{"secondary_y": True}]])
     layout["xaxis"].update(_dk_axis(d))
     layout["yaxis"].update(title={"text": "max softmax weight"}, range=[0, 1.05])
     rest = {"rangemode": "tozero", "showgrid": False, "tickmode": "auto"}
     layout["yaxis2"].update(title={"text": "entropy (bits)"}, **rest)
     layout["legend"] = {"orientation": "h", "x": 0.0, "y": 1.02, "yanchor": "bottom"}  # above the plot
-    return finish_figure(
+    return base.finish_figure(
         lines,
         layout,
         "Softmax saturation as d_k grows",
@@ -113,7 +108,7 @@ def _dk_axis(d: np.ndarray) -> dict:
 
 
 def _positive_dks(d_ks: np.ndarray) -> np.ndarray:
-    d = as_vector(d_ks, None, "d_ks")
+    d = base.as_vector(d_ks, None, "d_ks")
     if (d <= 0).any():
         raise ValueError(f"d_ks must all be greater than 0 (they go on a log axis), but one is {d[d <= 0][0]}")
     return d

@@ -6,14 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import theme
-from attention_views.pure.figures.base import (
-    as_matrix,
-    as_vector,
-    finish_figure,
-    make_trace,
-    panel_suffix,
-    subplot_layout,
-)
+from attention_views.pure.figures import base
 from attention_views.pure.formats import plot_text
 from attention_views.pure.theme import Style
 
@@ -25,7 +18,7 @@ def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) ->
     s = theme.style(projector)
     if not vectors:
         raise ValueError("vectors is empty: give at least one named vector, e.g. {'q': [1, 0.5]}")
-    full = {plot_text(name): as_vector(v, None, f"vectors[{name!r}]") for name, v in vectors.items()}
+    full = {plot_text(name): base.as_vector(v, None, f"vectors[{name!r}]") for name, v in vectors.items()}
     dims = 3 if all(v.size >= 3 for v in full.values()) else 2
     tips = {name: np.pad(v, (0, max(0, dims - v.size)))[:dims] for name, v in full.items()}  # name -> (dims,)
     biggest = float(np.max(np.abs(np.stack(list(tips.values())))))  # largest coordinate drawn
@@ -34,7 +27,7 @@ def vector_arrows(vectors: dict[str, np.ndarray], *, projector: bool = False) ->
     longest = max(v.size for v in full.values())
     title = f"Vectors from the origin (first {dims} of {longest} dims)" if longest > dims else "Vectors from the origin"
     layout["showlegend"] = False  # each arrow is labelled at its tip
-    return finish_figure(traces, layout, title, s, height=560 if projector else 460)
+    return base.finish_figure(traces, layout, title, s, height=560 if projector else 460)
 
 
 def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[list[go.Scatter], dict]:
@@ -61,7 +54,7 @@ def _arrows_2d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
             }
         )
         traces.append(
-            make_trace(
+            base.make_trace(
                 go.Scatter,
                 x=[x],
                 y=[y],
@@ -88,7 +81,7 @@ def _arrows_3d(tips: dict[str, np.ndarray], reach: float, s: Style) -> tuple[lis
     for n, (name, (x, y, z)) in enumerate(tips.items()):
         color = theme.series_color(n)
         traces.append(
-            make_trace(
+            base.make_trace(
                 go.Scatter3d,
                 x=[0, float(x)],
                 y=[0, float(y)],
@@ -118,21 +111,21 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
     Pair i turns by ``p * base**(-2i/d)`` at position p: the first pair fastest, the last slowest.
     """
     s = theme.style(projector)
-    R = as_matrix(rotated, "rotated")  # (n_positions, d)
+    R = base.as_matrix(rotated, "rotated")  # (n_positions, d)
     n_positions, d = R.shape
     if d < 2 or d % 2:
         raise ValueError(f"rotated has {d} dimensions; RoPE turns pairs of dimensions, so give an even number")
     pairs = min(d // 2, 4)
-    layout = subplot_layout(1, pairs, [f"dims {i} and {i + d // 2}" for i in range(pairs)])
+    layout = base.subplot_layout(1, pairs, [f"dims {i} and {i + d // 2}" for i in range(pairs)])
     reach = float(np.abs(R).max()) * 1.15 or 1.0
     traces = []
     for i in range(pairs):
-        k = panel_suffix(i)  # panel i's axes: x, y for the first, then x2, y2, ...
+        k = base.panel_suffix(i)  # panel i's axes: x, y for the first, then x2, y2, ...
         layout[f"xaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False)
         layout[f"yaxis{k}"].update(range=[-reach, reach], zeroline=True, showgrid=False, scaleanchor=f"x{k}")
         for p in range(n_positions):
             traces.append(
-                make_trace(
+                base.make_trace(
                     go.Scatter,
                     x=[0, R[p, i]],
                     y=[0, R[p, i + d // 2]],
@@ -151,4 +144,4 @@ def rope_arrows(rotated: np.ndarray, token: str, *, projector: bool = False) -> 
         note["font"] = {"size": s.font}
     layout["legend"] = {"orientation": "h", "y": -0.1}
     title = f"RoPE turns the query of {token} as its position grows"  # page text (charts.chart escapes it)
-    return finish_figure(traces, layout, title, s, height=340 if projector else 280, panel_title_lines=1)
+    return base.finish_figure(traces, layout, title, s, height=340 if projector else 280, panel_title_lines=1)
