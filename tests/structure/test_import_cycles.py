@@ -3,16 +3,11 @@ only for typing: every ``import`` statement of every module counts, wherever it 
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.import_statements import ROOT, module_name, named_modules
+
 PACKAGES = ("attention_core", "attention_views", "attention_models")
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def product_modules() -> dict[str, Path]:
@@ -20,20 +15,10 @@ def product_modules() -> dict[str, Path]:
 
 
 def imported(path: Path, name: str, known: set[str]) -> set[str]:
-    """The product modules ``path`` names in any import statement (``from p import m`` counts p.m if a module)."""
+    """The product modules among those ``path`` (the module ``name``) names in any import statement, itself left
+    out."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found |= {f"{base}.{alias.name}" for alias in node.names}
-    return {m for m in found if m in known and m != name}
+    return {m for m in named_modules(path, package) if m in known and m != name}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -4,35 +4,16 @@ interpreter."""
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.import_statements import ROOT, module_name, named_modules
+
 PURE = ROOT / "attention_views" / "pure"
 SOURCES = sorted(PURE.rglob("*.py"))
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imported(path: Path) -> set[str]:
-    """Every module an import statement of the file names, at any depth (inside functions, under TYPE_CHECKING),
-    with the names a ``from`` import takes (``from attention_views import ui`` names ``attention_views.ui``)."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
-    return found
 
 
 def forbidden(name: str) -> bool:
@@ -47,13 +28,13 @@ def test_the_walk_finds_every_pure_module():
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PURE)))
 def test_no_pure_module_names_streamlit_or_the_ui_in_an_import(path):
-    assert not {name for name in imported(path) if forbidden(name)}
+    assert not {name for name in named_modules(path) if forbidden(name)}
 
 
 def test_the_source_check_sees_an_import_inside_a_function(tmp_path):
     planted = tmp_path / "m.py"
     planted.write_text("def f():\n    from streamlit import session_state\n    from attention_views.ui import frame\n")
-    assert {name for name in imported(planted) if forbidden(name)} == {
+    assert {name for name in named_modules(planted) if forbidden(name)} == {
         "streamlit",
         "streamlit.session_state",
         "attention_views.ui",
