@@ -365,6 +365,28 @@ def compact_json(value: object) -> str:
 
 
 @dataclass
+class ClassSeat:
+    """This session's place in a live class (``Session.seat``; None outside a class).
+
+    The room itself lives in the class store (``attention_rooms``), never here: this holds only what the
+    session needs to talk to it, and the room's counters as this session last acted on them.
+    """
+
+    code: str  # the room's code, normalised
+    lecturer_key: str = ""  # the lecturer's secret ("" for a student); never in a link or the address bar
+    student_id: str = ""  # a student's own id for answers ("" for the lecturer)
+    following: bool = True  # a student shows the lecturer's view (False: broken away to their own copy)
+    version: int = -1  # Room.version last acted on
+    view_version: int = -1  # Room.view_version last applied (student) or published (lecturer)
+    bring_back: int = -1  # Room.bring_back generation last obeyed
+    published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied
+
+    @property
+    def lecturer(self) -> bool:
+        return bool(self.lecturer_key)
+
+
+@dataclass
 class Session:
     """One browser session's state (see the module docstring)."""
 
@@ -381,6 +403,7 @@ class Session:
     bare: bool = False  # this run's address bar named no scenario, head or state (a page opened from the navigation)
     opened_lesson: str = ""  # the lesson scenario frame.start opened for this page on arrival ("" when none)
     lesson_timer: Timer = field(default_factory=Timer, compare=False, repr=False)
+    seat: ClassSeat | None = None  # this session's live class, if it joined or started one
 
 
 def new_session(lab: Lab) -> Session:

@@ -1,0 +1,13 @@
+"""The class store this app process talks to: one per process, shared by its sessions (the rooms live in it)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from attention_rooms.store import Store, open_store
+
+
+@st.cache_resource
+def store() -> Store:
+    """The store named by ``LAB_STORE`` (Redis) or SQLite in ``LAB_DATA_DIR``; opened once per process."""
+    return open_store()
