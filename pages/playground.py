@@ -9,6 +9,7 @@ from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.pure.tables import TableError
 from attention_views.ui import panels, session
 from attention_views.ui.charts import beside, chart, page_header
+from attention_views.ui.components.plane import plane_section
 from attention_views.ui.controls import (
     STAGE_BUTTONS,
     STAGE_LABELS,
@@ -76,6 +77,7 @@ with right:
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
+        plane_section(lab, "playground", big)  # drag a query or a key and its weights follow
         if stage == "masked" or lab.mask == "custom":
             chart(
                 figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),

@@ -387,6 +387,15 @@ class ClassSeat:
 
 
 @dataclass
+class PlaneDrag:
+    """The vector plane's memory (``ui/components/plane``): the drag last written into the lab's tables, and
+    the last view it drew from valid numbers (shown again while a drag cannot be drawn)."""
+
+    applied: str = ""  # the id of the last finished drag written into the tables ("" before any)
+    last: dict | None = None  # the component's data for the last valid view
+
+
+@dataclass
 class Session:
     """One browser session's state (see the module docstring)."""
 
@@ -404,6 +413,7 @@ class Session:
     opened_lesson: str = ""  # the lesson scenario frame.start opened for this page on arrival ("" when none)
     lesson_timer: Timer = field(default_factory=Timer, compare=False, repr=False)
     seat: ClassSeat | None = None  # this session's live class, if it joined or started one
+    plane: PlaneDrag = field(default_factory=PlaneDrag)  # the playground's vector plane
 
 
 def new_session(lab: Lab) -> Session:

@@ -1,0 +1,211 @@
+// The vector plane (st.components.v2): queries and keys as arrows from the origin, the chosen query's weights.
+// Streamlit calls this again with each new `data` and the same parentElement: the drawing is built once and kept
+// on that element, and each call only updates attributes and text. Labels are user text: set as textContent only.
+// Every weight shown is data.weight_text, printed by Python from attention_core; the drawing only moves the
+// handle under the pointer (or by a key press) and reports its position as the state value "drag".
+const SVG = "http://www.w3.org/2000/svg";
+const SIZE = 400; // the viewBox is SIZE x SIZE; the browser scales it to the element's width
+const PAD = 36;
+const C = SIZE / 2;
+const KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+
+function make(name, attrs, parent, ns = SVG) {
+  const node = ns ? document.createElementNS(ns, name) : document.createElement(name);
+  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  parent.appendChild(node);
+  return node;
+}
+
+let gestures = 0;
+function gestureId() {
+  gestures += 1;
+  return `${Date.now().toString(36)}-${gestures}`;
+}
+
+function build(parent) {
+  const root = make("div", { class: "plane" }, parent, null);
+  const svg = make("svg", { viewBox: `0 0 ${SIZE} ${SIZE}`, role: "group", "aria-label": "Vector plane" }, root);
+  const axes = make("g", { class: "axes" }, svg);
+  make("line", { x1: PAD, y1: C, x2: SIZE - PAD, y2: C }, axes);
+  make("line", { x1: C, y1: PAD, x2: C, y2: SIZE - PAD }, axes);
+  const xName = make("text", { x: SIZE - PAD, y: C - 8, "text-anchor": "end" }, axes);
+  const yName = make("text", { x: C + 8, y: PAD + 4 }, axes);
+  const reach = make("text", { class: "reach", x: SIZE - PAD, y: C + 22, "text-anchor": "end" }, axes);
+  const arrows = make("g", {}, svg);
+  const bars = make("div", { class: "bars", role: "list", "aria-label": "Weights of the chosen query" }, root, null);
+  return { root, svg, xName, yName, reach, arrows, bars, handles: new Map(), rows: [], drag: null, data: null };
+}
+
+// One arrow: a line from the origin, its label, and (for a draggable vector) a focusable handle at its end.
+function arrow(view, id) {
+  let a = view.handles.get(id);
+  if (a) return a;
+  const g = make("g", { class: "arrow" }, view.arrows);
+  const line = make("line", { x1: C, y1: C }, g);
+  const handle = make("circle", { class: "handle", r: 7 }, g);
+  const label = make("text", {}, g);
+  const token = make("tspan", {}, label);
+  const weight = make("tspan", { class: "weight", dx: 4 }, label);
+  a = { g, line, handle, label, token, weight, kind: id[0], row: Number(id.slice(2)), xy: [0, 0] };
+  handle.addEventListener("pointerdown", (e) => start(view, a, e));
+  handle.addEventListener("pointermove", (e) => move(view, a, e));
+  handle.addEventListener("pointerup", (e) => end(view, a, e));
+  handle.addEventListener("pointercancel", (e) => end(view, a, e));
+  handle.addEventListener("keydown", (e) => key(view, a, e));
+  view.handles.set(id, a);
+  return a;
+}
+
+function px(view, [x, y]) {
+  const s = (C - PAD) / view.data.reach;
+  return [C + x * s, C - y * s];
+}
+
+function place(view, a, xy) {
+  a.xy = xy;
+  const [x, y] = px(view, xy);
+  a.line.setAttribute("x2", x);
+  a.line.setAttribute("y2", y);
+  a.handle.setAttribute("cx", x);
+  a.handle.setAttribute("cy", y);
+  a.label.setAttribute("x", x + (x >= C ? 10 : -10));
+  a.label.setAttribute("y", y + (y >= C ? 16 : -8));
+  a.label.setAttribute("text-anchor", x >= C ? "start" : "end");
+}
+
+function report(view, a, done, id) {
+  view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done });
+}
+
+function clamp(view, v) {
+  return Math.max(-view.data.reach, Math.min(view.data.reach, v));
+}
+
+function start(view, a, e) {
+  if (!a.draggable) return;
+  e.preventDefault();
+  a.handle.setPointerCapture(e.pointerId);
+  a.handle.focus();
+  view.drag = { a, id: gestureId(), frame: 0 };
+}
+
+function move(view, a, e) {
+  const drag = view.drag;
+  if (!drag || drag.a !== a) return;
+  const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(view.svg.getScreenCTM().inverse());
+  const s = (C - PAD) / view.data.reach;
+  place(view, a, [clamp(view, (point.x - C) / s), clamp(view, (C - point.y) / s)]);
+  if (!drag.frame) {
+    // one report an animation frame; Streamlit merges the reruns that arrive together
+    drag.frame = requestAnimationFrame(() => {
+      drag.frame = 0;
+      if (view.drag === drag) report(view, a, false, drag.id);
+    });
+  }
+}
+
+function end(view, a, e) {
+  const drag = view.drag;
+  if (!drag || drag.a !== a) return;
+  if (drag.frame) cancelAnimationFrame(drag.frame);
+  view.drag = null;
+  if (a.handle.hasPointerCapture(e.pointerId)) a.handle.releasePointerCapture(e.pointerId);
+  report(view, a, true, drag.id);
+}
+
+function key(view, a, e) {
+  const dir = KEYS[e.key];
+  if (!dir || !a.draggable) return;
+  e.preventDefault();
+  const step = view.data.step;
+  place(view, a, [clamp(view, a.xy[0] + dir[0] * step), clamp(view, a.xy[1] + dir[1] * step)]);
+  report(view, a, true, gestureId());
+}
+
+function draw(view, id, xy, { draggable, name, token, weight, cls }) {
+  const a = arrow(view, id);
+  a.draggable = draggable;
+  a.g.setAttribute("class", `arrow ${cls}`);
+  a.token.textContent = token;
+  a.weight.textContent = weight;
+  if (draggable) {
+    a.handle.setAttribute("tabindex", "0");
+    a.handle.setAttribute("role", "slider");
+    a.handle.setAttribute("aria-label", name);
+    a.handle.setAttribute("aria-valuetext", `${token} ${weight}`.trim());
+  } else {
+    for (const k of ["tabindex", "role", "aria-label", "aria-valuetext"]) a.handle.removeAttribute(k);
+  }
+  const dragging = view.drag && view.drag.a === a;
+  if (!dragging) place(view, a, xy); // the handle under the pointer stays there
+  return id;
+}
+
+function drawBars(view, data) {
+  const n = data.key_tokens.length;
+  while (view.rows.length > n) view.rows.pop().row.remove();
+  while (view.rows.length < n) {
+    const row = make("div", { class: "bar", role: "listitem" }, view.bars, null);
+    const token = make("span", { class: "token" }, row, null);
+    const track = make("span", { class: "track" }, row, null);
+    const fill = make("span", { class: "fill" }, track, null);
+    const value = make("span", { class: "value" }, row, null);
+    view.rows.push({ row, token, fill, value });
+  }
+  data.key_tokens.forEach((t, j) => {
+    const r = view.rows[j];
+    r.token.textContent = t;
+    r.value.textContent = data.weight_text[j];
+    r.fill.style.width = `${Math.max(0, Math.min(1, data.weights[j])) * 100}%`;
+  });
+}
+
+function update(view, data) {
+  view.data = data;
+  view.root.classList.toggle("big", Boolean(data.big));
+  view.xName.textContent = data.dims[0];
+  view.yName.textContent = data.dims[1];
+  view.reach.textContent = `±${data.reach}`;
+  const seen = new Set();
+  data.keys.forEach((xy, j) => {
+    const masked = data.masked[j];
+    seen.add(
+      draw(view, `K:${j}`, xy, {
+        draggable: true,
+        name: `key ${data.key_tokens[j]}`,
+        token: data.key_tokens[j],
+        weight: masked ? "masked" : data.weight_text[j],
+        cls: "key",
+      }),
+    );
+  });
+  data.queries.forEach((xy, i) => {
+    const chosen = i === data.query;
+    seen.add(
+      draw(view, `Q:${i}`, xy, {
+        draggable: chosen,
+        name: `query ${data.query_tokens[i]}`,
+        token: data.query_tokens[i],
+        weight: "",
+        cls: chosen ? "query chosen" : "query other",
+      }),
+    );
+  });
+  for (const [id, a] of view.handles) {
+    if (!seen.has(id)) {
+      a.g.remove();
+      view.handles.delete(id);
+    }
+  }
+  const chosen = view.handles.get(`Q:${data.query}`);
+  if (chosen) view.arrows.appendChild(chosen.g); // drawn last: on top of the keys
+  drawBars(view, data);
+}
+
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  parentElement.__plane ??= build(parentElement);
+  const view = parentElement.__plane;
+  view.setState = setStateValue;
+  if (data) update(view, data);
+}
