@@ -1,0 +1,161 @@
+"""The playground's vector plane, headless: a drag reported as the component's state (as a browser sends it while
+the pointer moves and when it is let go), the weights sent back, the tables written, and drags it cannot take.
+
+AppTest cannot run the component's JavaScript: its state is set through session_state, as a user's drag sets it.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures
+
+from attention_views.pure.lab import new_lab
+from attention_views.pure.single_head import run_single_head
+
+KEY = "playground_plane"
+
+
+def plane_data(at) -> dict:
+    """What the page sent the plane component on its last run (its ``data``)."""
+    found = [n.proto for n in _nodes(at._tree) if n.type == "bidi_component"]
+    assert len(found) == 1, f"{len(found)} plane components on the page"
+    return json.loads(found[0].json)
+
+
+def _nodes(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _nodes(child)
+
+
+def drag(at, kind: str, row: int, x, y, *, done: bool, gesture: str = "g1"):
+    at.session_state[KEY] = {"drag": {"kind": kind, "row": row, "x": x, "y": y, "id": gesture, "done": done}}
+    return at.run()
+
+
+def softmax_row(q: np.ndarray, K: np.ndarray, scale: float) -> np.ndarray:
+    """The gold weights of one query, written out: softmax(q · K^T * scale)."""
+    s = K @ q * scale
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def table(at, name: str) -> np.ndarray:
+    return at.session_state["session"].lab.tables[name].iloc[:, 1:].to_numpy(float)
+
+
+def test_the_plane_draws_the_tables_queries_keys_and_the_chosen_querys_weights():
+    at = open_page("playground", "mammal-query")
+    assert_clean(at)
+    data = plane_data(at)
+    lab = new_lab("mammal-query")
+    Q, K = (lab.tables[n].iloc[:, 1:].to_numpy(float) for n in ("Q", "K"))
+    assert data["queries"] == Q[:, :2].tolist() and data["keys"] == K[:, :2].tolist()
+    assert data["query_tokens"] == ["mammal", "reptile"]
+    gold = softmax_row(Q[0], K, 1 / np.sqrt(3))
+    np.testing.assert_allclose(data["weights"], gold, rtol=1e-12)
+    assert data["weight_text"] == [f"{w:.3f}" for w in gold]
+
+
+def test_while_dragging_the_weights_follow_and_the_tables_wait():
+    at = open_page("playground", "mammal-query")
+    before = heatmap_z(plotly_figures(at)[0])
+    drag(at, "Q", 0, 0.5, 7.0, done=False)
+    assert_clean(at)
+    K = table(at, "K")
+    gold = softmax_row(np.array([0.5, 7.0, 4.1]), K, 1 / np.sqrt(3))  # d2 held at the table's 4.1
+    data = plane_data(at)
+    np.testing.assert_allclose(data["weights"], gold, rtol=1e-12)
+    assert data["weight_text"][1] == f"{gold[1]:.3f}"  # lizard, now the query's best match
+    assert data["queries"][0] == [0.5, 7.0]
+    np.testing.assert_array_equal(table(at, "Q")[0], [8.7, 3.2, 4.1])
+    np.testing.assert_array_equal(heatmap_z(plotly_figures(at)[0]), before)
+
+
+def test_a_finished_drag_writes_the_query_into_q_and_the_page_shows_it():
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=True)
+    assert_clean(at)
+    np.testing.assert_array_equal(table(at, "Q")[0], [0.5, 7.0, 4.1])
+    editor = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"playground_editor_Q_{_rev(at)}"))
+    np.testing.assert_array_equal(editor.value.iloc[0, 1:].to_numpy(float), [0.5, 7.0, 4.1])
+    lab = at.session_state["session"].lab
+    np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0]), run_single_head(lab).result.weights, atol=1e-12)
+    gold = softmax_row(np.array([0.5, 7.0, 4.1]), table(at, "K"), 1 / np.sqrt(3))
+    np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0])[0], gold, rtol=1e-12)
+    assert plane_data(at)["queries"][0] == [0.5, 7.0]
+    at.run()  # the same finished drag, reported again on a later run, is not written again over a later edit
+    np.testing.assert_array_equal(table(at, "Q")[0], [0.5, 7.0, 4.1])
+
+
+def _rev(at) -> int:
+    return at.session_state["session"].lab.rev
+
+
+def test_a_dragged_position_is_rounded_to_the_planes_grid():
+    at = open_page("playground", "mammal-query")  # the plane reaches 15: a grid of 0.1
+    drag(at, "Q", 1, 3.14159, -2.71828, done=True)
+    np.testing.assert_array_equal(table(at, "Q")[1], [3.1, -2.7, 1.6])
+
+
+def test_dragging_a_key_moves_its_row_of_k():
+    at = open_page("playground", "mammal-query")
+    drag(at, "K", 4, -5.0, 1.0, done=True)  # wolf
+    assert_clean(at)
+    np.testing.assert_array_equal(table(at, "K")[4], [-5.0, 1.0, 2.7])
+    gold = softmax_row(np.array([8.7, 3.2, 4.1]), table(at, "K"), 1 / np.sqrt(3))
+    np.testing.assert_allclose(plane_data(at)["weights"], gold, rtol=1e-12)
+
+
+def test_with_more_than_two_dimensions_the_picked_two_move_and_the_others_hold():
+    at = open_page("playground", "emma-friend")  # d_k = 4: Pers, Anim, Noun, Adj
+    at.selectbox(key="playground_plane_x").set_value(3).run()
+    at.selectbox(key="playground_plane_y").set_value(0).run()
+    assert plane_data(at)["dims"] == ["Adj", "Pers"]
+    friend = 8
+    assert at.selectbox(key="playground_plane_query").value == friend  # the step-by-step page's query
+    before = table(at, "Q")[friend]
+    drag(at, "Q", friend, 0.5, -0.5, done=True)
+    assert_clean(at)
+    np.testing.assert_array_equal(table(at, "Q")[friend], [-0.5, before[1], before[2], 0.5])
+
+
+@pytest.mark.parametrize(
+    ("x", "shown"),
+    [(1e300, "d0 = 1e+300, beyond ±1e+06"), (-2e6, "d0 = -2e+06, beyond ±1e+06"), ("huge", "d0 = 'huge'")],
+)
+def test_a_huge_or_unreadable_position_says_so_and_the_last_view_stays(x, shown):
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=False)
+    last = plane_data(at)
+    drag(at, "Q", 0, x, 1.0, done=True, gesture="g2")
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("the query 'mammal' was moved to " + shown in e for e in errors), errors
+    assert plane_data(at) == last
+    np.testing.assert_array_equal(table(at, "Q")[0], [8.7, 3.2, 4.1])
+
+
+def test_a_drag_of_a_row_that_is_gone_says_so():
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 5, 1.0, 1.0, done=True)
+    assert any("not on the plane any more" in e.value for e in at.error)
+    np.testing.assert_array_equal(table(at, "Q"), new_lab("mammal-query").tables["Q"].iloc[:, 1:].to_numpy(float))
+
+
+def test_hostile_tokens_reach_the_plane_as_data():
+    at = open_page("playground", "mammal-query")
+    lab = at.session_state["session"].lab
+    K = lab.tables["K"].copy()  # tables are replaced, never edited in place
+    K.iat[0, 0] = "<img src=x onerror=alert(1)>"
+    lab.tables["K"] = K
+    at.run()
+    assert plane_data(at)["key_tokens"][0] == "<img src=x onerror=alert(1)>"
+
+
+def test_scenarios_built_from_x_and_w_say_where_to_edit_instead():
+    at = open_page("playground", "random-seed42")
+    assert_clean(at)
+    assert not [n for n in _nodes(at._tree) if n.type == "bidi_component"]
+    assert any("X · W_Q" in c.value for c in at.caption)
