@@ -32,7 +32,7 @@ def test_one_dimension_is_no_plane():
     ("biggest", "reach"), [(9.9, 15.0), (0.7, 1.0), (0.79, 1.0), (0.81, 1.5), (40.0, 50.0), (0.0, 1.0)]
 )
 def test_the_reach_leaves_room_past_the_longest_arrow(biggest, reach):
-    Q = np.array([[biggest, -0.1], [0.0, 0.0]])
+    Q = np.array([[biggest, -biggest / 10], [0.0, 0.0]])
     K = np.zeros((2, 2))
     assert plane.extent(Q, K, (0, 1)) == pytest.approx(reach)
 
