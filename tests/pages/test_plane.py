@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures
+from apptest_pages import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
 
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
@@ -85,8 +85,11 @@ def test_a_finished_drag_writes_the_query_into_q_and_the_page_shows_it():
     gold = softmax_row(np.array([0.5, 7.0, 4.1]), table(at, "K"), 1 / np.sqrt(3))
     np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0])[0], gold, rtol=1e-12)
     assert plane_data(at)["queries"][0] == [0.5, 7.0]
-    at.run()  # the same finished drag, reported again on a later run, is not written again over a later edit
-    np.testing.assert_array_equal(table(at, "Q")[0], [0.5, 7.0, 4.1])
+    # the same finished drag, still the component's state on later runs, is not written again over a later edit
+    edit_cells(at, editor_key(at, "playground", "Q"), {0: {"d0": 2.0}})
+    np.testing.assert_array_equal(table(at, "Q")[0], [2.0, 7.0, 4.1])
+    at.run()
+    np.testing.assert_array_equal(table(at, "Q")[0], [2.0, 7.0, 4.1])
 
 
 def _rev(at) -> int:

@@ -198,7 +198,8 @@ function update(view, data) {
     }
   }
   const chosen = view.handles.get(`Q:${data.query}`);
-  if (chosen) view.arrows.appendChild(chosen.g); // drawn last: on top of the keys
+  // drawn last, on top of the keys; moved only when it is not last already (a moved element loses the focus)
+  if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
   drawBars(view, data);
 }
 
