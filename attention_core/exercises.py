@@ -26,6 +26,8 @@ from attention_core.errors import AttentionInputError, as_matrix, float_array
 
 EDIT_QK = "qk"  # the student edits Q and K, one row per token
 EDIT_W = "w"  # the student edits W_q and W_k, one row per embedding dimension of the fixed X
+# the rule every exercise shares, after its task in its instructions, with its threshold
+COMMON = " Weights are softmax(Q Kᵀ / √d_k) with no mask; passing means a mean difference of at most {}."
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,7 @@ class Exercise:
 
     id: str
     title: str
-    instructions: str
+    task: str  # what to build (``instructions`` is the task and the rule)
     hint: str
     worked: str  # why the solution works, in a few sentences
     tokens: tuple[str, ...]
@@ -53,6 +55,11 @@ class Exercise:
     dim_labels: tuple[str, ...]
     X: np.ndarray | None = None
     x_labels: tuple[str, ...] = ()
+
+    @property
+    def instructions(self) -> str:
+        """The task, then COMMON with this exercise's threshold: what the page shows."""
+        return self.task + COMMON.format(self.threshold)
 
     @property
     def n_heads(self) -> int:
@@ -128,7 +135,6 @@ def _queries_keys(ex: Exercise, tables: Mapping[str, object], q_name: str, k_nam
 SENTENCE = ("the", "cat", "sat", "on", "mats")
 POSITIONS = ("p0", "p1", "p2", "p3", "p4", "one")  # X's columns: a one-hot position, then a constant 1
 KEY_DIMS = ("k0", "k1", "k2", "k3", "k4")
-COMMON = " Weights are softmax(Q Kᵀ / √d_k) with no mask; passing means a mean difference of at most {}."
 
 
 def _positions() -> np.ndarray:
@@ -174,8 +180,7 @@ def _self() -> Exercise:
         id="self",
         title="1. Attend to yourself",
         tokens=SENTENCE,
-        instructions="Make every token put (almost) all its attention on itself: a bright diagonal."
-        + COMMON.format(0.05),
+        task="Make every token put (almost) all its attention on itself: a bright diagonal.",
         hint="A query scores highest on the key that points the same way. Each key here already has its own "
         "direction; what should each token's query be? Longer vectors make the softmax sharper.",
         worked="Copy each key into its own query and stretch it: Q = 10·K. Then q_i·k_i = 10 while every other "
@@ -194,9 +199,9 @@ def _previous() -> Exercise:
         id="previous",
         title="2. Attend to the previous token",
         tables=("W_q", "W_k"),
-        instructions="Each token attends to the token just before it; the first token, having none, attends "
+        task="Each token attends to the token just before it; the first token, having none, attends "
         "to itself. X is fixed: token i is the one-hot position p_i plus a constant 1. "
-        "Edit W_q and W_k (Q = X·W_q, K = X·W_k)." + COMMON.format(0.05),
+        "Edit W_q and W_k (Q = X·W_q, K = X·W_k).",
         hint="With W_k as it is, key i points along k_i. Row p_i of W_q is the query of token i: which "
         "direction should it point to find token i − 1, and how strongly?",
         worked="Keep W_k (position p_i -> direction k_i) and shift W_q by one: row p_i gets 10 in column "
@@ -215,8 +220,8 @@ def _first() -> Exercise:
         id="first",
         title="3. Attend to the first token",
         tables=("W_q", "W_k"),
-        instructions="Every token attends to the first token, 'the' (a common pattern in trained models, a "
-        "'resting place' for attention). X is fixed as in exercise 2; edit W_q and W_k." + COMMON.format(0.05),
+        task="Every token attends to the first token, 'the' (a common pattern in trained models, a "
+        "'resting place' for attention). X is fixed as in exercise 2; edit W_q and W_k.",
         hint="The column 'one' of X is 1 for every token, so row 'one' of W_q is added to every query. "
         "Which key direction belongs to the first token alone?",
         worked="Empty W_q except row 'one', which gets 10 in column k0: every query becomes 10·k0. W_k sends "
@@ -234,8 +239,8 @@ def _uniform() -> Exercise:
         id="uniform",
         title="4. Spread attention evenly",
         tokens=SENTENCE,
-        instructions="Every token gives every token the same weight, 1/5: a flat, uniform map. Right now the "
-        "tokens attend sharply." + COMMON.format(0.05),
+        task="Every token gives every token the same weight, 1/5: a flat, uniform map. Right now the "
+        "tokens attend sharply.",
         hint="softmax of equal numbers is uniform. What query gives the same dot product with every key?",
         worked="Set every query to zero: q·k = 0 for every key, every score is equal and the softmax gives 1/5 "
         "everywhere. (Making all keys equal works too.)",
@@ -272,10 +277,10 @@ def _friend_emma() -> Exercise:
         id="friend-emma",
         title="5. friend -> Emma",
         tokens=EMMA_TOKENS,
-        instructions="The lecture's 'Emma hates games but she is a great friend', with its readable dimensions "
+        task="The lecture's 'Emma hates games but she is a great friend', with its readable dimensions "
         "(Person, Animal, Noun, Adjective). Make the row of **friend** put its weight on **Emma**; "
         "the other tokens ask nothing (zero queries), so they spread evenly. With 1/√d_k scaling "
-        "the lecture's query of friend gives Emma only 0.30." + COMMON.format(0.004),
+        "the lecture's query of friend gives Emma only 0.30.",
         hint="friend's query already scores Emma highest (2.42), just not by enough. What happens to the "
         "softmax when you multiply one row of scores by a number larger than 1?",
         worked="Multiply friend's query by 4: (4, 3.6, 2, 4). Its dot product with Emma's key grows to 9.68 "
@@ -316,8 +321,8 @@ def _pronouns() -> Exercise:
         id="pronouns",
         title="6. it -> dog, she -> Maria",
         tokens=PRONOUN_TOKENS,
-        instructions="'Maria fed the dog because it barked and she smiled': make **it** attend to **dog** and "
-        "**she** to **Maria**. The other tokens ask nothing (zero queries) and spread evenly." + COMMON.format(0.006),
+        task="'Maria fed the dog because it barked and she smiled': make **it** attend to **dog** and "
+        "**she** to **Maria**. The other tokens ask nothing (zero queries) and spread evenly.",
         hint="The columns are Person, Animal, Verb and Pronoun, and each pronoun already asks the right question, "
         "weakly. Making it's query longer works; making she's query longer does not: look at she's own key. "
         "Which dimension tells Maria apart from she, and what sign should the query give it?",
@@ -338,9 +343,8 @@ def _two_heads() -> Exercise:
         id="two-heads",
         title="7. Two heads, two duties",
         tables=("W_q1", "W_k1", "W_q2", "W_k2"),
-        instructions="Two heads read the same X (as in exercise 2). Head 1 attends to the token itself; head 2 "
-        "attends to the previous token (the first token to itself). The score averages both heads."
-        + COMMON.format(0.05),
+        task="Two heads read the same X (as in exercise 2). Head 1 attends to the token itself; head 2 "
+        "attends to the previous token (the first token to itself). The score averages both heads.",
         hint="Solve each head on its own: head 1 like exercise 1 (a query that points where its own key "
         "points, made long), head 2 like exercise 2 (a query shifted by one position).",
         worked="Head 1: W_q1 = 10·W_k1 (each position asks for its own key direction). Head 2: keep W_k2 and "

@@ -17,6 +17,7 @@
     am.logit_lens(run)                            # (n_layers + 1, vocab) probabilities read from each residual
     am.patch_heads(model, am.IOI.clean, am.IOI.corrupt, mary, john)     # (L, h) share restored by each head
     am.patch_residual(model, am.IOI.clean, am.IOI.corrupt, mary, john)  # (L + 1, T) ... by each residual row
+    am.patch_heads(model, run, model.run(am.IOI.corrupt), mary, john)  # the same from runs already made
 
 This package reads model files (its own GGUF reader, gguf_file; tokenizers); the maths lives in attention_core.
 """

@@ -171,9 +171,12 @@ def _patched_input(p: Patch, source: ModelRun, target: ModelRun) -> np.ndarray:
     return x
 
 
-def patch_heads(model: Model, clean: Prompt, corrupt: Prompt, a: int, b: int, progress: Progress = None) -> np.ndarray:
+def patch_heads(
+    model: Model, clean: Prompt | ModelRun, corrupt: Prompt | ModelRun, a: int, b: int, progress: Progress = None
+) -> np.ndarray:
     """``(L, h)``: for each head, the corrupted run with that head's output from the clean run, as the share
-    ``(LD_patched - LD_corrupt) / (LD_clean - LD_corrupt)`` of the logit difference it restores."""
+    ``(LD_patched - LD_corrupt) / (LD_clean - LD_corrupt)`` of the logit difference it restores. ``clean`` and
+    ``corrupt``: the prompts, or their unedited runs (then not run again)."""
     clean_run, corrupt_run = _pair(model, clean, corrupt)
     patches = [Patch(layer, head=i) for layer in range(model.n_layers) for i in range(model.n_heads)]
     diffs = patched_logit_diffs(clean_run, corrupt_run, patches, a, b, progress)
@@ -181,10 +184,11 @@ def patch_heads(model: Model, clean: Prompt, corrupt: Prompt, a: int, b: int, pr
 
 
 def patch_residual(
-    model: Model, clean: Prompt, corrupt: Prompt, a: int, b: int, progress: Progress = None
+    model: Model, clean: Prompt | ModelRun, corrupt: Prompt | ModelRun, a: int, b: int, progress: Progress = None
 ) -> np.ndarray:
     """``(L+1, T)``: for each layer's input (and the last output) and each position, the share restored by
-    the corrupted run with that one residual row from the clean run. Row ``L`` is 1 at the last position."""
+    the corrupted run with that one residual row from the clean run. Row ``L`` is 1 at the last position.
+    ``clean`` and ``corrupt`` as in :func:`patch_heads`."""
     clean_run, corrupt_run = _pair(model, clean, corrupt)
     T = len(clean_run.token_ids)
     patches = [Patch(layer, position=t) for layer in range(model.n_layers + 1) for t in range(T)]
@@ -192,8 +196,9 @@ def patch_residual(
     return _shares(diffs, clean_run, corrupt_run, a, b).reshape(model.n_layers + 1, T)
 
 
-def _pair(model: Model, clean: Prompt, corrupt: Prompt) -> tuple[ModelRun, ModelRun]:
-    clean_run, corrupt_run = model.run(clean), model.run(corrupt)
+def _pair(model: Model, clean: Prompt | ModelRun, corrupt: Prompt | ModelRun) -> tuple[ModelRun, ModelRun]:
+    """The runs of the two prompts (a run given is taken as it is); refused unless they have as many tokens."""
+    clean_run, corrupt_run = (p if isinstance(p, ModelRun) else model.run(p) for p in (clean, corrupt))
     n, m = len(clean_run.token_ids), len(corrupt_run.token_ids)
     if n != m:
         raise AttentionModelError(

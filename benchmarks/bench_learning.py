@@ -41,7 +41,7 @@ def ten_token_exercise() -> ac.Exercise:
     return ac.Exercise(
         id="previous-10",
         title="previous token, 10 tokens",
-        instructions="",
+        task="",
         hint="",
         worked="",
         tokens=tuple(f"t{i}" for i in range(n)),

@@ -9,15 +9,7 @@ from attention_views.ui.sections import scaling
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()
 st.title("Scaling: why divide by √d_k")
-st.markdown(
-    "Each score is a sum of $d_k$ products $q_i k_i$. With independent entries of variance 1 the variances add up, "
-    "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
-    "key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
-)
-st.latex(  # two lines: on one, a 1024-pixel projector cut off the "= 1" that is the point
-    r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k \\"
-    r"\Rightarrow\quad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}"
-)
+scaling.why_divide()
 
 dk_col, keys_col, seed_col = st.columns([4, 2, 2])
 D_KS = [2**p for p in range(10)]  # 1, 2, 4 ... 512: the widths real heads use, evenly spaced on the slider

@@ -87,6 +87,15 @@ def test_exercise_is_well_formed(ex):
     assert ex.instructions and ex.hint and ex.worked and 0 < ex.threshold < 0.1
 
 
+@pytest.mark.parametrize(
+    ("exercise_id", "threshold"), [("self", "0.05"), ("friend-emma", "0.004"), ("pronouns", "0.006")]
+)
+def test_the_instructions_end_with_the_rule_and_the_exercises_own_threshold(exercise_id, threshold):
+    ex = ac.load_exercise(exercise_id)
+    assert ex.instructions.startswith(ex.task) and len(ex.task) > 40
+    assert ex.instructions.endswith(f"with no mask; passing means a mean difference of at most {threshold}.")
+
+
 def test_both_edit_kinds_are_exercised():
     kinds = {ac.load_exercise(i).edits for i in IDS}
     assert kinds == {EDIT_QK, EDIT_W}

@@ -190,6 +190,29 @@ def test_patching_the_defaults_shows_each_heads_share_and_the_residual_rows(mode
     assert rows["layout"]["xaxis"]["ticktext"][3] == " John"  # the clean prompt's tokens on the x axis
 
 
+def test_a_patching_job_runs_each_prompt_once_and_gives_what_patching_the_prompts_gives(model, monkeypatch):
+    clean_text, corrupt_text = "Mary met John, and John thanked", "John met Mary, and Mary thanked"
+    mary, john = model.tokenize(" Mary")[0], model.tokenize(" John")[0]
+    clean, corrupt = model.tokenize(clean_text), model.tokenize(corrupt_text)
+    expected_heads = am.patch_heads(model, clean_text, corrupt_text, mary, john)  # the prompts as text, unpatched
+    expected_rows = am.patch_residual(model, clean_text, corrupt_text, mary, john)
+    forwards: list[list[int]] = []
+    run = model.run
+
+    def counted_run(text, *args, **kwargs):
+        forwards.append(list(text))
+        return run(text, *args, **kwargs)
+
+    monkeypatch.setattr(model, "run", counted_run)
+    job = interp.PatchingJob()
+    interp._patch(model, job, (tuple(clean), tuple(corrupt), mary, john), (clean_text, corrupt_text, " Mary", " John"))
+    assert job.done.is_set() and job.error is None, job.error
+    assert sorted(forwards) == sorted([clean, corrupt])  # one forward pass of each prompt for the whole job
+    np.testing.assert_array_equal(job.result.heads, expected_heads)  # the same float32 runs: the same numbers
+    np.testing.assert_array_equal(job.result.residual, expected_rows)
+    assert job.result.tokens == tuple(model.run(clean).tokens)
+
+
 def test_patching_prompts_of_different_lengths_get_a_message():
     at = open_page(PAGE)
     at.session_state["session"].lab.model.corrupt = "When John and Mary went to the big store, Mary gave a drink to"

@@ -24,16 +24,9 @@ def activation_bars(
 ) -> go.Figure:
     """One bar per token (repeated tokens keep their own bar), e.g. the L2 norm of each output row."""
     s = theme.style(projector)
-    values = base.as_vector(norms, None, "norms")  # (n,)
-    labels = base.as_labels(tokens, values.size, "tokens", "values")
-    bar = base.make_trace(
-        go.Bar,
-        x=np.arange(values.size),
-        y=values,
-        name=yaxis_title,
-        marker={"color": theme.series_color(0)},
-        hovertemplate=f"token: %{{x}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>",
-    )
+    values, labels = base.labelled_values(norms, tokens, "norms", "tokens")  # (n,), n labels
+    hover = f"token: %{{x}}<br>{yaxis_title}: %{{y:.4f}}<extra></extra>"
+    bar = base.bar_trace(values, theme.series_color(0), hover, name=yaxis_title)
     layout = _bar_axes(labels, yaxis_title)
     return base.finish_figure([bar], layout, title or "Activation strength", s, height=380 if projector else 300)
 
@@ -57,17 +50,8 @@ def grouped_activation_bars(
     bars = []
     for n, (name, values) in enumerate(series.items()):
         v = base.as_vector(values, len(labels), f"series {name!r}")  # (n_tokens,)
-        bars.append(
-            base.make_trace(
-                go.Bar,
-                x=np.arange(v.size),
-                y=v,
-                name=str(name),
-                offsetgroup=str(n),
-                marker={"color": theme.series_color(n)},
-                hovertemplate=f"{name}<br>token: %{{x}}<br>value: %{{y:.4f}}<extra></extra>",
-            )
-        )
+        hover = f"{name}<br>token: %{{x}}<br>value: %{{y:.4f}}<extra></extra>"
+        bars.append(base.bar_trace(v, theme.series_color(n), hover, name=str(name), offsetgroup=str(n)))
     x_title, y_title = axis_titles
     layout = {
         **_bar_axes(labels, y_title, x_title),
@@ -83,11 +67,7 @@ def grouped_activation_bars(
 
 def _bar_axes(labels: list[str], yaxis_title: str, xaxis_title: str = "Token") -> dict:
     return {
-        "xaxis": {
-            "title": {"text": xaxis_title},
-            "range": [-0.5, len(labels) - 0.5],
-            **base.axis_ticks(labels),
-        },
+        "xaxis": base.bar_axis(labels, xaxis_title),
         "yaxis": {"title": {"text": yaxis_title}, "rangemode": "tozero", "automargin": True},
     }
 

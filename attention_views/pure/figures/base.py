@@ -71,6 +71,14 @@ def as_labels(labels: Sequence[object], n: int, name: str, what: str) -> list[st
     return out
 
 
+def labelled_values(
+    values: object, labels: Sequence[object], values_name: str = "values", labels_name: str = "labels"
+) -> tuple[np.ndarray, list[str]]:
+    """``values`` as a finite ``(n,)`` array and their ``labels`` as text, one a value (as_vector, as_labels)."""
+    v = as_vector(values, None, values_name)  # (n,)
+    return v, as_labels(labels, v.size, labels_name, "values")
+
+
 def _signed(M: np.ndarray) -> bool:
     """True when some finite value of ``M`` is negative: its cells then hold one character more ("-0.80")."""
     return bool((M[np.isfinite(M)] < 0).any())
@@ -224,6 +232,16 @@ def axis_ticks(labels: list[str]) -> dict:
         "labelalias": alias,
         "exponentformat": "none",
     }
+
+
+def bar_trace(values: np.ndarray, color: str | list[str], hover: str, **props: object) -> go.Bar:
+    """One bar at each position 0..n-1 of ``values (n,)``, in ``color`` (one, or one a bar), hovered by ``hover``."""
+    return make_trace(go.Bar, x=np.arange(values.size), y=values, marker={"color": color}, hovertemplate=hover, **props)
+
+
+def bar_axis(labels: list[str], title: str) -> dict:
+    """The x axis under bars at 0..n-1: each named by its label (:func:`axis_ticks`), half a bar spare at each end."""
+    return {"title": {"text": title}, "range": [-0.5, len(labels) - 0.5], **axis_ticks(labels)}
 
 
 def grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = True) -> tuple[dict, dict]:

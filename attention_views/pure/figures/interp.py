@@ -21,19 +21,14 @@ def contribution_bars(
     xaxis_title: str = "",
     projector: bool = False,
 ) -> go.Figure:
-    """One bar per part (the embeddings, each MLP ...), blue above 0 and orange below: ``values (n,)``."""
+    """One bar per part (the embeddings, each MLP ...), blue above 0 and orange below: ``values (n,)``, one of
+    ``labels`` each. ``value_name`` names the y axis and the hovers' values."""
     s = theme.style(projector)
-    v = base.as_vector(values, None, "values")  # (n,)
-    names = base.as_labels(labels, v.size, "labels", "values")
-    bar = base.make_trace(
-        go.Bar,
-        x=np.arange(v.size),
-        y=v,
-        marker={"color": [theme.series_color(0) if x >= 0 else theme.series_color(5) for x in v]},
-        hovertemplate=f"%{{x}}<br>{value_name}: %{{y:+.3f}}<extra></extra>",
-    )
+    v, names = base.labelled_values(values, labels)  # (n,), n labels
+    colors = [theme.series_color(0) if x >= 0 else theme.series_color(5) for x in v]
+    bar = base.bar_trace(v, colors, f"%{{x}}<br>{value_name}: %{{y:+.3f}}<extra></extra>")
     layout = {
-        "xaxis": {"range": [-0.5, v.size - 0.5], "title": {"text": xaxis_title}, **base.axis_ticks(names)},
+        "xaxis": base.bar_axis(names, xaxis_title),
         "yaxis": {"title": {"text": value_name}, "zeroline": True, "automargin": True},
     }
     return base.finish_figure([bar], layout, title, s, height=340 if projector else 260)

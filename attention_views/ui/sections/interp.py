@@ -192,20 +192,20 @@ def patching_jobs() -> PatchingJobs:
 
 def _patch(model: am.Model, job: PatchingJob, key: PairKey, names: Names) -> None:
     """Patch every head, then every residual row, of the pair ``key``; the result (or the error) goes to ``job``."""
-    clean, corrupt, a, b = list(key[0]), list(key[1]), key[2], key[3]
+    a, b = key[2], key[3]
     try:
+        clean, corrupt = model.run(list(key[0])), model.run(list(key[1]))  # each prompt runs once a job
         heads = am.patch_heads(model, clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 * f))
         rows = am.patch_residual(
             model, clean, corrupt, a, b, progress=lambda f: setattr(job, "progress", 0.5 + 0.5 * f)
         )
-        clean_run, corrupt_run = model.run(clean), model.run(corrupt)
         job.result = PatchingResult(
             *names,
-            tuple(clean_run.tokens),
+            tuple(clean.tokens),
             heads,
             rows,
-            am.logit_diff(clean_run, a, b),
-            am.logit_diff(corrupt_run, a, b),
+            am.logit_diff(clean, a, b),
+            am.logit_diff(corrupt, a, b),
         )
     except Exception as err:  # handed to the page, which shows it (AttentionModelError) or raises it
         job.error = err

@@ -212,22 +212,21 @@ def tabs_ui(view: ModelView) -> list:
     return st.tabs(list(TAB_LABELS.values()), key="real_model_tab", on_change="rerun")
 
 
+def _view_selectbox(where, view: ModelView, field: str, label: str, options: tuple, labels: dict, on_change) -> None:
+    """A selectbox (in ``where``) keyed ``real_model_<field>`` over ``options`` (shown by ``labels``), showing the
+    view's ``field``; a change goes to ``on_change(view)``."""
+    key = f"real_model_{field}"
+    if st.session_state.get(key) != getattr(view, field):
+        st.session_state[key] = getattr(view, field)
+    where.selectbox(label, options, format_func=labels.get, key=key, on_change=on_change, args=(view,))
+
+
 def input_ui(view: ModelView) -> None:
     """The preset and the text (typed text becomes the "custom" preset)."""
-    ss = st.session_state
-    if ss.get("real_model_preset") != view.preset:
-        ss["real_model_preset"] = view.preset
-    if ss.get("real_model_text") != view.text:
-        ss["real_model_text"] = view.text
+    if st.session_state.get("real_model_text") != view.text:
+        st.session_state["real_model_text"] = view.text
     preset_col, text_col = st.columns([2, 5], vertical_alignment="bottom")
-    preset_col.selectbox(
-        "Input",
-        MODEL_PRESETS,
-        format_func=PRESET_LABELS.get,
-        key="real_model_preset",
-        on_change=_on_preset,
-        args=(view,),
-    )
+    _view_selectbox(preset_col, view, "preset", "Input", MODEL_PRESETS, PRESET_LABELS, _on_preset)
     if view.preset == "induction":
         text_col.caption(
             f"{REPEAT_LENGTH} random tokens, then the same {REPEAT_LENGTH} again: nothing predicts the first copy, "
@@ -259,16 +258,8 @@ def _on_score(view: ModelView) -> None:
 
 def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
     """The 30 x 9 grid of heads coloured by the chosen score; a click (or the boxes) picks a head."""
-    if st.session_state.get("real_model_score") != view.score:
-        st.session_state["real_model_score"] = view.score
-    st.selectbox(
-        "Colour every head by how much it attends to",
-        HEAD_SCORES,
-        format_func=SCORE_LABELS.get,
-        key="real_model_score",
-        on_change=_on_score,
-        args=(view,),
-    )
+    label = "Colour every head by how much it attends to"
+    _view_selectbox(st, view, "score", label, HEAD_SCORES, SCORE_LABELS, _on_score)
     chart(
         figures.head_score_grid(
             scores[view.score],

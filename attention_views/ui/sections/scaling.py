@@ -1,4 +1,4 @@
-"""The scaling page's sections: one random score row, the curves as d_k grows, and seed 001's own numbers."""
+"""The scaling page's sections: why divide, one random score row, the curves as d_k grows, seed 001's own numbers."""
 
 from __future__ import annotations
 
@@ -34,6 +34,19 @@ def saturation_curves(n_keys: int, seed: int) -> ac.Saturation:
 def worked_case() -> tuple[tuple[str, ...], ac.ScoreVariance]:
     sc = ac.load_scenario("random-causal")
     return sc.query_tokens, ac.score_variance(sc.Q, sc.K)
+
+
+def why_divide() -> None:
+    """The argument, in words and in one formula: the variances of the d_k products add up."""
+    st.markdown(
+        "Each score is a sum of $d_k$ products $q_i k_i$. With independent entries of variance 1 the variances add up, "
+        "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
+        "key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
+    )
+    st.latex(  # two lines: on one, a 1024-pixel projector cut off the "= 1" that is the point
+        r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k \\"
+        r"\Rightarrow\quad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}"
+    )
 
 
 def one_row(d_k: int, n_keys: int, seed: int, big: bool) -> None:
