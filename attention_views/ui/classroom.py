@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,6 +42,7 @@ WATCH_EVERY_S = 0.5  # the watcher reads the version of every room followed in t
 POLL_MS = 1_000  # a student's page fetches its room's file this often
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
+ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
 SIGNAL_JS = """
 export default function ({ parentElement, data, setTriggerValue }) {
@@ -174,7 +176,7 @@ def _join(s: Session, code: str) -> None:
     s.class_error = ""
 
 
-def follow(s: Session) -> None:
+def follow(s: Session, replace_lab: ReplaceLab) -> None:
     """A student's look at the room (one version read; more only when it moved): a new view is applied while
     following; "Bring everyone back" makes them follow again. The class gone, the seat is given up."""
     seat = s.seat
@@ -191,22 +193,20 @@ def follow(s: Session) -> None:
         if seat.following and (room.view_version != seat.view_version or brought_back):
             seat.view_version, payload = store().view(seat.code)
             if payload:
-                _apply(s, payload)
+                _apply(s, payload, replace_lab)
     except NoSuchClassError:
         _leave(s, "The class has ended; the app goes on without it.")
 
 
-def _apply(s: Session, payload: str) -> None:
+def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> None:
     """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page."""
-    from attention_views.ui import frame  # frame calls this module; the import is at run time
-
     try:
         lab, page = links.from_json(payload, model_runs.head_lab)
     except links.ShareError as err:
         s.seat.notice = f"The lecturer's view could not be opened: {err}."
         return
     lab.projector = s.lab.projector
-    frame.replace_lab(lab)
+    replace_lab(lab)
     s.seat.published = view_payload(lab, page)
     if page in PAGES and page != s.page:
         st.switch_page(f"pages/{page}.py", query_params={"scenario": lab.scenario, CLASS_PARAM: s.seat.code})
@@ -252,12 +252,12 @@ def section(s: Session):
     return place
 
 
-def fill_section(s: Session, place) -> None:
+def fill_section(s: Session, place, replace_lab: ReplaceLab) -> None:
     """The class controls: start, join, take back (no class); the code, link and QR code and the lecturer's
     buttons (lecturer); following, breaking away, rejoining (student)."""
     with place:
         if s.seat is None:
-            _no_class(s)
+            _no_class(s, replace_lab)
         elif s.seat.lecturer:
             st.html(_CSS)
             _lecturer(s, s.seat)
@@ -265,7 +265,7 @@ def fill_section(s: Session, place) -> None:
             _student(s, s.seat)
 
 
-def _no_class(s: Session) -> None:
+def _no_class(s: Session, replace_lab: ReplaceLab) -> None:
     with st.expander("Live class", icon=":material/groups:", expanded=bool(s.class_error)):
         if s.class_error:
             st.error(plain(s.class_error), icon="⚠️")
@@ -276,7 +276,13 @@ def _no_class(s: Session) -> None:
         st.caption("Your class, after a reload of this page:")
         st.text_input("Code of your class", key="sidebar_class_back_code")
         st.text_input("Your lecturer key", key="sidebar_class_back_key", type="password")
-        st.button("Take a class back", key="sidebar_class_back", on_click=_on_take_back, args=(s,), width="stretch")
+        st.button(
+            "Take a class back",
+            key="sidebar_class_back",
+            on_click=_on_take_back,
+            args=(s, replace_lab),
+            width="stretch",
+        )
 
 
 def _lecturer(s: Session, seat: ClassSeat) -> None:
@@ -360,7 +366,7 @@ def _on_join(s: Session) -> None:
         s.class_error = str(err)
 
 
-def _on_take_back(s: Session) -> None:
+def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
     """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
     this session's, so the students see no change."""
     code, key = st.session_state.get("sidebar_class_back_code", ""), st.session_state.get("sidebar_class_back_key", "")
@@ -374,11 +380,9 @@ def _on_take_back(s: Session) -> None:
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
     st.session_state["sidebar_class_back_key"] = ""  # the key stays in no widget
     if payload:
-        from attention_views.ui import frame  # frame calls this module; the import is at run time
-
         lab, page = links.from_json(payload, model_runs.head_lab)
         lab.projector = s.lab.projector
-        frame.replace_lab(lab)
+        replace_lab(lab)
         s.seat.published = view_payload(lab, page)
         if page in PAGES:
             s.goto = page
