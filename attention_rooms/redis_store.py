@@ -195,6 +195,9 @@ class RedisStore(Store):
         code, payload = codes.normalise_code(code), check_payload(payload)
         return self._run("set_view", code, _key_arg(key), payload)
 
+    def check_lecturer(self, code: str, key: str) -> None:
+        self._lecturer_only(codes.normalise_code(code), key)
+
     def bring_back(self, code: str, key: str) -> int:
         code = codes.normalise_code(code)
         return self._run("bring_back", code, _key_arg(key))

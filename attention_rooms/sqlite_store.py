@@ -144,6 +144,11 @@ class SqliteStore(Store):
             self._touch(db, code, True)
             return self._live(db, code, "view_version")[0]
 
+    def check_lecturer(self, code: str, key: str) -> None:
+        code = codes.normalise_code(code)
+        with self._read() as db:
+            self._lecturer(db, code, key)
+
     def bring_back(self, code: str, key: str) -> int:
         code = codes.normalise_code(code)
         with self._write() as db:

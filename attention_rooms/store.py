@@ -65,6 +65,11 @@ class Store(abc.ABC):
         """Store the lecturer's view (opaque text, at most MAX_VIEW_BYTES); returns the new view_version."""
 
     @abc.abstractmethod
+    def check_lecturer(self, code: str, key: str) -> None:
+        """Nothing when ``key`` is the lecturer key of the live room ``code``; NotLecturerError (NoSuchClassError)
+        otherwise. Changes nothing: how an app takes a class back after a reload."""
+
+    @abc.abstractmethod
     def bring_back(self, code: str, key: str) -> int:
         """Ask every follower back to the lecturer's view; returns the new bring_back generation."""
 

@@ -380,6 +380,8 @@ class ClassSeat:
     view_version: int = -1  # Room.view_version last applied (student) or published (lecturer)
     bring_back: int = -1  # Room.bring_back generation last obeyed
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied
+    name: str = ""  # the room's name as the lecturer gave it (user text: shown through plain())
+    notice: str = ""  # what the class section says once about the last thing that happened (a break-away ...)
 
     @property
     def lecturer(self) -> bool:
@@ -406,6 +408,7 @@ class Session:
     link: LinkMemo | None = None
     link_tables: dict[str, TableMemo] = field(default_factory=dict)  # lab table name -> its part of the link
     upload_error: str = ""  # why the last uploaded view was refused
+    class_error: str = ""  # why the last class action (start, join, take back) was refused
     goto: str = ""  # a page a callback asked to open (frame.run switches to it before any page runs)
     csv_errors: dict[str, str] = field(default_factory=dict)  # editor key prefix + table -> why its CSV was refused
     lesson_playing: bool = False  # the learning lesson's replay runs on a timer

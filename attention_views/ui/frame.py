@@ -16,12 +16,13 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.navigation.page import StreamlitPage
 
 import attention_core as ac
+from attention_rooms.links import CLASS_PARAM
 from attention_views.pure import links, theme
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
-from attention_views.ui import session
+from attention_views.ui import classroom, session
 from attention_views.ui.controls import bound, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
@@ -31,6 +32,7 @@ REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open stat
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
 MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's head (listed while the lab holds one)
 LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
+ADDRESS_KEYS = (*LINK_KEYS, CLASS_PARAM)  # the address bar's: the view's link and the live class's code
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
@@ -115,11 +117,17 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
 def run(page: StreamlitPage) -> None:
     """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
     s = start(page.url_path or "home")
+    classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page runs
     if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
         target, s.goto = s.goto, ""
         st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
     slot = sidebar(s)
+    place = classroom.section(s)
+    top = classroom.banner(s)
     page.run()
+    classroom.after_page(s)
+    classroom.fill_banner(s, top)
+    classroom.fill_section(s, place, replace_lab)
     finish(s, slot)
 
 
@@ -145,6 +153,7 @@ def start(page: str) -> Session:
     s.opened_lesson = ""
     if s.bare and page in LESSON_SCENARIOS:
         open_lesson(s, LESSON_SCENARIOS[page])
+    classroom.join_from_link(s)
     return s
 
 
@@ -282,7 +291,9 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
     token, openable = link_token(s)  # a link the app makes, the app opens
     if token is not None:
         params["state"] = token
-    if {k: st.query_params.get(k) for k in LINK_KEYS} != {k: params.get(k) for k in LINK_KEYS}:
+    if s.seat is not None:  # the class's code, never its lecturer key
+        params[CLASS_PARAM] = s.seat.code
+    if {k: st.query_params.get(k) for k in ADDRESS_KEYS} != {k: params.get(k) for k in ADDRESS_KEYS}:
         st.query_params.from_dict(params)
     if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
         with slot:

@@ -420,3 +420,18 @@ def test_a_room_expires_ttl_after_its_last_write(store, room, clock):
         store.set_view(code, key, "v")
     with pytest.raises(NoSuchClassError):
         store.answer(code, 1, "ann", 0.5)
+
+
+@pytest.mark.parametrize("bad_key", [None, "", "student", "other room's key", "key with a typo"])
+def test_check_lecturer_accepts_only_the_room_key_and_changes_nothing(store, room, bad_key):
+    code, key = room
+    other_room, other_key = store.create_room()
+    wrong = {"other room's key": other_key, "key with a typo": key[:-1] + ("A" if key[-1] != "A" else "B")}
+    before = store.room(code)
+    with pytest.raises(NotLecturerError, match="Only the lecturer"):
+        store.check_lecturer(code, wrong.get(bad_key, bad_key))
+    store.check_lecturer(format_code(code).lower(), key)  # a typed code, normalised
+    assert store.room(code) == before  # neither the check nor the refusal is a write (last_active unchanged)
+    store.close(code, key)
+    with pytest.raises(NoSuchClassError):
+        store.check_lecturer(code, key)

@@ -1,0 +1,421 @@
+"""The live class around every page: the sidebar's "Live class" section, following the lecturer, the signal.
+
+frame.run calls, in this order: :func:`join_from_link` and :func:`follow` (in frame.start, before the page: a
+student on ``?class=CODE`` joins; a following student takes the lecturer's view when the room moved),
+:func:`section` (the sidebar's place for the class, and the signal a student's page watches), the page, then
+:func:`after_page` (the lecturer publishes a changed view; a following student who changed the view breaks
+away) and :func:`fill_section` (the class controls, drawn after the page so they say what the page did).
+
+The signal: a student's page holds :data:`signal`, a small component that fetches the static file
+``static/class/<CODE>.json`` about once a second and reruns the app only when the room's version there is
+newer than the one Python gave it. The file is written by this process's :class:`Watcher` thread from the
+store's version (docs/classroom.md, "Running a class"); polling a static file costs the server no script run.
+
+Only a seat holding the lecturer key publishes, brings back or ends a class; the key is never written to the
+address bar or a link (the address bar holds ``?class=CODE``, the student link).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import streamlit as st
+
+from attention_rooms import NoSuchClassError, RoomError, Store, format_code, new_student_id, normalise_code
+from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
+from attention_views.pure import links
+from attention_views.pure.formats import message, plain
+from attention_views.pure.lab import ClassSeat, Lab, Session
+from attention_views.pure.navigation import PAGES
+from attention_views.ui.class_store import store
+from attention_views.ui.controls import projector
+from attention_views.ui.sections import model_runs
+
+STATIC = Path(__file__).resolve().parents[2] / "static" / "class"  # Streamlit serves static/ as /app/static/
+WATCH_EVERY_S = 0.5  # the watcher reads the version of every room followed in this process this often
+POLL_MS = 1_000  # a student's page fetches its room's file this often
+ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
+LOG = logging.getLogger(__name__)
+ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
+
+SIGNAL_JS = """
+export default function ({ parentElement, data, setTriggerValue }) {
+  // Called again with new data on every run, on the same element: the state lives on the element.
+  const host = parentElement.host || parentElement;
+  const state = host.labClass || (host.labClass = { asked: null, timer: null });
+  state.data = data;
+  if (state.timer !== null) return;
+  const poll = async () => {
+    if (!host.isConnected) { clearInterval(state.timer); state.timer = null; return; }
+    try {
+      const reply = await fetch(state.data.url, { cache: "no-store" });
+      if (!reply.ok) return;
+      const seen = await reply.json();
+      const moved = seen.version === -1 || seen.version > state.data.version;
+      if (moved && seen.version !== state.asked) {
+        state.asked = seen.version;
+        setTriggerValue("moved", seen.version);
+      }
+    } catch (e) {
+      // no file yet, or a half-open connection: the next poll tries again
+    }
+  };
+  state.timer = setInterval(poll, state.data.every_ms);
+}
+"""
+signal = st.components.v2.component("attention_lab_class_signal", js=SIGNAL_JS, isolate_styles=False)
+
+_CSS = """<style>
+.st-key-sidebar_class_code p { font-size: 2.2rem; font-weight: 700; letter-spacing: 0.08em; line-height: 1.2; }
+.st-key-class_big_code p { font-size: 5rem; font-weight: 800; letter-spacing: 0.1em; text-align: center; }
+</style>"""
+
+
+# -- the signal's file -------------------------------------------------------------------------------------------
+
+
+class Watcher:
+    """Writes ``<folder>/<CODE>.json`` (``{"version": n}``, -1 once the room is gone) whenever the store's version
+    of a room watched in this process changes. ``codes`` is only a cache of which rooms to look at (the store holds
+    the truth), so every process's watcher writes the same file, and the file follows a Redis store across
+    machines. The write is atomic (a temporary file, then os.replace): a page never reads half a file."""
+
+    def __init__(self, source: Store, folder: Path) -> None:
+        self.store, self.folder = source, folder
+        self.written: dict[str, int | None] = {}  # code -> the version in its file (None: not written yet)
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+
+    def watch(self, code: str) -> None:
+        with self.lock:
+            self.written.setdefault(code, None)
+
+    def tick(self) -> None:
+        """One look at every watched room: its file is written when its version moved; a gone room is dropped."""
+        with self.lock:
+            watched = list(self.written.items())
+        for code, written in watched:
+            try:
+                version = self.store.version(code)
+            except NoSuchClassError:
+                version = ENDED
+            if version != written:
+                self.write(code, version)
+            with self.lock:
+                if version == ENDED:
+                    self.written.pop(code, None)
+                else:
+                    self.written[code] = version
+
+    def write(self, code: str, version: int) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        temporary = self.folder / f".{code}.{os.getpid()}.{threading.get_ident()}.tmp"
+        temporary.write_text(json.dumps({"version": version}), encoding="utf-8")
+        os.replace(temporary, self.folder / f"{code}.json")
+
+    def run(self) -> None:
+        """Tick until stopped (a daemon thread); a failing look (the store unreachable) is logged and tried again."""
+        while not self.stopped.wait(WATCH_EVERY_S):
+            try:
+                self.tick()
+            except Exception:  # noqa: BLE001 (a thread that dies would silently stop every class in the process)
+                LOG.exception("the class watcher could not read the store; trying again")
+
+
+@st.cache_resource
+def watcher() -> Watcher:
+    """This process's watcher, its thread started once."""
+    made = Watcher(store(), STATIC)
+    threading.Thread(target=made.run, name="class-watcher", daemon=True).start()
+    return made
+
+
+def signal_url(code: str) -> str:
+    """Where the browser fetches the room's file: Streamlit's static folder under the app's base path."""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"{'/' + base if base else ''}/app/static/class/{code}.json"
+
+
+# -- following ---------------------------------------------------------------------------------------------------
+
+
+def view_payload(lab: Lab, page: str) -> str:
+    """The view a class shares: the lab (tables, controls, the real model's input) and the page, as the JSON a
+    saved view holds; projector mode is each screen's own, so it is never part of it."""
+    return links.to_json(replace(lab, projector=False), page)
+
+
+def join_from_link(s: Session) -> None:
+    """Join the class of ``?class=CODE`` as a student, unless this session sits in it already; a code of no class
+    says so and the app opens normally."""
+    asked = st.query_params.get(CLASS_PARAM)
+    if not asked or (s.seat is not None and s.seat.code == _normalised(asked)):
+        return
+    try:
+        _join(s, asked)
+    except RoomError as err:
+        st.warning(f"{plain(message(str(err)))} The app opens without a class.")
+
+
+def _normalised(code: str) -> str | None:
+    try:
+        return normalise_code(code)
+    except NoSuchClassError:
+        return None
+
+
+def _join(s: Session, code: str) -> None:
+    room = store().room(code)
+    s.seat = ClassSeat(room.code, student_id=new_student_id(), name=room.name)
+    s.class_error = ""
+
+
+def follow(s: Session, replace_lab: ReplaceLab) -> None:
+    """A student's look at the room (one version read; more only when it moved): a new view is applied while
+    following; "Bring everyone back" makes them follow again. The class gone, the seat is given up."""
+    seat = s.seat
+    if seat is None or seat.lecturer:
+        return
+    try:
+        if store().version(seat.code) == seat.version:
+            return
+        room = store().room(seat.code)
+        seat.version = room.version
+        brought_back = room.bring_back != seat.bring_back
+        if brought_back:
+            seat.following, seat.bring_back = True, room.bring_back
+        if seat.following and (room.view_version != seat.view_version or brought_back):
+            seat.view_version, payload = store().view(seat.code)
+            if payload:
+                _apply(s, payload, replace_lab)
+    except NoSuchClassError:
+        _leave(s, "The class has ended; the app goes on without it.")
+
+
+def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> None:
+    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page."""
+    try:
+        lab, page = links.from_json(payload, model_runs.head_lab)
+    except links.ShareError as err:
+        s.seat.notice = f"The lecturer's view could not be opened: {err}."
+        return
+    lab.projector = s.lab.projector
+    replace_lab(lab)
+    s.seat.published = view_payload(lab, page)
+    if page in PAGES and page != s.page:
+        st.switch_page(f"pages/{page}.py", query_params={"scenario": lab.scenario, CLASS_PARAM: s.seat.code})
+
+
+def after_page(s: Session) -> None:
+    """After the page: the lecturer publishes the view when it changed; a following student whose view is no
+    longer the lecturer's (an edit, another page) breaks away, and is told so."""
+    seat = s.seat
+    if seat is None:
+        return
+    if not (seat.lecturer or seat.following) or (not seat.lecturer and not seat.published):
+        return
+    payload = view_payload(s.lab, s.page)
+    if payload == seat.published:
+        return
+    if not seat.lecturer:
+        seat.following = False
+        seat.notice = "You changed the view, so you left the lecturer's: this copy is yours. Rejoin to follow again."
+        return
+    try:
+        seat.view_version = store().set_view(seat.code, seat.lecturer_key, payload)
+        seat.published = payload
+    except NoSuchClassError:
+        _leave(s, "The class has ended (it expired or was ended elsewhere).")
+    except RoomError as err:
+        seat.notice = f"The students did not get this view: {err}"
+
+
+# -- the sidebar -------------------------------------------------------------------------------------------------
+
+
+def section(s: Session):
+    """The sidebar's place for the class (filled by :func:`fill_section` after the page), holding a student's
+    signal. Drawn before the page, so a page that stops early still keeps the signal."""
+    place = st.sidebar.container(key="sidebar_class")
+    seat = s.seat
+    if seat is not None and not seat.lecturer:
+        watcher().watch(seat.code)
+        with place:
+            data = {"url": signal_url(seat.code), "version": seat.version, "every_ms": POLL_MS}
+            signal(key="class_signal", data=data, height=0, on_moved_change=lambda: None)
+    return place
+
+
+def fill_section(s: Session, place, replace_lab: ReplaceLab) -> None:
+    """The class controls: start, join, take back (no class); the code, link and QR code and the lecturer's
+    buttons (lecturer); following, breaking away, rejoining (student)."""
+    with place:
+        if s.seat is None:
+            _no_class(s, replace_lab)
+        elif s.seat.lecturer:
+            st.html(_CSS)
+            _lecturer(s, s.seat)
+        else:
+            _student(s, s.seat)
+
+
+def _no_class(s: Session, replace_lab: ReplaceLab) -> None:
+    with st.expander("Live class", icon=":material/groups:", expanded=bool(s.class_error)):
+        if s.class_error:
+            st.error(plain(s.class_error), icon="⚠️")
+        st.text_input("Class name (optional)", key="sidebar_class_name", max_chars=100)
+        st.button("Start a class", key="sidebar_class_start", on_click=_on_start, args=(s,), width="stretch")
+        st.text_input("Class code", key="sidebar_class_join_code", placeholder="K7P-2QX")
+        st.button("Join a class", key="sidebar_class_join", on_click=_on_join, args=(s,), width="stretch")
+        st.caption("Your class, after a reload of this page:")
+        st.text_input("Code of your class", key="sidebar_class_back_code")
+        st.text_input("Your lecturer key", key="sidebar_class_back_key", type="password")
+        st.button(
+            "Take a class back",
+            key="sidebar_class_back",
+            on_click=_on_take_back,
+            args=(s, replace_lab),
+            width="stretch",
+        )
+
+
+def _lecturer(s: Session, seat: ClassSeat) -> None:
+    link = student_link((st.context.url or "").split("?")[0], seat.code)
+    with st.container(border=True):
+        st.markdown(f"**Live class{': ' + plain(seat.name) if seat.name else ''}** (you lead it)")
+        with st.container(key="sidebar_class_code"):
+            st.markdown(format_code(seat.code))  # the code: only CODE_ALPHABET characters and a dash
+        st.caption("Students open the link, scan the QR code, or type the code under Live class.")
+        st.code(link, language=None, wrap_lines=True)
+        st.image(qr_svg(link), width="stretch" if projector() else 200)
+        if st.button("Show the code to the room", key="sidebar_class_show"):
+            _show_code(seat, link)  # a dialog opens from the script run, not from a callback
+        _notice(seat)
+        st.button("Bring everyone back", key="sidebar_class_bring", on_click=_on_bring_back, args=(s,))
+        st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
+        with st.expander("Your lecturer key", icon=":material/key:"):
+            st.caption("Keep it to take the class back after a reload. Never show it: it lets anyone lead the class.")
+            st.code(seat.lecturer_key, language=None)
+
+
+def _student(s: Session, seat: ClassSeat) -> None:
+    with st.container(border=True):
+        name = f": {plain(seat.name)}" if seat.name else ""
+        st.markdown(f"**Live class {format_code(seat.code)}{name}**")
+        _notice(seat)
+        if seat.following:
+            st.success("Following the lecturer", icon=":material/sync:")
+            st.button("Break away (try it yourself)", key="sidebar_class_break", on_click=_on_break, args=(seat,))
+        else:
+            st.info("On your own copy", icon=":material/edit:")
+            st.button("Rejoin", key="sidebar_class_rejoin", on_click=_on_rejoin, args=(seat,), type="primary")
+        st.button("Leave the class", key="sidebar_class_leave", on_click=_leave, args=(s, ""))
+
+
+def _notice(seat: ClassSeat) -> None:
+    if seat.notice:
+        st.warning(plain(seat.notice), icon=":material/info:")
+
+
+def banner(s: Session):
+    """Above the page, a student's place for the break-away notice and Rejoin (filled by :func:`fill_banner` after
+    the page, which may have broken away); None outside a class or for the lecturer."""
+    seat = s.seat
+    return st.empty() if seat is not None and not seat.lecturer else None
+
+
+def fill_banner(s: Session, place) -> None:
+    seat = s.seat
+    if place is not None and seat is not None and not seat.following:
+        with place.container(horizontal=True, key="class_banner"):
+            st.info(plain(seat.notice or "You are on your own copy, not the lecturer's view."), icon=":material/edit:")
+            st.button("Rejoin", key="class_rejoin", on_click=_on_rejoin, args=(seat,), type="primary")
+
+
+@st.dialog("Join the class", width="large")
+def _show_code(seat: ClassSeat, link: str) -> None:
+    with st.container(key="class_big_code"):
+        st.markdown(format_code(seat.code))
+    st.html(_CSS)
+    st.image(qr_svg(link), width="stretch")
+    st.code(link, language=None, wrap_lines=True)
+
+
+# -- the callbacks -----------------------------------------------------------------------------------------------
+
+
+def _on_start(s: Session) -> None:
+    try:
+        room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
+    except RoomError as err:
+        s.class_error = str(err)
+        return
+    s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name), ""
+
+
+def _on_join(s: Session) -> None:
+    try:
+        _join(s, st.session_state.get("sidebar_class_join_code", ""))
+    except RoomError as err:
+        s.class_error = str(err)
+
+
+def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
+    """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
+    this session's, so the students see no change."""
+    code, key = st.session_state.get("sidebar_class_back_code", ""), st.session_state.get("sidebar_class_back_key", "")
+    try:
+        store().check_lecturer(code, key)
+        room = store().room(code)
+        view_version, payload = store().view(room.code)
+    except RoomError as err:
+        s.class_error = f"The class was not taken back: {err}"
+        return
+    s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
+    st.session_state["sidebar_class_back_key"] = ""  # the key stays in no widget
+    if payload:
+        lab, page = links.from_json(payload, model_runs.head_lab)
+        lab.projector = s.lab.projector
+        replace_lab(lab)
+        s.seat.published = view_payload(lab, page)
+        if page in PAGES:
+            s.goto = page
+
+
+def _on_bring_back(s: Session) -> None:
+    try:
+        store().bring_back(s.seat.code, s.seat.lecturer_key)
+        s.seat.notice = "Everyone is back on your view."
+    except RoomError as err:
+        s.seat.notice = str(err)
+
+
+def _on_end(s: Session) -> None:
+    try:
+        store().close(s.seat.code, s.seat.lecturer_key)
+    except NoSuchClassError:
+        pass  # ended already (expired): leaving is all there is to do
+    except RoomError as err:
+        s.seat.notice = str(err)
+        return
+    _leave(s, "")
+
+
+def _on_break(seat: ClassSeat) -> None:
+    seat.following, seat.notice = False, "You broke away: this copy is yours. Rejoin to follow the lecturer again."
+
+
+def _on_rejoin(seat: ClassSeat) -> None:
+    """Follow again: the next run takes the lecturer's current view (and page)."""
+    seat.following, seat.notice, seat.version, seat.view_version = True, "", -1, -1
+
+
+def _leave(s: Session, why: str) -> None:
+    s.seat, s.class_error = None, why
+    st.query_params.pop(CLASS_PARAM, None)

@@ -1,0 +1,229 @@
+"""A live class in the app (docs/classroom.md): a lecturer session starts a class, student sessions open its link
+and follow the lecturer's edits, break away, rejoin, are brought back; only the lecturer key leads a class.
+
+Every session here is an AppTest of app.py; they share this process's class store (a fresh SQLite file per test)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, open_page, plotly_figures
+from streamlit.testing.v1 import AppTest
+
+from attention_rooms.codes import format_code
+from attention_views.ui import class_store, classroom
+from tests.hostile_text import HOSTILE, MARKUP, markup_problems, read_texts
+
+START, JOIN, BACK = "sidebar_class_start", "sidebar_class_join", "sidebar_class_back"
+LECTURER_BUTTONS = ("sidebar_class_bring", "sidebar_class_end", "sidebar_class_show")
+
+
+@pytest.fixture(autouse=True)
+def class_store_in(tmp_path, monkeypatch):
+    """A store of its own (SQLite under tmp_path) and signal files under tmp_path, for every test."""
+    monkeypatch.setenv("LAB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("LAB_STORE", raising=False)
+    monkeypatch.setattr(classroom, "STATIC", tmp_path / "static")
+    class_store.store.clear()
+    classroom.watcher.clear()
+    yield
+    classroom.watcher().stopped.set()
+    classroom.watcher.clear()
+    class_store.store.clear()
+
+
+def start_class(page: str = "playground", scenario: str = "emma-friend", name: str = "") -> AppTest:
+    at = open_page(page, scenario)
+    if name:
+        at.sidebar.text_input(key="sidebar_class_name").input(name)
+    at.sidebar.button(key=START).click().run()
+    assert_clean(at)
+    return at
+
+
+def seat(at: AppTest):
+    return at.session_state["session"].seat
+
+
+def student(code: str, page: str = "home") -> AppTest:
+    """A new session opened on the student link (``?class=CODE``)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(f"pages/{page}.py")
+    at.query_params["class"] = code
+    return run(at)
+
+
+def run(at: AppTest) -> AppTest:
+    """Run ``at`` as the browser would: after an st.switch_page the browser's next run is on the new page (AppTest
+    would run the page it was last told to)."""
+    at.run()
+    page = at.session_state["session"].page
+    at.switch_page(f"pages/{page}.py")
+    return at
+
+
+def params(at: AppTest) -> dict[str, str]:
+    return {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+
+
+def lab(at: AppTest):
+    return at.session_state["session"].lab
+
+
+def same_tables(a: AppTest, b: AppTest) -> bool:
+    return lab(a).tables.keys() == lab(b).tables.keys() and all(
+        lab(a).tables[n].equals(lab(b).tables[n]) for n in lab(a).tables
+    )
+
+
+def button_keys(at: AppTest) -> set[str]:
+    return {b.key for b in at.button}
+
+
+def test_starting_a_class_shows_the_code_the_link_and_qr_code_and_keeps_the_key_out_of_the_address_bar():
+    at = start_class()
+    code, key = seat(at).code, seat(at).lecturer_key
+    assert seat(at).lecturer and len(key) >= 32
+    assert format_code(code) in [m.value for m in at.sidebar.markdown]
+    link = [c.value for c in at.sidebar.code if "class=" in c.value]
+    assert link and link[0].endswith(f"?class={code}")
+    assert len(at.sidebar.get("image")) == 1  # the QR code
+    assert params(at)["class"] == code
+    assert not any(key in v for v in params(at).values()), "the lecturer key must never be in the address bar"
+    assert not any(key in c.value for c in at.sidebar.code if "class=" in c.value)
+    at.slider(key="playground_temperature").set_value(2.0).run()
+    assert not any(key in v for v in params(at).values())
+    assert set(LECTURER_BUTTONS) <= button_keys(at)
+
+
+def test_a_student_on_the_link_follows_a_cell_edit_a_control_and_a_page_switch():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    assert_clean(pupil)
+    assert seat(pupil).following and not seat(pupil).lecturer
+    assert pupil.session_state["session"].page == "playground"  # the lecturer's page, opened on joining
+    edit_cells(lecturer, editor_key(lecturer, "playground", "K"), {0: {"Pers": 5.0}})
+    assert not same_tables(pupil, lecturer)
+    run(pupil)
+    assert_clean(pupil)
+    assert lab(pupil).tables["K"].at[0, "Pers"] == 5.0 and same_tables(pupil, lecturer)
+    assert np.array_equal(plotly_figures(pupil)[0]["data"][0]["z"], plotly_figures(lecturer)[0]["data"][0]["z"])
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    run(pupil)
+    assert lab(pupil).temperature == 2.0
+    assert pupil.slider(key="playground_temperature").value == 2.0
+    lecturer.switch_page("pages/step_by_step.py").run()
+    assert_clean(lecturer)
+    run(pupil)
+    assert_clean(pupil)
+    assert pupil.session_state["session"].page == "step_by_step" and seat(pupil).following
+    assert same_tables(pupil, lecturer)
+
+
+def test_the_lecturers_projector_mode_is_not_forced_on_the_students():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    version = seat(pupil).version
+    lecturer.sidebar.toggle(key="sidebar_projector").set_value(True).run()
+    lecturer.slider(key="playground_temperature").set_value(0.5).run()
+    run(pupil)
+    assert lab(lecturer).projector and not lab(pupil).projector
+    assert lab(pupil).temperature == 0.5 and seat(pupil).version > version and seat(pupil).following
+
+
+def test_a_student_who_edits_breaks_away_and_rejoin_takes_the_lecturers_view():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    edit_cells(pupil, editor_key(pupil, "playground", "Q"), {0: {"Pers": 9.0}})
+    assert not seat(pupil).following
+    assert any("Rejoin" in b.label for b in pupil.main.button), "the break-away notice offers Rejoin on the page"
+    lecturer.slider(key="playground_temperature").set_value(3.0).run()
+    run(pupil)
+    assert lab(pupil).temperature == 1.0 and lab(pupil).tables["Q"].at[0, "Pers"] == 9.0  # their own copy
+    pupil.button(key="class_rejoin").click()
+    run(pupil)
+    assert_clean(pupil)
+    assert seat(pupil).following and lab(pupil).temperature == 3.0 and same_tables(pupil, lecturer)
+    run(pupil)
+    assert seat(pupil).following  # following again, not broken away by taking the view
+
+
+def test_bring_everyone_back_returns_a_student_who_broke_away():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    pupil.sidebar.button(key="sidebar_class_break").click()
+    run(pupil)
+    assert not seat(pupil).following
+    pupil.switch_page("pages/scaling.py").run()
+    assert not seat(pupil).following
+    lecturer.sidebar.button(key="sidebar_class_bring").click().run()
+    run(pupil)
+    assert_clean(pupil)
+    assert seat(pupil).following and pupil.session_state["session"].page == "playground"
+
+
+@pytest.mark.parametrize("code", ["ZZZZZZ", "not a code", "[x](http://evil.example)"])
+def test_a_code_of_no_class_says_so_and_the_app_opens_normally(code):
+    pupil = student(code, page="playground")
+    assert_clean(pupil)
+    assert seat(pupil) is None and "class" not in params(pupil)
+    warnings = [w.value for w in pupil.warning]
+    assert any("not a class code" in w or "There is no class" in w for w in warnings), warnings
+    assert not markup_problems(pupil)
+    assert plotly_figures(pupil)  # the page itself
+
+
+def test_a_typed_code_joins_and_leaving_ends_following():
+    lecturer = start_class()
+    at = open_page("home")
+    at.sidebar.text_input(key="sidebar_class_join_code").input(format_code(seat(lecturer).code).lower())
+    at.sidebar.button(key=JOIN).click()
+    run(at)
+    assert seat(at).code == seat(lecturer).code and at.session_state["session"].page == "playground"
+    at.sidebar.button(key="sidebar_class_leave").click().run()
+    assert seat(at) is None and "class" not in params(at)
+    at.run()
+    assert seat(at) is None  # not joined again from a stale address bar
+
+
+def test_a_forged_key_is_refused_and_the_right_one_takes_the_class_back():
+    lecturer = start_class()
+    code, key = seat(lecturer).code, seat(lecturer).lecturer_key
+    reloaded = student(code)  # the lecturer's tab reloaded: the address bar holds only the code
+    assert not seat(reloaded).lecturer
+    for forged in ("", "student", key[:-1] + ("A" if key[-1] != "A" else "B")):
+        reloaded.sidebar.button(key="sidebar_class_leave").click().run()
+        reloaded.sidebar.text_input(key="sidebar_class_back_code").input(code)
+        reloaded.sidebar.text_input(key="sidebar_class_back_key").input(forged)
+        reloaded.sidebar.button(key=BACK).click().run()
+        assert seat(reloaded) is None or not seat(reloaded).lecturer
+        assert any("Only the lecturer" in e.value for e in reloaded.sidebar.error)
+        assert not set(LECTURER_BUTTONS) & button_keys(reloaded)
+        reloaded = student(code)
+    reloaded.sidebar.button(key="sidebar_class_leave").click().run()
+    reloaded.sidebar.text_input(key="sidebar_class_back_code").input(format_code(code))
+    reloaded.sidebar.text_input(key="sidebar_class_back_key").input(key)
+    reloaded.sidebar.button(key=BACK).click()
+    run(reloaded)
+    assert_clean(reloaded)
+    assert seat(reloaded).lecturer and set(LECTURER_BUTTONS) <= button_keys(reloaded)
+    assert reloaded.session_state["sidebar_class_back_key"] == ""  # the key is kept in no widget
+    assert not any(key in v for v in params(reloaded).values())
+
+
+def test_a_student_never_gets_the_lecturer_controls_or_key():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    assert not set(LECTURER_BUTTONS) & button_keys(pupil)
+    assert seat(pupil).lecturer_key == "" and seat(pupil).student_id
+    texts = [c.value for c in pupil.get("code")] + [m.value for m in pupil.markdown]
+    assert not any(seat(lecturer).lecturer_key in t for t in texts)
+
+
+@pytest.mark.parametrize("name", [h for h in HOSTILE if h in MARKUP])
+def test_a_hostile_class_name_is_shown_literally_to_the_lecturer_and_the_students(name):
+    lecturer = start_class(name=name)
+    pupil = student(seat(lecturer).code)
+    for at in (lecturer, pupil):
+        assert not markup_problems(at), markup_problems(at)
+        assert any(name in t for t in read_texts(at)), f"{name!r} is not shown as typed"
