@@ -134,7 +134,6 @@ def _student(seat: ClassSeat, q: Question) -> None:
             store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_answer_key(q)))
         except RoomError as err:
             st.error(plain(err), icon="⚠️")
-            q = _latest(seat) or q  # refused after a reveal: show the revealed question
     mine = store().my_answer(seat.code, q.id, seat.student_id)
     if q.revealed:
         _result(seat, q, mine)

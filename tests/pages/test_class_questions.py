@@ -196,6 +196,10 @@ def test_an_empty_number_answer_is_refused_with_the_stores_message(room, store):
 
 def test_a_tie_is_refused_in_the_panel_and_nothing_is_asked(room, store):
     lecturer = seat(room, scenario="emma-friend")
+    tokens = ["Emma", "hates", "games", "but", "she", "is", "a", "great", "friend"]
+    assert lecturer.sidebar.selectbox(key="sidebar_class_ask_query").options == [
+        f"{i}: {t}" for i, t in enumerate(tokens)
+    ]
     lecturer.sidebar.selectbox(key="sidebar_class_ask_query").set_value(1)  # "hates": three keys at 0.24
     lecturer.sidebar.button(key="sidebar_class_ask").click().run()
     (err,) = lecturer.sidebar.error
@@ -258,3 +262,20 @@ def test_a_closed_class_shows_the_stores_message(room, store):
     assert [e.value for e in student.error] == [
         f"There is no class {room[0][:3]}-{room[0][3:]}: it may have ended. Check the code."
     ]
+
+
+def test_the_real_models_next_token_is_asked_and_answered_by_option(room, store):
+    lecturer = seat(room, page="real_model")
+    assert [o for o in lecturer.sidebar.selectbox(key="sidebar_class_ask_kind").options] == [
+        "What does the model predict next?"
+    ]
+    lecturer.sidebar.button(key="sidebar_class_ask").click().run()
+    assert not lecturer.exception and not lecturer.error
+    (q,) = store.questions(*room)
+    assert q.options[q.correct] == "' Mary'"  # the default sentence's answer (tests/views/test_askable.py checks it)
+    student = seat(room, student="s", page="real_model")
+    radio = student.radio(key="class_answer_1")
+    assert [unescape(o) for o in radio.options] == list(q.options) and radio.value is None
+    answer(student, 1, q.correct)
+    lecturer.run().button(key="class_reveal_1").click().run()
+    assert "Your answer: ' Mary', right." in [unescape(t) for t in texts(student.run())]
