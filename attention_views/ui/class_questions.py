@@ -16,7 +16,7 @@ import streamlit as st
 import attention_core as ac
 import attention_models as am
 from attention_rooms.errors import RoomError
-from attention_rooms.questions import Question, QuestionKind, Tally, is_right
+from attention_rooms.questions import Question, QuestionKind, is_right
 from attention_views.pure import askable, figures
 from attention_views.pure.askable import ASK_LABELS, Ask, AskError
 from attention_views.pure.formats import message, plain
@@ -185,28 +185,22 @@ def _lecturer(seat: ClassSeat, q: Question) -> None:
 
 @st.fragment(run_every=LIVE_EVERY_S)
 def _live_spread(code: str, key: str, q: Question, big: bool) -> None:
-    """How many answered and the spread, read again every LIVE_EVERY_S (this fragment only reruns)."""
+    """The spread, its title the count of answers, read again every LIVE_EVERY_S (this fragment only reruns)."""
     try:
         tally = store().tally(code, q.id, key)
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    st.markdown(f"**{_answered(tally)}**")
     chart(figures.answer_spread(tally, askable.option_names(q), projector=big), SPREAD)
 
 
-def _answered(tally: Tally) -> str:
-    return f"{tally.n_answers} answered so far" if tally.n_answers else "Nobody has answered yet"
-
-
 def _result(seat: ClassSeat, q: Question, mine: int | float | None) -> None:
-    """After the reveal, on every screen: the answer, the share right, this student's own answer, the spread."""
+    """After the reveal, on every screen: the answer, this student's own answer, the spread (its title: the count
+    and the share right)."""
     tally = store().tally(seat.code, q.id, seat.lecturer_key or None)
     right = plain(askable.answer_text(q, q.correct))
     within = f" (answers within {q.tolerance:g} count as right)" if q.kind is QuestionKind.NUMBER else ""
     st.markdown(f"**Answer: {right}**{within}")
-    if tally.n_answers:
-        st.markdown(f"**{tally.n_right} of {tally.n_answers} right ({tally.share_right:.0%})**")
     if not seat.lecturer:
         if mine is None:
             st.caption("You did not answer this question.")
