@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attention_rooms.errors import REVEALED
+from attention_rooms.errors import REVEALED, WRONG_KEY
 from attention_rooms.store import open_store
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
@@ -277,3 +277,25 @@ def test_the_real_models_next_token_is_asked_and_answered_by_option(room, store)
     answer(student, 1, q.correct)
     lecturer.run().button(key="class_reveal_1").click().run()
     assert "Your answer: ' Mary', right." in [unescape(t) for t in texts(student.run())]
+
+
+def test_a_table_that_does_not_parse_is_named_and_nothing_is_asked(room, store):
+    lecturer = seat(room)
+    lab = lecturer.session_state["session"].lab
+    q_table = lab.tables["Q"].copy()
+    q_table.iloc[1, 2] = "abc"
+    lab.tables["Q"] = q_table
+    lecturer.sidebar.button(key="sidebar_class_ask").click().run()
+    (err,) = lecturer.sidebar.error
+    assert "Q" in err.value and "abc" in unescape(err.value)
+    assert store.questions(*room) == []
+    assert not lecturer.exception
+
+
+def test_a_wrong_lecturer_key_asks_nothing_and_says_why(room, store):
+    code, _ = room
+    forged = seat((code, "not-the-key"))
+    forged.sidebar.button(key="sidebar_class_ask").click().run()
+    assert [e.value for e in forged.sidebar.error] == [WRONG_KEY]
+    assert store.questions(*room) == []
+    assert not forged.exception
