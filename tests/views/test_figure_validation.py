@@ -10,6 +10,7 @@ import plotly.io as pio
 import pytest
 
 import attention_core as ac
+from attention_rooms.questions import BIN_EDGES, QuestionKind, Tally
 from attention_views.pure import figures
 from attention_views.pure.figures import base
 from attention_views.ui import exercises
@@ -70,6 +71,19 @@ def _calls(n: int) -> dict[str, tuple]:
             {"title": "r"},
         ),
         "loss_curve": ("loss_curve", (np.arange(1, 6), np.linspace(2, 1, 5)), {"now": 3, "projector": True}),
+        "answer_spread": (
+            "answer_spread",
+            (Tally(1, QuestionKind.KEY, 2, (1,) + (0,) * (n - 2) + (1,), (), False, 0, 1, 0.5), toks),
+            {},
+        ),
+        "answer_spread revealed": (
+            "answer_spread",
+            (
+                Tally(2, QuestionKind.NUMBER, 3, (0,) * 9 + (3,), BIN_EDGES, True, 1.0, 3, 1.0),
+                [str(b) for b in range(10)],
+            ),
+            {"projector": True},
+        ),
     }
 
 

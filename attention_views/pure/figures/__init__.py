@@ -38,6 +38,7 @@ from attention_views.pure.figures.heatmaps import (
 from attention_views.pure.figures.interp import contribution_bars, lens_heatmap, residual_patching_heatmap
 from attention_views.pure.figures.learning import loss_curve
 from attention_views.pure.figures.scaling import saturation_vs_dk, variance_vs_dk
+from attention_views.pure.figures.spread import answer_spread
 from attention_views.pure.figures.vectors import rope_arrows, vector_arrows
 
 __all__ = [
@@ -58,6 +59,7 @@ __all__ = [
     "residual_patching_heatmap",
     "saturation_vs_dk",
     "variance_vs_dk",
+    "answer_spread",
     "vector_arrows",
     "rope_arrows",
     "KEY_AXIS_TITLE",

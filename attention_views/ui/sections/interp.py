@@ -19,9 +19,9 @@ import attention_models as am
 from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ModelView, PatchingResult
+from attention_views.pure.model_input import shown_token, text_ids
 from attention_views.ui.charts import chart, clicked_cell
 from attention_views.ui.sections.model_runs import load_model, model_run, scales_key
-from attention_views.ui.sections.real_model import shown_token, text_ids
 
 LENS_TOKENS = 64  # the logit lens reads at most this many positions (each one costs a pass through the output head)
 LENS_COLUMNS = 8  # positions shown at once: more, and a token no longer fits its cell

