@@ -33,6 +33,7 @@ from attention_views.pure import links
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
+from attention_views.ui import class_questions
 from attention_views.ui.class_store import store
 from attention_views.ui.controls import projector
 from attention_views.ui.sections import model_runs
@@ -299,6 +300,7 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
         _notice(seat)
         st.button("Bring everyone back", key="sidebar_class_bring", on_click=_on_bring_back, args=(s,))
         st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
+        class_questions.ask_panel(s)  # ask the room about the current view
         with st.expander("Your lecturer key", icon=":material/key:"):
             st.caption("Keep it to take the class back after a reload. Never show it: it lets anyone lead the class.")
             st.code(seat.lecturer_key, language=None)

@@ -22,7 +22,7 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
-from attention_views.ui import classroom, session
+from attention_views.ui import class_questions, classroom, session
 from attention_views.ui.controls import bound, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
@@ -124,6 +124,7 @@ def run(page: StreamlitPage) -> None:
     slot = sidebar(s)
     place = classroom.section(s)
     top = classroom.banner(s)
+    class_questions.question_banner(s)  # the class's open or revealed question, above the page
     page.run()
     classroom.after_page(s)
     classroom.fill_banner(s, top)
