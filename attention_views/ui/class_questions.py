@@ -11,7 +11,10 @@ boxes, ``plot_text`` in the figure).
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
 import attention_models as am
@@ -35,6 +38,7 @@ QUERY = "sidebar_class_ask_query"
 KEY = "sidebar_class_ask_key"
 ASK = "sidebar_class_ask"
 SPREAD = "class_spread"
+_SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
 
 
 def _answer_key(q: Question) -> str:
@@ -114,11 +118,13 @@ def question_banner(s: Session) -> None:
         if q is None:
             return
         with st.container(border=True, key="class_question"):
-            st.markdown(f"#### Question {q.id}: {plain(q.prompt)}")
-            if seat.lecturer:
-                _lecturer(seat, q)
-            else:
-                _student(seat, q)
+            words, side = st.columns([2, 3])  # the question and its controls beside the spread: one short row
+            with words:
+                st.markdown(f"#### Question {q.id}: {plain(q.prompt)}")
+                if seat.lecturer:
+                    _lecturer(seat, q, side)
+                else:
+                    _student(seat, q, side)
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
 
@@ -128,7 +134,10 @@ def _latest(seat: ClassSeat) -> Question | None:
     return asked[-1] if asked else None
 
 
-def _student(seat: ClassSeat, q: Question) -> None:
+def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    late = [k for k, sent in st.session_state.items() if _SENT_OLDER.fullmatch(str(k)) and sent and k != _send_key(q)]
+    if late:  # the form of a question the lecturer replaced before this answer arrived
+        st.warning("The lecturer asked a new question before your answer arrived; please answer this one.")
     if st.session_state.get(_send_key(q)):  # the answer form was sent: store it before drawing
         try:
             store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_answer_key(q)))
@@ -136,7 +145,7 @@ def _student(seat: ClassSeat, q: Question) -> None:
             st.error(plain(err), icon="⚠️")
     mine = store().my_answer(seat.code, q.id, seat.student_id)
     if q.revealed:
-        _result(seat, q, mine)
+        _result(seat, q, mine, side)
         return
     with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
         _answer_widget(q, mine)
@@ -171,13 +180,14 @@ def _answer_widget(q: Question, mine: int | float | None) -> None:
         st.radio("Your answer", options, index=mine, format_func=lambda i: plain(names[i]), horizontal=True, key=key)
 
 
-def _lecturer(seat: ClassSeat, q: Question) -> None:
+def _lecturer(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
     if q.revealed:
-        _result(seat, q, None)
+        _result(seat, q, None, side)
         return
     with st.expander("The answer (on your screen only; not shown to the class until you reveal it)"):
         st.markdown(plain(askable.answer_text(q, q.correct)))
-    _live_spread(seat.code, seat.lecturer_key, q, projector())
+    with side:
+        _live_spread(seat.code, seat.lecturer_key, q, projector())
     if st.button("Reveal the answer", key=_reveal_key(q), type="primary", icon=":material/visibility:"):
         store().reveal(seat.code, seat.lecturer_key, q.id)  # a refusal is shown by question_banner
         st.rerun()
@@ -194,7 +204,7 @@ def _live_spread(code: str, key: str, q: Question, big: bool) -> None:
     chart(figures.answer_spread(tally, askable.option_names(q), projector=big), SPREAD)
 
 
-def _result(seat: ClassSeat, q: Question, mine: int | float | None) -> None:
+def _result(seat: ClassSeat, q: Question, mine: int | float | None, side: DeltaGenerator) -> None:
     """After the reveal, on every screen: the answer, this student's own answer, the spread (its title: the count
     and the share right)."""
     tally = store().tally(seat.code, q.id, seat.lecturer_key or None)
@@ -207,4 +217,5 @@ def _result(seat: ClassSeat, q: Question, mine: int | float | None) -> None:
         else:
             verdict = "right" if is_right(q, mine) else "not right"
             st.markdown(f"Your answer: {plain(askable.answer_text(q, mine))}, {verdict}.")
-    chart(figures.answer_spread(tally, askable.option_names(q), projector=projector()), SPREAD)
+    with side:
+        chart(figures.answer_spread(tally, askable.option_names(q), projector=projector()), SPREAD)

@@ -299,3 +299,16 @@ def test_a_wrong_lecturer_key_asks_nothing_and_says_why(room, store):
     assert [e.value for e in forged.sidebar.error] == [WRONG_KEY]
     assert store.questions(*room) == []
     assert not forged.exception
+
+
+def test_an_answer_to_a_question_the_lecturer_replaced_is_not_lost_silently(room, store):
+    lecturer, student = seat(room), seat(room, student="s-late")
+    ask(lecturer, "top_key", 0)
+    student.run()
+    ask(lecturer, "top_key", 1)  # the student's screen still shows question 1's form
+    (widget,) = [w for kind in ANSWER_WIDGETS for w in student.get(kind) if w.key == "class_answer_1"]
+    widget.set_value(0)
+    student.button(key="class_send_1").click().run()
+    assert not student.exception
+    assert any("asked a new question before your answer arrived" in w.value for w in student.warning)
+    assert [b.key for b in student.button if b.key and b.key.startswith("class_send")] == ["class_send_2"]

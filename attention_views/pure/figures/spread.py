@@ -56,7 +56,11 @@ def answer_spread(tally: Tally, names: Sequence[str], *, projector: bool = False
     )
     top = max(1, int(counts.max()))
     layout = {
-        "xaxis": {"title": {"text": "answer"}, "range": [-0.5, counts.size - 0.5], **base.axis_ticks(labels)},
+        "xaxis": {
+            **base.bar_axis(labels, ""),  # the options name themselves; a title would sit on the upright labels
+            "tickangle": -90,
+            "automargin": True,
+        },  # upright: none overflows a side
         "yaxis": {
             "title": {"text": "answers"},
             "range": [0, top * 1.2],
@@ -77,4 +81,4 @@ def answer_spread(tally: Tally, names: Sequence[str], *, projector: bool = False
                 "name": "right",
             }
         ]
-    return base.finish_figure([bar], layout, spread_title(tally), s, height=360 if projector else 280)
+    return base.finish_figure([bar], layout, spread_title(tally), s, height=300 if projector else 240)
