@@ -3,10 +3,14 @@ the modern-attention lessons' (:mod:`attention_core.lessons`). Ids are stable: l
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
 from attention_core.errors import AttentionInputError
 from attention_core.lessons import LESSONS
 from attention_core.scenarios import SEEDS, Scenario
 
+T = TypeVar("T")
 _BUILDERS = {**SEEDS, **LESSONS}
 
 
@@ -17,6 +21,11 @@ def list_scenarios() -> list[str]:
 
 def load_scenario(scenario_id: str) -> Scenario:
     """A fresh Scenario for ``scenario_id`` (arrays are new copies on every call)."""
-    if scenario_id not in _BUILDERS:
-        raise AttentionInputError(f"unknown scenario {scenario_id!r}; choose one of {', '.join(_BUILDERS)}")
-    return _BUILDERS[scenario_id]()
+    return build(_BUILDERS, "scenario", scenario_id)
+
+
+def build(builders: Mapping[str, Callable[[], T]], kind: str, name: str) -> T:
+    """``builders[name]()``; an unknown ``name`` is refused with the names there are (``kind``: what they name)."""
+    if name not in builders:
+        raise AttentionInputError(f"unknown {kind} {name!r}; choose one of {', '.join(builders)}")
+    return builders[name]()

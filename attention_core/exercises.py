@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attention_core.attention import scaled_dot_product_attention
+from attention_core.catalogue import build
 from attention_core.errors import AttentionInputError, as_matrix, float_array
 
 EDIT_QK = "qk"  # the student edits Q and K, one row per token
@@ -379,6 +380,4 @@ def list_exercises() -> list[str]:
 
 def load_exercise(exercise_id: str) -> Exercise:
     """A fresh Exercise for ``exercise_id`` (its arrays are new copies on every call)."""
-    if exercise_id not in _BUILDERS:
-        raise AttentionInputError(f"unknown exercise {exercise_id!r}; choose one of {', '.join(_BUILDERS)}")
-    return _BUILDERS[exercise_id]()
+    return build(_BUILDERS, "exercise", exercise_id)

@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from attention_rooms import codes, questions
@@ -55,26 +55,25 @@ class SqliteStore(Store):
                 if statement.strip():
                     self._db.execute(statement)
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction: every check inside it sees the state it writes over."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def _read(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One read transaction: every read inside it sees one state of the store."""
+        return self._transaction("BEGIN")
+
+    @contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """A transaction opened by ``begin``, committed when the block ends, rolled back when it raises."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(begin)
             try:
                 yield self._db
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                yield self._db
-            finally:
-                self._db.execute("COMMIT")
 
     def _live(self, db: sqlite3.Connection, code: str, columns: str = ROOM_COLUMNS) -> tuple:
         row = db.execute(

@@ -41,16 +41,9 @@ SPREAD = "class_spread"
 _SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
 
 
-def _answer_key(q: Question) -> str:
-    return f"class_answer_{q.id}"
-
-
-def _send_key(q: Question) -> str:
-    return f"class_send_{q.id}"
-
-
-def _reveal_key(q: Question) -> str:
-    return f"class_reveal_{q.id}"
+def _key(part: str, q: Question) -> str:
+    """The widget key of a question's ``part`` ("answer", "send", "reveal"): each question's widgets are its own."""
+    return f"class_{part}_{q.id}"
 
 
 # ---------------------------------------------------------------- the lecturer's panel (sidebar)
@@ -135,12 +128,12 @@ def _latest(seat: ClassSeat) -> Question | None:
 
 
 def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
-    late = [k for k, sent in st.session_state.items() if _SENT_OLDER.fullmatch(str(k)) and sent and k != _send_key(q)]
-    if late:  # the form of a question the lecturer replaced before this answer arrived
+    sent = [k for k, v in st.session_state.items() if v and _SENT_OLDER.fullmatch(str(k))]
+    if set(sent) - {_key("send", q)}:  # the form of a question the lecturer replaced before this answer arrived
         st.warning("The lecturer asked a new question before your answer arrived; please answer this one.")
-    if st.session_state.get(_send_key(q)):  # the answer form was sent: store it before drawing
+    if st.session_state.get(_key("send", q)):  # the answer form was sent: store it before drawing
         try:
-            store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_answer_key(q)))
+            store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q)))
         except RoomError as err:
             st.error(plain(err), icon="⚠️")
     mine = store().my_answer(seat.code, q.id, seat.student_id)
@@ -149,7 +142,7 @@ def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
         return
     with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
         _answer_widget(q, mine)
-        st.form_submit_button("Change my answer" if mine is not None else "Answer", key=_send_key(q), type="primary")
+        st.form_submit_button("Change my answer" if mine is not None else "Answer", key=_key("send", q), type="primary")
     if mine is None:
         st.caption("Not answered yet.")
     else:
@@ -158,7 +151,7 @@ def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
 
 
 def _answer_widget(q: Question, mine: int | float | None) -> None:
-    key = _answer_key(q)
+    key = _key("answer", q)
     if q.kind is QuestionKind.NUMBER:
         st.number_input(
             "Your answer: a weight from 0 to 1",
@@ -188,7 +181,7 @@ def _lecturer(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
         st.markdown(plain(askable.answer_text(q, q.correct)))
     with side:
         _live_spread(seat.code, seat.lecturer_key, q, projector())
-    if st.button("Reveal the answer", key=_reveal_key(q), type="primary", icon=":material/visibility:"):
+    if st.button("Reveal the answer", key=_key("reveal", q), type="primary", icon=":material/visibility:"):
         store().reveal(seat.code, seat.lecturer_key, q.id)  # a refusal is shown by question_banner
         st.rerun()
 
