@@ -73,8 +73,11 @@ export default function ({ parentElement, data, setTriggerValue }) {
 signal = st.components.v2.component("attention_lab_class_signal", js=SIGNAL_JS, isolate_styles=False)
 
 _CSS = """<style>
-.st-key-sidebar_class_code p { font-size: 2.2rem; font-weight: 700; letter-spacing: 0.08em; line-height: 1.2; }
-.st-key-class_big_code p { font-size: 5rem; font-weight: 800; letter-spacing: 0.1em; text-align: center; }
+.st-key-sidebar_class_code p { font-size: 2.2rem !important; font-weight: 700; letter-spacing: 0.08em;
+  line-height: 1.2; }
+.st-key-class_big_code p { font-size: clamp(3rem, 8vw, 6rem) !important; font-weight: 800; letter-spacing: 0.1em;
+  line-height: 1.1; }
+.st-key-class_big_qr img { width: 100%; max-height: calc(100dvh - 10rem); object-fit: contain; }
 </style>"""
 
 
@@ -342,11 +345,17 @@ def fill_banner(s: Session, place) -> None:
 
 @st.dialog("Join the class", width="large")
 def _show_code(seat: ClassSeat, link: str) -> None:
-    with st.container(key="class_big_code"):
-        st.markdown(format_code(seat.code))
+    """The code, the link and the QR code side by side, the QR code as tall as the window leaves (CSS): one screen
+    a room can read from the back."""
     st.html(_CSS)
-    st.image(qr_svg(link), width="stretch")
-    st.code(link, language=None, wrap_lines=True)
+    words, picture = st.columns([2, 3], vertical_alignment="center")
+    with words:
+        with st.container(key="class_big_code"):
+            st.markdown(format_code(seat.code))
+        st.caption("Open the link, scan the QR code, or type the code under Live class in the sidebar.")
+        st.code(link, language=None, wrap_lines=True)
+    with picture, st.container(key="class_big_qr"):
+        st.image(qr_svg(link), width="stretch")
 
 
 # -- the callbacks -----------------------------------------------------------------------------------------------

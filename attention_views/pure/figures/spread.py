@@ -63,7 +63,7 @@ def answer_spread(tally: Tally, names: Sequence[str], *, projector: bool = False
         },  # upright: none overflows a side
         "yaxis": {
             "title": {"text": "answers"},
-            "range": [0, top * 1.2],
+            "range": [0, top * (1.5 if right is not None else 1.2)],  # room above the bars for the right one's note
             "tickformat": "d",
             **({"dtick": 1} if top <= 10 else {}),
         },
