@@ -358,9 +358,11 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
         stats.error(f"{missed} (edit, follower) pairs never shown")
     cores = (lt.cpu_seconds(pids) - cpu0) / (time.monotonic() - wall0)
 
-    idle_cpu0, idle0 = lt.cpu_seconds(pids), time.monotonic()
+    apps = [s.process.pid for s in box.processes] if box else pids  # without nginx
+    idle_cpu0, idle_apps0, idle0 = lt.cpu_seconds(pids), lt.cpu_seconds(apps), time.monotonic()
     await gather_errors(stats, [follow_until(f, stats, idle0 + args.idle, [], stop) for f in joined])
-    idle = (lt.cpu_seconds(pids) - idle_cpu0) / max(time.monotonic() - idle0, 1e-9) if args.idle else float("nan")
+    wall = max(time.monotonic() - idle0, 1e-9)
+    idle = ((lt.cpu_seconds(pids) - idle_cpu0) / wall, (lt.cpu_seconds(apps) - idle_apps0) / wall)
 
     result = {"code": code, "restart": False}
     if args.restart and box is not None:
@@ -410,7 +412,7 @@ def ms(values: list[float], q: int) -> float:
     return 1000 * lt.percentile(values, q)
 
 
-def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: float, cores: float) -> dict:
+def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float, float], cores: float) -> dict:
     return {
         "label": args.label,
         "mode": "class",
@@ -431,7 +433,8 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: float, core
         "signal_run_p50_ms": ms(stats.signal_runs, 50),
         "polls": stats.polls,
         "idle_s": args.idle,
-        "idle_cores": idle_cores,
+        "idle_cores": idle_cores[0],
+        "idle_cores_app_processes": idle_cores[1],
         "server_cores_join_follow": cores,
         "reconnect_from_healthy_p50_ms": ms(stats.reconnect_from_healthy, 50),
         "reconnect_from_healthy_p95_ms": ms(stats.reconnect_from_healthy, 95),
@@ -454,7 +457,8 @@ def print_table(r: dict) -> None:
         ("edit -> follower p50/p95/max", f"{r['follow_p50_ms']:.0f} / {r['follow_p95_ms']:.0f} / "
          f"{r['follow_max_ms']:.0f} ms over {r['follow_pairs']} (edit, follower) pairs"),
         ("a signal rerun p50", f"{r['signal_run_p50_ms']:.0f} ms (send -> finished); {r['polls']} polls"),
-        ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s (app processes and nginx)"),
+        ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
+         f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
     ]  # fmt: skip
     if r.get("restart"):
