@@ -363,6 +363,8 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     await gather_errors(stats, [follow_until(f, stats, idle0 + args.idle, [], stop) for f in joined])
     wall = max(time.monotonic() - idle0, 1e-9)
     idle = ((lt.cpu_seconds(pids) - idle_cpu0) / wall, (lt.cpu_seconds(apps) - idle_apps0) / wall)
+    if not args.idle:
+        idle = (float("nan"), float("nan"))  # no idle phase: no figure
 
     result = {"code": code, "restart": False}
     if args.restart and box is not None:
