@@ -6,6 +6,8 @@
     python benchmarks/load_test.py --sessions 60 --join-window 10 --think 5 --duration 60   # a class joining at once
     python benchmarks/load_test.py --page real_model --own-text --first-page-only --sessions 60 --join-window 10 \
         --duration 20 --solo 0   # a class opening the real-model page, each on a sentence of its own
+    python benchmarks/load_test.py --class-mode --processes 2 --sessions 100 --join-window 10 --restart
+        # a live class: a lecturer edits, 100 students follow (starts its own servers)
 
 Each student does what a browser tab does, in the same order as Streamlit 1.67's frontend:
 
@@ -34,6 +36,9 @@ Students arrive evenly over ``--ramp`` seconds, or, with ``--join-window N``, ea
 moment within N seconds, as a class opening a link the lecturer just shared. The *first page* is timed
 from a student's arrival (the first HTTP request) to the first run's ``script_finished``; *later*
 interactions from each change's send to its ``script_finished``. Both are reported as p50 / p95 / max.
+
+With ``--class-mode`` one lecturer and N students run a live class instead (``benchmarks/class_load.py`` says how
+and what it measures): the lecturer starts a class and edits, the students join by its link and follow.
 
 An ``exception`` element, a compile error, a refused or dropped connection, a missing widget or a
 timeout counts as an error. Loopback only: the target must be a 127.0.0.0/8 or localhost URL, and every
@@ -190,6 +195,21 @@ def next_state(widget: Widget, rng: random.Random) -> WidgetState:
     )
 
 
+SHOWN_FIELDS = {"slider": "value", "number_input": "value", "radio": "raw_value", "selectbox": "raw_value"}
+
+
+def keep_shown(new: Widget, old: Widget) -> None:
+    """A widget drawn again without ``set_value`` keeps the value the tab shows, as the frontend's widget state does;
+    with ``set_value`` (the script set it) the new value is shown."""
+    name = SHOWN_FIELDS.get(new.kind)
+    if name is None or new.proto.set_value or new.proto.id != old.proto.id:
+        return
+    if new.kind == "slider":
+        new.proto.value[:] = old.proto.value
+    elif old.proto.HasField(name):
+        setattr(new.proto, name, getattr(old.proto, name))
+
+
 # ---------------------------------------------------------------- each student's own sentence
 
 WORDS = (
@@ -252,6 +272,7 @@ class Student:
         self.widgets: dict[str, Widget] = {}
         self.page_hash = ""
         self.query = query  # the link's query string ("state=..."); the app may rewrite it (page_info_changed)
+        self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
         self.ws = None
 
     async def open(self) -> None:
@@ -282,7 +303,11 @@ class Student:
             bodies = await asyncio.gather(*(self._get(path) for path in paths[i : i + BROWSER_CONNECTIONS]))
             self.asset_bytes += sum(len(body) for body in bodies)
 
-    async def _get(self, path: str) -> bytes:
+    async def get_if_found(self, path: str) -> bytes | None:
+        """A GET as a page's ``fetch`` does it: the body, or None for a 404 (no such file yet)."""
+        return await self._get(path, missing_ok=True)
+
+    async def _get(self, path: str, missing_ok: bool = False) -> bytes | None:
         """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given; the body."""
         split = urlsplit(self.base)
         reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
@@ -297,6 +322,8 @@ class Student:
             writer.close()
         head, _, body = raw.partition(b"\r\n\r\n")
         head = head.decode("latin-1").split("\r\n")
+        if missing_ok and " 404 " in head[0] + " ":
+            return None
         if " 200 " not in head[0] + " ":
             raise ProtocolError(f"GET {path}: {head[0]}")
         for line in head[1:]:
@@ -318,19 +345,25 @@ class Student:
         widget = self.widgets.get(key)
         if widget is None:
             raise ProtocolError(f"no widget with key {key!r} on /{self.page}")
-        msg = rerun_msg(
-            url=f"{self.base}/{self.page}",
-            page_script_hash=self.page_hash,
-            query_string=self.query,
-            widgets=[next_state(widget, rng)],
-            fragment_id=widget.fragment_id,
-            cached_hashes=list(self.cache),
+        return await self.send([next_state(widget, rng)], widget.fragment_id)
+
+    async def send(self, states: list[WidgetState], fragment_id: str = "") -> Run:
+        """A rerun of the page carrying ``states`` (a button's trigger, a component's trigger, typed text)."""
+        return await self._run(
+            rerun_msg(
+                url=f"{self.base}/{self.page}",
+                page_script_hash=self.page_hash,
+                query_string=self.query,
+                widgets=states,
+                fragment_id=fragment_id,
+                cached_hashes=list(self.cache),
+            )
         )
-        return await self._run(msg)
 
     async def _run(self, backmsg: bytes) -> Run:
         """Send one rerun and read ForwardMsgs until the run finishes; time it."""
         start = time.perf_counter()
+        self.codes = []
         await self.ws.send(backmsg)
         count = size = 0
         async with asyncio.timeout(self.timeout):
@@ -363,7 +396,12 @@ class Student:
         elif (error := exception_in(msg)) is not None:
             raise ProtocolError(error)
         elif (found := widget_in(msg)) is not None:
-            self.widgets[found[0]] = found[1]
+            key, widget = found
+            if key in self.widgets:
+                keep_shown(widget, self.widgets[key])
+            self.widgets[key] = widget
+        elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "code":
+            self.codes.append(msg.delta.new_element.code.code_text)
         return None
 
     async def close(self) -> None:
@@ -556,9 +594,9 @@ def print_table(r: dict) -> None:
         print(f"  error x{n}: {kind}")
 
 
-def report(result: dict, json_path: Path | None) -> None:
-    """Print the table; append the figures as one JSON line when asked."""
-    print_table(result)
+def report(result: dict, json_path: Path | None, table=None) -> None:
+    """Print the table (``table``, else the plain load test's); append the figures as one JSON line when asked."""
+    (table or print_table)(result)
     if json_path:
         with json_path.open("a") as f:
             f.write(json.dumps(result) + "\n")
@@ -621,12 +659,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=5,
         help="changes one lone tab times before the load, to report the unloaded rerun time (default 5)",
     )
+    p.add_argument(
+        "--class-mode",
+        action="store_true",
+        help="a live class instead (benchmarks/class_load.py): a lecturer starts a class and edits, the --sessions "
+        "students join by the link and follow; edit -> follower latency, idle cost, optionally a restart",
+    )
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=2,
+        help="class mode without --url: app processes to start (1: streamlit run; more: behind nginx; default 2)",
+    )
+    p.add_argument(
+        "--class-control",
+        default="{page}_temperature",
+        help="class mode: the widget key the lecturer moves every --think seconds (default {page}_temperature)",
+    )
+    p.add_argument(
+        "--idle", type=float, default=30.0, help="class mode: seconds the class changes nothing (default 30)"
+    )
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="class mode, own servers: kill and restart every app process mid-class; students reconnect",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the think times and new values")
     p.add_argument("--label", default="", help="title of the printed table")
     p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
     args = p.parse_args(argv)
     args.controls = [c for c in args.controls.format(page=args.page).split(",") if c]
     args.links = own_text_links(args.sessions, args.page, args.seed) if args.own_text else []
+    if args.processes < 1:
+        p.error("--processes must be 1 or more")
+    if args.restart and (args.url or not args.class_mode):
+        p.error("--restart needs --class-mode and servers of its own (no --url): it kills and restarts them")
     if args.join_window is not None and args.join_window < 0:
         p.error("--join-window must be 0 or more seconds")
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
@@ -694,6 +761,13 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.class_mode:
+        from benchmarks import class_load
+
+        try:
+            return class_load.main(args)
+        except devserver.ServerError as err:
+            raise SystemExit(str(err)) from None
     server = None
     try:
         if args.url:

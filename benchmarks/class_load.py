@@ -1,0 +1,494 @@
+"""A live class under load: one lecturer and N following students, over Streamlit's websocket protocol.
+
+    python benchmarks/load_test.py --class-mode --processes 2 --sessions 100 --join-window 10 --think 5 \
+        --duration 60 --idle 30 --restart
+
+``load_test.py --class-mode`` runs this. It starts the app itself (``--processes 1``: one ``streamlit run app.py``;
+more: ``deploy/run_local.py``'s replicas behind nginx), each process with ``LAB_DATA_DIR`` in a fresh temporary
+folder (the class store's SQLite file), or uses a running one (``--url``; then there is no restart phase).
+
+The lecturer is a tab on ``/<page>`` that presses *Start a class* (the button's ``trigger_value``) and learns the
+room's code and lecturer key from the deltas of that run: the student link ``...?class=CODE`` and the key are
+``st.code`` blocks of the lecturer's sidebar (so the store is never read, and a Redis store works the same).
+It then moves one control (``--class-control``, the page's temperature slider) every ``--think`` seconds.
+
+Each student opens ``/<page>?class=CODE`` within ``--join-window`` seconds (first run: the app joins the class and
+applies the lecturer's view) and then does what the page's signal component does (``classroom.SIGNAL_JS``): every
+second, on its own phase, ``GET /app/static/class/CODE.json``; when the version there is newer than the one the page
+was drawn with (the component's ``data.version``, read from its delta) and not asked for already, it sets the
+component's trigger: a ``rerun_script`` whose one widget state is the component's trigger aggregator
+(``$$STREAMLIT_INTERNAL_KEY_<component id>__events``, ``json_trigger_value=[{"event": "moved", "value": v}]``), as the
+frontend's ``setTriggerValue`` sends it. The tab's other widgets are not re-sent: the server keeps their last
+values, as for the plain load test's changes. Plain HTTP requests open a connection each (``Connection: close``),
+where a browser would keep one alive: the polls cost the server a little more here, not less.
+
+Figures:
+
+- **edit -> followers**: per lecturer edit and follower, from the lecturer's send to the end of the follower's first
+  run whose control shows the edit's value (an edit a follower never showed, because the next one came first, is
+  timed to the run that showed the newer one); p50 / p95 / max over all (edit, follower) pairs; an edit not shown by
+  the end of the phase is an error.
+- **idle**: the class changes nothing for ``--idle`` seconds, the students still polling: the server's CPU seconds
+  (app processes and nginx) over that wall time, in cores.
+- **restart** (``--restart``, own servers only): every app process is killed (SIGKILL) and started again on its port;
+  each student's tab, told its websocket closed, reconnects as a fresh tab on the same link (cookies kept) every
+  ``RECONNECT_EVERY_S`` until a first run succeeds; timed from the processes healthy again (and from the kill) to
+  that first run, which must show the lecturer's last value. The lecturer takes the class back (*Take a class back*,
+  code and key) and edits once more; the followers must show it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from benchmarks import load_test as lt
+from deploy import devserver, run_local
+
+POLL_S = 1.0  # the signal component's fetch interval (classroom.POLL_MS)
+RECONNECT_EVERY_S = 1.0  # a tab whose websocket closed tries again this often
+CODE_IN_LINK = re.compile(r"[?&]class=([A-Z0-9]{6})\b")
+LECTURER_KEY = re.compile(r"^[A-Za-z0-9_-]{32}$")  # secrets.token_urlsafe(24)
+SIGNAL_KEY = "class_signal"
+
+
+# ---------------------------------------------------------------- what a class tab sends and reads
+
+
+def press(widget: lt.Widget) -> WidgetState:
+    """A button click: ``trigger_value`` on the button's id."""
+    return WidgetState(id=widget.proto.id, trigger_value=True)
+
+
+def signal_trigger(component_id: str, version: int) -> WidgetState:
+    """The signal component's ``setTriggerValue("moved", version)`` as the frontend sends it: the component's trigger
+    aggregator widget, a JSON list of ``{event, value}`` payloads."""
+    return WidgetState(
+        id=f"$$STREAMLIT_INTERNAL_KEY_{component_id}__events",
+        json_trigger_value=json.dumps([{"event": "moved", "value": version}]),
+    )
+
+
+def shown_value(widget: lt.Widget) -> float | str:
+    """The value a tab shows for a slider, number input, radio or selectbox (its set value, else its default)."""
+    p = widget.proto
+    if widget.kind == "slider":
+        return p.value[0] if p.value else p.default[0]
+    if widget.kind == "number_input":
+        return p.value if p.HasField("value") else p.default
+    if widget.kind in ("radio", "selectbox"):
+        return p.raw_value if p.HasField("raw_value") else p.options[p.default]
+    raise ValueError(f"cannot read the value of a {widget.kind} widget")
+
+
+def same(a: float | str, b: float | str) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a))
+
+
+def class_from(codes: list[str]) -> tuple[str, str]:
+    """The room's code and the lecturer key among the ``st.code`` blocks of the lecturer's run."""
+    code = next((m.group(1) for text in codes if (m := CODE_IN_LINK.search(text))), None)
+    key = next((text for text in codes if LECTURER_KEY.match(text)), None)
+    if code is None or key is None:
+        raise lt.ProtocolError("the lecturer's page shows no student link and lecturer key after Start a class")
+    return code, key
+
+
+def signal_version(tab: lt.Student) -> int:
+    """The version the page was drawn with: the signal component's data."""
+    widget = tab.widgets.get(SIGNAL_KEY)
+    if widget is None:
+        raise lt.ProtocolError("the student's page holds no class signal component")
+    return int(json.loads(widget.proto.json)["version"])
+
+
+# ---------------------------------------------------------------- the figures
+
+
+@dataclass
+class Edit:
+    sent: float  # perf_counter at the lecturer's send
+    value: float | str
+
+
+@dataclass
+class ClassStats:
+    edits: list[Edit] = field(default_factory=list)
+    first_pages: list[float] = field(default_factory=list)
+    follow: list[float] = field(default_factory=list)  # edit send -> follower's run showing it
+    follow_after_restart: list[float] = field(default_factory=list)
+    signal_runs: list[float] = field(default_factory=list)  # a signal rerun: send -> finished
+    polls: int = 0
+    reconnect_from_healthy: list[float] = field(default_factory=list)
+    reconnect_from_kill: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+
+    def error(self, what: str) -> None:
+        self.errors[what[:160]] = self.errors.get(what[:160], 0) + 1
+
+
+class Follower:
+    """One student's tab and the edits it has shown."""
+
+    def __init__(self, i: int, args: argparse.Namespace, code: str) -> None:
+        self.i, self.args, self.code = i, args, code
+        self.query = f"class={code}"
+        self.tab: lt.Student | None = None
+        self.cookies: dict[str, str] = {}
+        self.asked: int | None = None  # the version the component last asked a rerun for (SIGNAL_JS's state.asked)
+        self.credited = 0  # edits[:credited] have been shown by this tab
+
+    async def connect(self) -> lt.Student:
+        tab = lt.Student(self.args.url, self.args.page, self.args.timeout, query=self.query)
+        tab.cookies = dict(self.cookies)  # the browser keeps its cookies (nginx's sticky one) across a reconnect
+        self.tab = tab
+        await tab.open()
+        await tab.load()
+        self.cookies, self.query, self.asked = dict(tab.cookies), tab.query, None
+        return tab
+
+    def credit(self, stats: ClassStats, into: list[float]) -> None:
+        """The tab's control shows an edit's value: that edit and every earlier one not yet shown are on its page."""
+        now, shown = time.perf_counter(), shown_value(self.tab.widgets[self.args.class_control])
+        for n in range(len(stats.edits) - 1, self.credited - 1, -1):
+            if same(stats.edits[n].value, shown) and stats.edits[n].sent <= now:
+                into.extend(now - e.sent for e in stats.edits[self.credited : n + 1])
+                self.credited = n + 1
+                return
+
+    async def poll(self, stats: ClassStats, into: list[float]) -> None:
+        """One look at the room's file; a rerun when its version moved, as SIGNAL_JS does."""
+        body = await self.tab.get_if_found(f"/app/static/class/{self.code}.json")
+        stats.polls += 1
+        if body is None:
+            return
+        seen = json.loads(body)["version"]
+        if (seen == -1 or seen > signal_version(self.tab)) and seen != self.asked:
+            self.asked = seen
+            component = self.tab.widgets[SIGNAL_KEY].proto.id
+            run = await self.tab.send([signal_trigger(component, seen)])
+            stats.signal_runs.append(run.seconds)
+            self.credit(stats, into)
+
+
+# ---------------------------------------------------------------- the servers
+
+
+@dataclass
+class Servers:
+    url: str
+    processes: list[devserver.Server]  # the app processes
+    pids: list[int]  # every server process to count CPU of (app processes and nginx)
+    ports: list[int]
+    env: dict[str, str]
+
+
+@contextlib.contextmanager
+def servers(args: argparse.Namespace) -> Iterator[Servers]:
+    """The app on ``--processes`` processes (one: a plain ``streamlit run``; more: behind nginx), with the class
+    store in a fresh temporary folder; everything stopped and removed on the way out."""
+    data = Path(tempfile.mkdtemp(prefix="attention-lab-class-"))
+    env = {"LAB_DATA_DIR": str(data)}
+    try:
+        if args.processes == 1:
+            server = devserver.start(args.app_dir, env=env)
+            try:
+                yield Servers(server.url, [server], [server.process.pid], [int(server.url.rsplit(":", 1)[1])], env)
+            finally:
+                devserver.stop_server(server)
+            return
+        os.environ.update(env)  # run_local's replicas inherit this process's environment
+        with run_local.topology(args.processes, devserver.free_port(), args.app_dir) as top:
+            ports = [int(r.url.rsplit(":", 1)[1]) for r in top.replicas]
+            yield Servers(top.url, top.replicas, top.pids, ports, env)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def restart(box: Servers, app_dir: Path) -> float:
+    """Kill every app process (SIGKILL, as a crash) and start it again on its port; the kill's perf_counter."""
+    killed = time.perf_counter()
+    for server in box.processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.process.pid, signal.SIGKILL)
+        server.process.wait(10)
+    for n, port in enumerate(box.ports):
+        old = box.processes[n]
+        new = devserver.launch(app_dir, port, box.env, log=None if old.own_log else old.log)
+        if old.own_log:
+            old.log.unlink(missing_ok=True)
+        old.process, old.log, old.own_log = new.process, new.log, new.own_log  # the caller's handle stops the new one
+    for server in box.processes:
+        server.wait_healthy()
+    box.pids[: len(box.processes)] = [s.process.pid for s in box.processes]
+    return killed
+
+
+# ---------------------------------------------------------------- the class
+
+
+async def lecturer_starts(args: argparse.Namespace) -> tuple[lt.Student, str, str]:
+    """A tab opens the page and presses Start a class; the room's code and lecturer key, from its deltas."""
+    tab = lt.Student(args.url, args.page, args.timeout)
+    await tab.open()
+    await tab.load()
+    if "sidebar_class_start" not in tab.widgets:
+        raise lt.ProtocolError("no Start a class button (sidebar_class_start) on the lecturer's page")
+    await tab.send([press(tab.widgets["sidebar_class_start"])])
+    code, key = class_from(tab.codes)
+    return tab, code, key
+
+
+async def lecturer_edits(tab: lt.Student, args: argparse.Namespace, stats: ClassStats, until: float) -> None:
+    """Move the class control every think time (±50 %, seeded) until ``until``; each edit's send is recorded."""
+    rng = random.Random(f"lecturer-{args.seed}")
+    while True:
+        await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
+        if time.monotonic() >= until:
+            return
+        await edit_once(tab, args, stats, rng)
+
+
+async def edit_once(tab: lt.Student, args: argparse.Namespace, stats: ClassStats, rng: random.Random) -> None:
+    widget = tab.widgets[args.class_control]
+    state = lt.next_state(widget, rng)
+    stats.edits.append(Edit(time.perf_counter(), shown_value(widget)))
+    await tab.send([state], widget.fragment_id)
+
+
+async def follow_until(f: Follower, stats: ClassStats, until: float, into: list[float], stop: asyncio.Event) -> None:
+    """Poll every POLL_S on the follower's own phase until ``until`` or ``stop``."""
+    rng = random.Random(f"phase-{f.args.seed}-{f.i}")
+    next_poll = time.monotonic() + rng.uniform(0, POLL_S)
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), max(0.0, next_poll - time.monotonic()))
+        if stop.is_set() or time.monotonic() >= until:
+            return
+        next_poll += POLL_S
+        await f.poll(stats, into)
+
+
+async def student_joins(f: Follower, stats: ClassStats, arrive: float, lecturer_value) -> None:
+    await asyncio.sleep(arrive)
+    arrived = time.perf_counter()
+    await f.connect()
+    stats.first_pages.append(time.perf_counter() - arrived)
+    f.credited = len(stats.edits)  # a joining student starts from the view as it is
+    if not same(shown_value(f.tab.widgets[f.args.class_control]), lecturer_value()):
+        stats.error("a joining student's first page does not show the lecturer's view")
+
+
+async def reconnects(f: Follower, stats: ClassStats, healthy: asyncio.Future, killed: float, value) -> None:
+    """A tab whose websocket closed: a fresh tab on the same link every RECONNECT_EVERY_S until a first run."""
+    with contextlib.suppress(Exception):
+        await f.tab.close()
+    deadline = time.monotonic() + 2 * f.args.timeout
+    while time.monotonic() < deadline:
+        try:
+            await f.connect()
+            break
+        except Exception:  # refused, 502 from nginx, closed: the processes are still starting
+            with contextlib.suppress(Exception):
+                await f.tab.close()
+            await asyncio.sleep(RECONNECT_EVERY_S)
+    else:
+        stats.error("a student did not reconnect after the restart")
+        return
+    done = time.perf_counter()
+    stats.reconnect_from_kill.append(done - killed)
+    stats.reconnect_from_healthy.append(done - await healthy)
+    if not same(shown_value(f.tab.widgets[f.args.class_control]), value):
+        stats.error("a reconnected student's first run does not show the lecturer's view")
+
+
+async def take_back(args: argparse.Namespace, code: str, key: str) -> lt.Student:
+    """A fresh lecturer tab takes the class back with its code and key (Take a class back)."""
+    tab = lt.Student(args.url, args.page, args.timeout)
+    await tab.open()
+    await tab.load()
+    w = tab.widgets
+    states = [
+        WidgetState(id=w["sidebar_class_back_code"].proto.id, string_value=code),
+        WidgetState(id=w["sidebar_class_back_key"].proto.id, string_value=key),
+        press(w["sidebar_class_back"]),
+    ]
+    await tab.send(states)
+    if class_from(tab.codes)[0] != code:
+        raise lt.ProtocolError("the lecturer's take-back shows another class")
+    return tab
+
+
+async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
+    """Join, follow, idle and (own servers, --restart) restart: the figures of one class."""
+    stats, stop = ClassStats(), asyncio.Event()
+    lecturer, code, key = await lecturer_starts(args)
+    followers = [Follower(i, args, code) for i in range(args.sessions)]
+    current = lambda: shown_value(lecturer.widgets[args.class_control])  # noqa: E731
+    pids = box.pids if box else args.server_pid
+    cpu0, wall0 = lt.cpu_seconds(pids), time.monotonic()
+    arrivals = lt.arrival_times(args)
+    await gather_errors(stats, [student_joins(f, stats, t, current) for f, t in zip(followers, arrivals, strict=True)])
+    joined = [f for f in followers if f.tab is not None and f.tab.widgets.get(SIGNAL_KEY)]
+
+    until = time.monotonic() + args.duration
+    await gather_errors(
+        stats,
+        [lecturer_edits(lecturer, args, stats, until)]
+        + [follow_until(f, stats, until + POLL_S + 2, stats.follow, stop) for f in joined],
+    )
+    missed = sum(len(stats.edits) - f.credited for f in joined)
+    if missed:
+        stats.error(f"{missed} (edit, follower) pairs never shown")
+    cores = (lt.cpu_seconds(pids) - cpu0) / (time.monotonic() - wall0)
+
+    apps = [s.process.pid for s in box.processes] if box else pids  # without nginx
+    idle_cpu0, idle_apps0, idle0 = lt.cpu_seconds(pids), lt.cpu_seconds(apps), time.monotonic()
+    await gather_errors(stats, [follow_until(f, stats, idle0 + args.idle, [], stop) for f in joined])
+    wall = max(time.monotonic() - idle0, 1e-9)
+    idle = ((lt.cpu_seconds(pids) - idle_cpu0) / wall, (lt.cpu_seconds(apps) - idle_apps0) / wall)
+    if not args.idle:
+        idle = (float("nan"), float("nan"))  # no idle phase: no figure
+
+    result = {"code": code, "restart": False}
+    if args.restart and box is not None:
+        result |= await restart_phase(args, box, stats, lecturer, joined, code, key, current())
+    with contextlib.suppress(Exception):
+        await lecturer.close()
+    for f in joined:
+        with contextlib.suppress(Exception):
+            await f.tab.close()
+    return result | summary(args, stats, idle, cores)
+
+
+async def restart_phase(args, box, stats, lecturer, joined, code, key, value) -> dict:
+    await lecturer.close()
+    loop = asyncio.get_running_loop()
+    healthy, kill_at = loop.create_future(), [0.0]
+
+    async def restart_servers() -> None:
+        kill_at[0] = time.perf_counter()
+        await asyncio.to_thread(restart, box, args.app_dir)
+        healthy.set_result(time.perf_counter())
+
+    server_task = asyncio.create_task(restart_servers())
+    await asyncio.sleep(0.2)  # the kill happens first; the tabs see their websockets close
+    await gather_errors(stats, [server_task] + [reconnects(f, stats, healthy, kill_at[0], value) for f in joined])
+    restart_s = (await healthy) - kill_at[0]
+    lecturer = await take_back(args, code, key)
+    rng, stop = random.Random(f"after-{args.seed}"), asyncio.Event()
+    for f in joined:
+        f.credited = len(stats.edits)
+    await edit_once(lecturer, args, stats, rng)
+    until = time.monotonic() + 3 * POLL_S + 2
+    await gather_errors(stats, [follow_until(f, stats, until, stats.follow_after_restart, stop) for f in joined])
+    if missed := sum(len(stats.edits) - f.credited for f in joined):
+        stats.error(f"{missed} followers did not show the lecturer's edit after the restart")
+    await lecturer.close()
+    return {"restart": True, "restart_s": restart_s}
+
+
+async def gather_errors(stats: ClassStats, coroutines) -> None:
+    for outcome in await asyncio.gather(*coroutines, return_exceptions=True):
+        if isinstance(outcome, BaseException):
+            stats.error(f"{type(outcome).__name__}: {outcome}")
+
+
+def ms(values: list[float], q: int) -> float:
+    return 1000 * lt.percentile(values, q)
+
+
+def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float, float], cores: float) -> dict:
+    return {
+        "label": args.label,
+        "mode": "class",
+        "page": args.page,
+        "processes": args.processes if not args.url_given else None,
+        "sessions": args.sessions,
+        "joined": len(stats.first_pages),
+        "join_window_s": args.join_window,
+        "think_s": args.think,
+        "edits": len(stats.edits),
+        "first_page_p50_ms": ms(stats.first_pages, 50),
+        "first_page_p95_ms": ms(stats.first_pages, 95),
+        "first_page_max_ms": 1000 * max(stats.first_pages, default=float("nan")),
+        "follow_pairs": len(stats.follow),
+        "follow_p50_ms": ms(stats.follow, 50),
+        "follow_p95_ms": ms(stats.follow, 95),
+        "follow_max_ms": 1000 * max(stats.follow, default=float("nan")),
+        "signal_run_p50_ms": ms(stats.signal_runs, 50),
+        "polls": stats.polls,
+        "idle_s": args.idle,
+        "idle_cores": idle_cores[0],
+        "idle_cores_app_processes": idle_cores[1],
+        "server_cores_join_follow": cores,
+        "reconnect_from_healthy_p50_ms": ms(stats.reconnect_from_healthy, 50),
+        "reconnect_from_healthy_p95_ms": ms(stats.reconnect_from_healthy, 95),
+        "reconnect_from_healthy_max_ms": 1000 * max(stats.reconnect_from_healthy, default=float("nan")),
+        "reconnect_from_kill_max_ms": 1000 * max(stats.reconnect_from_kill, default=float("nan")),
+        "follow_after_restart_max_ms": 1000 * max(stats.follow_after_restart, default=float("nan")),
+        "errors": sum(stats.errors.values()),
+        "error_kinds": dict(sorted(stats.errors.items(), key=lambda kv: -kv[1])[:5]),
+        "loadavg_1min": float(Path("/proc/loadavg").read_text().split()[0]),
+    }
+
+
+def print_table(r: dict) -> None:
+    where = f"{r['processes']} process(es)" if r["processes"] else "the server at --url"
+    rows = [
+        ("students (joined)", f"{r['sessions']} ({r['joined']}) on /{r['page']}, {where}"),
+        ("first page p50 / p95 / max", f"{r['first_page_p50_ms']:.0f} / {r['first_page_p95_ms']:.0f} / "
+         f"{r['first_page_max_ms']:.0f} ms (arrival -> first run, joined within {r['join_window_s']:g} s)"),
+        ("lecturer edits", f"{r['edits']} (every {r['think_s']:g} s ±50 %)"),
+        ("edit -> follower p50/p95/max", f"{r['follow_p50_ms']:.0f} / {r['follow_p95_ms']:.0f} / "
+         f"{r['follow_max_ms']:.0f} ms over {r['follow_pairs']} (edit, follower) pairs"),
+        ("a signal rerun p50", f"{r['signal_run_p50_ms']:.0f} ms (send -> finished); {r['polls']} polls"),
+        ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
+         f"({r['idle_cores_app_processes']:.3f} the app processes)"),
+        ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
+    ]  # fmt: skip
+    if r.get("restart"):
+        rows += [
+            ("restart (kill -> healthy)", f"{r['restart_s']:.1f} s"),
+            ("reconnect p50/p95/max", f"{r['reconnect_from_healthy_p50_ms']:.0f} / "
+             f"{r['reconnect_from_healthy_p95_ms']:.0f} / {r['reconnect_from_healthy_max_ms']:.0f} ms "
+             f"(healthy -> first run showing the view; max from the kill {r['reconnect_from_kill_max_ms']:.0f} ms)"),
+            ("edit after restart, max", f"{r['follow_after_restart_max_ms']:.0f} ms (lecturer took the class back)"),
+        ]  # fmt: skip
+    rows += [("errors", f"{r['errors']}"), ("machine load average", f"{r['loadavg_1min']:.1f} (1 min, at the end)")]
+    print(f"\n{r['label'] or 'class load test'} (class {r['code']})")
+    for name, value in rows:
+        print(f"  {name:<30} {value}")
+    for kind, n in r["error_kinds"].items():
+        print(f"  error x{n}: {kind}")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the class against ``--url`` or servers of its own; print (and append as JSON) the figures."""
+    args.class_control = args.class_control.format(page=args.page)
+    args.url_given = bool(args.url)
+    if args.url:
+        devserver.wait_healthy(args.url, timeout=lt.HEALTHY_WITHIN_S)
+        result = asyncio.run(run_class(args, None))
+    else:
+        with servers(args) as box:
+            args.url = box.url
+            result = asyncio.run(run_class(args, box))
+    lt.report(result, args.json, print_table)
+    return 1 if result["errors"] else 0

@@ -1,0 +1,97 @@
+"""The load test's class mode: the messages a class tab sends and reads (no server), and a short class against one
+real server in which three students follow the lecturer's edits."""
+
+import asyncio
+import json
+import random
+import time
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from benchmarks import class_load as cl
+from benchmarks import load_test as lt
+from deploy import devserver
+
+SLIDER_ID = "$$ID-b6ec083a06c1a10e5ba37b1539e01846-playground_temperature"
+
+
+def slider(value: float | None, set_value: bool) -> lt.Widget:
+    msg = ForwardMsg()
+    p = msg.delta.new_element.slider
+    p.id, p.min, p.max, p.step, p.set_value = SLIDER_ID, 0.1, 5.0, 0.1, set_value
+    p.default.append(0.1)
+    if value is not None:
+        p.value.append(value)
+    return lt.widget_in(msg)[1]
+
+
+def test_signal_trigger_is_the_components_trigger_aggregator_as_the_frontend_sends_it():
+    state = cl.signal_trigger("$$ID-abc-class_signal", 7)
+    assert state.id == "$$STREAMLIT_INTERNAL_KEY_$$ID-abc-class_signal__events", "Streamlit's trigger aggregator id"
+    assert json.loads(state.json_trigger_value) == [{"event": "moved", "value": 7}], "setTriggerValue's payload list"
+
+
+def test_a_widget_drawn_again_without_set_value_keeps_what_the_tab_shows():
+    tab = lt.Student("http://127.0.0.1:1", "playground", 1.0)
+    for widget in (slider(2.5, True), slider(None, False)):
+        msg = ForwardMsg()
+        msg.delta.new_element.slider.CopyFrom(widget.proto)
+        tab._read(msg.SerializeToString())
+    assert cl.shown_value(tab.widgets["playground_temperature"]) == 2.5, "the frontend keeps its value"
+    msg = ForwardMsg()
+    msg.delta.new_element.slider.CopyFrom(slider(0.7, True).proto)
+    tab._read(msg.SerializeToString())
+    assert cl.shown_value(tab.widgets["playground_temperature"]) == 0.7, "set_value: the script's value is shown"
+
+
+def test_the_class_code_and_key_are_read_from_the_lecturers_code_blocks():
+    key = "A" * 30 + "-_"
+    assert cl.class_from(["http://127.0.0.1:8501/playground?class=K7P2QX", key]) == ("K7P2QX", key)
+    for missing in (["http://x/?class=K7P2QX"], [key], ["http://x/?klass=K7P2QX", key]):
+        try:
+            cl.class_from(missing)
+        except lt.ProtocolError:
+            continue
+        raise AssertionError(f"{missing} holds no class: refused")
+
+
+def test_three_students_follow_the_lecturers_edits_on_one_server(tmp_path):
+    """A real `streamlit run app.py`: the lecturer starts a class and moves the temperature twice; each student,
+    joined by the link, shows both edits, with the signal component's reruns only."""
+    server = devserver.start(env={"LAB_DATA_DIR": str(tmp_path)})
+    try:
+        args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "3", "--join-window", "1"])
+        args.class_control, args.url_given = "playground_temperature", True
+        stats = cl.ClassStats()
+        result = asyncio.run(short_class(args, stats))
+    finally:
+        devserver.stop_server(server)
+    assert stats.errors == {}, stats.errors
+    assert len(stats.first_pages) == 3, "every student joined by the link"
+    assert result["shown"] == [2, 2, 2], "every follower showed both edits"
+    assert len(stats.follow) == 6 and all(0 < t < 10 for t in stats.follow), stats.follow
+    assert len(stats.signal_runs) >= 3, "the followers reran on the signal"
+    assert result["values"] == [result["lecturer"]] * 3, "each follower ends on the lecturer's value"
+
+
+async def short_class(args, stats: cl.ClassStats) -> dict:
+    lecturer, code, _ = await cl.lecturer_starts(args)
+    followers = [cl.Follower(i, args, code) for i in range(3)]
+    current = lambda: cl.shown_value(lecturer.widgets[args.class_control])  # noqa: E731
+    await asyncio.gather(*(cl.student_joins(f, stats, 0.2 * f.i, current) for f in followers))
+    stop, rng = asyncio.Event(), random.Random(0)
+    until = time.monotonic() + 12
+    polls = [asyncio.create_task(cl.follow_until(f, stats, until, stats.follow, stop)) for f in followers]
+    for wait in (3, 4):  # the watcher writes within 0.5 s, a follower polls every 1 s
+        await cl.edit_once(lecturer, args, stats, rng)
+        await asyncio.sleep(wait)
+    stop.set()
+    await asyncio.gather(*polls)
+    result = {
+        "shown": [f.credited for f in followers],
+        "values": [cl.shown_value(f.tab.widgets[args.class_control]) for f in followers],
+        "lecturer": current(),
+    }
+    for tab in [lecturer] + [f.tab for f in followers]:
+        await tab.close()
+    return result
