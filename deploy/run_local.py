@@ -43,8 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # devserver.py beside 
 import devserver  # noqa: E402  (deploy/devserver.py, beside this file)
 
 
-def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1") -> str:
-    """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``; proxying as it is."""
+def local_nginx_conf(
+    template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1", app_dir: Path = ROOT
+) -> str:
+    """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``, the class signal
+    files from ``app_dir``'s static/class/; proxying as it is."""
     servers = "".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;\n" for p in replica_ports)
     conf, n = re.subn(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
     if n == 0:
@@ -58,6 +61,7 @@ def local_nginx_conf(template: str, port: int, replica_ports: list[int], run: Pa
         "access_log /var/log/nginx/access.log sticky;": f"access_log {run}/access.log sticky;\n{temp}",
         "        listen 80;": f"        listen {listen}:{port};",
         "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {STREAMLIT_STATIC};",
+        "alias /app/static/class/;": f"alias {app_dir.resolve() / 'static' / 'class'}/;",
     }
     for old, new in swaps.items():
         if old not in conf:
@@ -117,7 +121,7 @@ def topology(
             top.replicas.append(devserver.launch(app_dir, p, env, log=run / f"replica{i + 1}.log"))
         for replica in top.replicas:
             replica.wait_healthy()
-        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run, listen), run)
+        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run, listen, app_dir), run)
         devserver.wait_healthy(top.url, top.nginx)
         print(f"{replicas} replica(s) on ports {ports} behind nginx at {top.url} (run folder {run})", flush=True)
         yield top

@@ -113,6 +113,7 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
             start_new_session=True,
         )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
+    signal_file = ROOT / "static" / "class" / f"TEST{port}.json"
     try:
         devserver.wait_healthy(url, proc, timeout=120)  # the image's HEALTHCHECK asks this same URL
         run = run_folder(out)
@@ -132,7 +133,14 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
         assert body == (STATIC / bundle).read_bytes(), "the frontend file as Streamlit ships it"
         served = logged_lines(run / "access.log", f"GET /{bundle} ")
         assert served and all(" up=- " in line for line in served), f"nginx served it from disk: {served}"
+        signal_file.write_text('{"version": 7}')  # a class's signal file, as a replica's watcher writes it
+        with urllib.request.urlopen(f"{url}/app/static/class/{signal_file.name}", timeout=10) as response:
+            cache, body = response.headers["Cache-Control"], response.read()
+        assert body == b'{"version": 7}' and cache == "no-store", (body, cache)
+        polled = logged_lines(run / "access.log", f"GET /app/static/class/{signal_file.name} ")
+        assert polled and all(" up=- " in line for line in polled), f"nginx served the class signal: {polled}"
     finally:
+        signal_file.unlink(missing_ok=True)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
         code = proc.wait(30)
