@@ -135,6 +135,27 @@ def test_the_link_reopens_the_sentence_head_and_edits():
     np.testing.assert_array_equal(_heatmap(other), _heatmap(at))
 
 
+def test_sessions_on_the_same_sentence_share_one_forward_pass(model, monkeypatch):
+    sentence = "Two students in one lecture hall read the same sentence on their own screens"
+    ids = model.tokenize(sentence)
+    forwards = []
+    real_run = am.Model.run
+
+    def counted(self, tokens, *args, **kwargs):
+        if list(tokens) == ids:  # this sentence's runs only (the patching thread runs prompts of its own)
+            forwards.append(kwargs.get("head_scale"))
+        return real_run(self, tokens, *args, **kwargs)
+
+    monkeypatch.setattr(am.Model, "run", counted)
+    first, second = open_page(PAGE), open_page(PAGE)  # two sessions of one process, as two students
+    for at in (first, second):
+        at.text_input(key="real_model_text").set_value(sentence).run()
+        assert_clean(at)
+    assert forwards == [None]  # one forward, every head as trained, for both
+    np.testing.assert_array_equal(_heatmap(first), _heatmap(second))
+    np.testing.assert_allclose(_heatmap(second), real_run(model, ids).attention[1, 2], atol=1e-6)
+
+
 def test_a_link_with_a_bad_model_view_is_refused_by_name():
     payload = links.lab_payload(links.new_lab("emma-friend"), full=True)
     payload["rm"]["l"] = 99
