@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures, reopen, sent_array
+from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -80,6 +80,36 @@ def test_switching_off_the_induction_heads_breaks_copying(model):
     assert after == pytest.approx(model.loss(model.run(ids, head_scale=scales), 30, 60), abs=0.005)
     at.button(key="real_model_restore").click().run()
     assert float(at.metric[0].value) == pytest.approx(before, abs=0.005)
+
+
+def test_the_next_tokens_show_their_change_only_once_a_head_is_edited(model):
+    at = open_page(PAGE)
+    frame = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    assert "change" not in frame.columns  # every head as trained: nothing to compare with
+    at.button(key="real_model_off_induction").click().run()
+    assert_clean(at)
+    scales = at.session_state["session"].lab.model.scales
+    own, edited = model.run(am.DEFAULT_SENTENCE), model.run(am.DEFAULT_SENTENCE, head_scale=scales)
+    frame = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    top = np.argsort(edited.next_token_probs)[::-1][: len(frame)]
+    assert list(frame["next token"]) == [rm.shown_token(model.token(int(i))) for i in top]
+    np.testing.assert_allclose(frame["probability"], edited.next_token_probs[top], atol=1e-9)
+    np.testing.assert_allclose(frame["change"], edited.next_token_probs[top] - own.next_token_probs[top], atol=1e-9)
+    assert np.abs(frame["change"]).max() > 1e-4  # the ten heads moved the prediction
+
+
+def test_the_scales_table_edits_a_head_and_refuses_a_scale_out_of_range(model):
+    at = open_page(PAGE)
+    key = f"real_model_scales_{at.session_state['session'].lab.rev}"
+    edit_cells(at, key, {5: {"h3": 0.5}})
+    assert_clean(at)
+    scales = at.session_state["session"].lab.model.scales
+    assert scales[5, 3] == 0.5 and (scales != 1).sum() == 1
+    at.run()  # the caption above the table reads the scales its run starts with (a browser's edit folds before)
+    assert any("1 of 270 heads edited, 0 switched off" in c.value for c in at.caption)
+    edit_cells(at, key, {5: {"h3": 0.5}, 7: {"h1": 20}})
+    assert any("from -10 to 10" in e.value for e in at.error)
+    np.testing.assert_array_equal(at.session_state["session"].lab.model.scales, scales)  # the last valid ones
 
 
 def test_too_long_a_text_gets_a_message_not_a_slow_page():
