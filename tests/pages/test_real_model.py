@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -184,6 +186,27 @@ def test_sessions_on_the_same_sentence_share_one_forward_pass(model, monkeypatch
     assert forwards == [None]  # one forward, every head as trained, for both
     np.testing.assert_array_equal(_heatmap(first), _heatmap(second))
     np.testing.assert_allclose(_heatmap(second), real_run(model, ids).attention[1, 2], atol=1e-6)
+
+
+def test_sessions_asking_for_the_same_new_run_at_once_wait_for_one_forward_pass(model, monkeypatch):
+    ids = tuple(model.tokenize("A whole class reruns at the moment the lecturer changes the sentence"))
+    started, forwards = threading.Event(), []
+    real_run = am.Model.run
+
+    def slow(self, tokens, *args, **kwargs):
+        forwards.append(list(tokens))
+        started.set()
+        time.sleep(0.5)  # the second session asks while this forward pass is still running
+        return real_run(self, tokens, *args, **kwargs)
+
+    monkeypatch.setattr(am.Model, "run", slow)
+    key, runs = model_runs.scales_key(np.ones((model.n_layers, model.n_heads))), []
+    first = threading.Thread(target=lambda: runs.append(model_runs.model_run(ids, key)))
+    first.start()
+    assert started.wait(30)
+    runs.append(model_runs.model_run(ids, key))  # the second session, during the first one's forward pass
+    first.join(30)
+    assert forwards == [list(ids)] and len(runs) == 2 and runs[0] is runs[1]
 
 
 def test_a_link_with_a_bad_model_view_is_refused_by_name():
