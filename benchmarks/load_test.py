@@ -78,6 +78,7 @@ FINISHED_OK = {ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RU
 NO_XSRF_TOKEN = "PLACEHOLDER_AUTH_TOKEN"  # what the frontend sends when it has no _streamlit_xsrf cookie
 LOOPBACK = ("127.", "localhost", "[::1]", "::1")
 HEALTHY_WITHIN_S = 60.0
+SETTLE_CORE, SETTLE_QUIET_S, SETTLE_LIMIT_S = 0.05, 3, 180.0  # --settle: under 5 % of a core for 3 s, at most 3 min
 
 
 # ---------------------------------------------------------------- messages a browser tab sends
@@ -587,6 +588,8 @@ def print_table(r: dict) -> None:
         ("data per interaction", f"{r['kib_per_interaction']:.0f} KiB"),
         ("server RSS idle -> peak", f"{r['rss_idle_mib']:.0f} -> {r['rss_peak_mib']:.0f} MiB"),
     ]
+    if r.get("settled_s") == r.get("settled_s"):  # not NaN: --settle
+        rows.insert(1, ("server idle before the load", f"after {r['settled_s']:.0f} s (--settle)"))
     print(f"\n{r['label'] or 'load test'}")
     for name, value in rows:
         print(f"  {name:<26} {value}")
@@ -684,6 +687,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="class mode, own servers: kill and restart every app process mid-class; students reconnect",
     )
+    p.add_argument(
+        "--settle",
+        action="store_true",
+        help="after the lone tab, wait until the server has been idle for 3 s (at most 3 min) before the load, so "
+        "one-off work a first page starts (the real-model page's patching job) is not counted; needs the server's "
+        "pid (a server started here, or --server-pid)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the think times and new values")
     p.add_argument("--label", default="", help="title of the printed table")
     p.add_argument("--json", type=Path, help="also append the figures as one JSON line to this file")
@@ -696,6 +706,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--restart needs --class-mode and servers of its own (no --url): it kills and restarts them")
     if args.join_window is not None and args.join_window < 0:
         p.error("--join-window must be 0 or more seconds")
+    if args.settle and args.url and not args.server_pid:
+        p.error("--settle with --url needs --server-pid (the server whose CPU to watch)")
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
         p.error("--url must be a loopback address (127.0.0.0/8, localhost or [::1])")
     return args
@@ -725,6 +737,17 @@ async def warm_up(args: argparse.Namespace) -> None:
         await tab.close()
 
 
+async def settle(pids: list[int], quiet_s: int = SETTLE_QUIET_S, limit_s: float = SETTLE_LIMIT_S) -> float:
+    """Wait until the server has used under SETTLE_CORE of a core in each of ``quiet_s`` seconds in a row (or
+    ``limit_s`` passed): the seconds waited."""
+    start, quiet = time.monotonic(), 0
+    while quiet < quiet_s and time.monotonic() - start < limit_s:
+        before = cpu_seconds(pids)
+        await asyncio.sleep(1.0)
+        quiet = quiet + 1 if cpu_seconds(pids) - before < SETTLE_CORE else 0
+    return time.monotonic() - start
+
+
 async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
     """All students at once, bounded by the duration plus one time-out; the figures of the run."""
     try:
@@ -733,6 +756,7 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
             await warm_up(args)
     except Exception as err:  # the page fails for one tab alone: a load figure would mean nothing
         raise SystemExit(f"a lone tab already fails on /{args.page}: {type(err).__name__}: {err}") from err
+    settled = await settle(pids) if args.settle else float("nan")
     stats, peak = Stats(), [rss_mib(pids) if pids else float("nan")]
     idle, cpu0, own0, wall0 = peak[0], cpu_seconds(pids), time.process_time(), time.monotonic()
     deadline = time.monotonic() + args.duration
@@ -751,6 +775,7 @@ async def run_load(args: argparse.Namespace, pids: list[int]) -> dict:
         "solo_rerun_ms": 1000 * statistics.median(solo) if solo else float("nan"),
         "server_cpu_ms_per_interaction": 1000 * cpu / max(len(stats.latencies) + len(stats.loads), 1),
         "first_page_only": args.first_page_only,
+        "settled_s": settled,
         "own_text": args.own_text,
         "client_cpu_s": time.process_time() - own0,
         "server_cpu_s": cpu,

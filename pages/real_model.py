@@ -21,7 +21,7 @@ except am.ModelNotInstalledError as err:
 
 rm.input_ui(view)
 try:
-    ids, run, unedited = rm.run_for(model, view)
+    ids, run, _ = rm.run_for(model, view)
 except am.AttentionModelError as err:
     st.error(message(err), icon="⚠️")
     st.stop()
@@ -42,7 +42,7 @@ if heads_tab.open:
         predict, edit = st.columns([3, 5], gap="medium")
         with predict:
             st.subheader("Next token")
-            rm.next_token_ui(model, run, unedited, view)
+            rm.next_token_ui(model, run, view)
             rm.loss_ui(ids, view)
         with edit:
             st.subheader("Edit the model")

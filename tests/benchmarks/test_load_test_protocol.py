@@ -131,6 +131,26 @@ def test_negative_join_window_is_refused():
         lt.parse_args(["--join-window", "-1"])
 
 
+def test_settle_waits_for_three_quiet_seconds_in_a_row(monkeypatch):
+    readings = iter([0.0, 1.0, 1.0, 1.01, 1.01, 1.6, 1.6, 1.61, 1.61, 1.62, 1.62, 1.63])  # (before, after) a second
+    seconds = []
+
+    async def tick(s: float) -> None:
+        seconds.append(s)
+
+    monkeypatch.setattr(lt, "cpu_seconds", lambda pids: next(readings))
+    monkeypatch.setattr(lt.asyncio, "sleep", tick)
+    asyncio.run(lt.settle([1]))
+    assert len(seconds) == 6  # busy, quiet, busy again (0.59 s of CPU), then three quiet seconds
+    assert next(readings, None) is None
+
+
+def test_settle_on_a_running_server_needs_its_pid():
+    with pytest.raises(SystemExit):
+        lt.parse_args(["--url", "http://127.0.0.1:8501", "--settle"])
+    assert lt.parse_args(["--url", "http://127.0.0.1:8501", "--settle", "--server-pid", "7"]).settle
+
+
 def test_summary_reports_first_page_apart_from_later_interactions():
     args = lt.parse_args(["--sessions", "3", "--join-window", "10", "--duration", "20"])
     stats = lt.Stats(first_pages=[0.5, 0.7, 3.0], loads=[0.1, 0.1, 0.2], latencies=[0.05, 0.06, 0.08, 0.9])

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures, reopen, sent_array
+from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, plotly_figures, reopen, sent_array
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -82,6 +84,36 @@ def test_switching_off_the_induction_heads_breaks_copying(model):
     assert float(at.metric[0].value) == pytest.approx(before, abs=0.005)
 
 
+def test_the_next_tokens_show_their_change_only_once_a_head_is_edited(model):
+    at = open_page(PAGE)
+    frame = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    assert "change" not in frame.columns  # every head as trained: nothing to compare with
+    at.button(key="real_model_off_induction").click().run()
+    assert_clean(at)
+    scales = at.session_state["session"].lab.model.scales
+    own, edited = model.run(am.DEFAULT_SENTENCE), model.run(am.DEFAULT_SENTENCE, head_scale=scales)
+    frame = next(d.value for d in at.dataframe if "next token" in d.value.columns)
+    top = np.argsort(edited.next_token_probs)[::-1][: len(frame)]
+    assert list(frame["next token"]) == [rm.shown_token(model.token(int(i))) for i in top]
+    np.testing.assert_allclose(frame["probability"], edited.next_token_probs[top], atol=1e-9)
+    np.testing.assert_allclose(frame["change"], edited.next_token_probs[top] - own.next_token_probs[top], atol=1e-9)
+    assert np.abs(frame["change"]).max() > 1e-4  # the ten heads moved the prediction
+
+
+def test_the_scales_table_edits_a_head_and_refuses_a_scale_out_of_range(model):
+    at = open_page(PAGE)
+    key = f"real_model_scales_{at.session_state['session'].lab.rev}"
+    edit_cells(at, key, {5: {"h3": 0.5}})
+    assert_clean(at)
+    scales = at.session_state["session"].lab.model.scales
+    assert scales[5, 3] == 0.5 and (scales != 1).sum() == 1
+    at.run()  # the caption above the table reads the scales its run starts with (a browser's edit folds before)
+    assert any("1 of 270 heads edited, 0 switched off" in c.value for c in at.caption)
+    edit_cells(at, key, {5: {"h3": 0.5}, 7: {"h1": 20}})
+    assert any("from -10 to 10" in e.value for e in at.error)
+    np.testing.assert_array_equal(at.session_state["session"].lab.model.scales, scales)  # the last valid ones
+
+
 def test_too_long_a_text_gets_a_message_not_a_slow_page():
     at = open_page(PAGE)
     at.text_input(key="real_model_text").set_value("word " * 200).run()
@@ -133,6 +165,48 @@ def test_the_link_reopens_the_sentence_head_and_edits():
     again = other.session_state["session"].lab.model
     assert again == view and again.scales[12, 2] == 0.0
     np.testing.assert_array_equal(_heatmap(other), _heatmap(at))
+
+
+def test_sessions_on_the_same_sentence_share_one_forward_pass(model, monkeypatch):
+    sentence = "Two students in one lecture hall read the same sentence on their own screens"
+    ids = model.tokenize(sentence)
+    forwards = []
+    real_run = am.Model.run
+
+    def counted(self, tokens, *args, **kwargs):
+        if list(tokens) == ids:  # this sentence's runs only (the patching thread runs prompts of its own)
+            forwards.append(kwargs.get("head_scale"))
+        return real_run(self, tokens, *args, **kwargs)
+
+    monkeypatch.setattr(am.Model, "run", counted)
+    first, second = open_page(PAGE), open_page(PAGE)  # two sessions of one process, as two students
+    for at in (first, second):
+        at.text_input(key="real_model_text").set_value(sentence).run()
+        assert_clean(at)
+    assert forwards == [None]  # one forward, every head as trained, for both
+    np.testing.assert_array_equal(_heatmap(first), _heatmap(second))
+    np.testing.assert_allclose(_heatmap(second), real_run(model, ids).attention[1, 2], atol=1e-6)
+
+
+def test_sessions_asking_for_the_same_new_run_at_once_wait_for_one_forward_pass(model, monkeypatch):
+    ids = tuple(model.tokenize("A whole class reruns at the moment the lecturer changes the sentence"))
+    started, forwards = threading.Event(), []
+    real_run = am.Model.run
+
+    def slow(self, tokens, *args, **kwargs):
+        forwards.append(list(tokens))
+        started.set()
+        time.sleep(0.5)  # the second session asks while this forward pass is still running
+        return real_run(self, tokens, *args, **kwargs)
+
+    monkeypatch.setattr(am.Model, "run", slow)
+    key, runs = model_runs.scales_key(np.ones((model.n_layers, model.n_heads))), []
+    first = threading.Thread(target=lambda: runs.append(model_runs.model_run(ids, key)))
+    first.start()
+    assert started.wait(30)
+    runs.append(model_runs.model_run(ids, key))  # the second session, during the first one's forward pass
+    first.join(30)
+    assert forwards == [list(ids)] and len(runs) == 2 and runs[0] is runs[1]
 
 
 def test_a_link_with_a_bad_model_view_is_refused_by_name():

@@ -213,6 +213,31 @@ def test_a_patching_job_runs_each_prompt_once_and_gives_what_patching_the_prompt
     assert job.result.tokens == tuple(model.run(clean).tokens)
 
 
+@pytest.fixture
+def fresh_patching_jobs():
+    """This process's patching jobs and its default job forgotten before and after the test (the next test that
+    opens the page starts the real job again)."""
+    interp.start_default_patching.clear()
+    interp.patching_jobs.clear()
+    yield
+    interp.start_default_patching.clear()
+    interp.patching_jobs.clear()
+
+
+def test_every_session_shares_the_processs_one_default_patching_job(model, monkeypatch, fresh_patching_jobs):
+    pairs = []
+
+    def recorded(model, job, key, names):  # stands for the 10 s of patching: records the pair, finishes at once
+        pairs.append(key)
+        job.done.set()
+
+    monkeypatch.setattr(interp, "_patch", recorded)
+    for _ in range(3):  # three students open the page, one after another
+        assert_clean(open_page(PAGE))
+    assert pairs == [interp.default_pair(model)[0]]
+    assert interp.patching_jobs().get(pairs[0]) is interp.start_default_patching()
+
+
 def test_patching_prompts_of_different_lengths_get_a_message():
     at = open_page(PAGE)
     at.session_state["session"].lab.model.corrupt = "When John and Mary went to the big store, Mary gave a drink to"

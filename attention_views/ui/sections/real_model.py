@@ -7,8 +7,11 @@ the first edited layer (``Model.run(reuse=)``). Runs are read-only and shared by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 import attention_models as am
@@ -300,15 +303,25 @@ def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], bi
     st.caption(f"Scores of this head: {', '.join(parts)}. Causal: a token sees only itself and earlier ones.{edited}")
 
 
-def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view: ModelView) -> None:
-    """The top-10 next tokens, their change from the unedited model, and one step of generation."""
+@st.cache_resource(max_entries=32, show_spinner=False)
+def top_tokens(ids: tuple[int, ...], scale_key: bytes) -> tuple[int, pa.Table]:
+    """(the most likely next token's id, the table of the TOP_K most likely: token, probability and, when the
+    scales edit the run, the change from the unedited run) of one run; read-only, shared by every session."""
+    model = model_runs.load_model()
+    run, unedited = model_run(ids, scale_key), model_run(ids, scales_key(np.ones((model.n_layers, model.n_heads))))
     probs, before = run.next_token_probs, unedited.next_token_probs
     top = np.argsort(probs)[::-1][:TOP_K]  # (10,) ids, most likely first
     frame = pd.DataFrame({"next token": [shown_token(model.token(int(i))) for i in top], "probability": probs[top]})
     if run is not unedited:
         frame["change"] = probs[top] - before[top]
+    return int(top[0]), arrow_table(frame)
+
+
+def next_token_ui(model: am.Model, run: am.ModelRun, view: ModelView) -> None:
+    """The top-10 next tokens, their change from the unedited model, and one step of generation."""
+    best, table = top_tokens(tuple(run.token_ids), scales_key(view.scales))
     st.dataframe(
-        arrow_table(frame),
+        table,
         hide_index=True,
         key="real_model_top",
         column_config={
@@ -316,7 +329,6 @@ def next_token_ui(model: am.Model, run: am.ModelRun, unedited: am.ModelRun, view
             "change": st.column_config.NumberColumn(format="%+.3f"),
         },
     )
-    best = int(top[0])
     buttons = st.container(horizontal=True)  # wraps where two do not fit (1024 px, projector)
     buttons.button(
         f"Add {plain(shown_token(model.token(best)))}",  # a label is markdown; the token may be "**" or "]("
@@ -426,8 +438,10 @@ def _scales_frame(scales: np.ndarray) -> pd.DataFrame:
 def _fold_scales(view: ModelView, key: str) -> bool:
     """Fold the scales editor ``key``'s edits into the view's scales when every one is a number in [-10, 10];
     False (the scales unchanged) otherwise."""
-    edited, _ = folded(_scales_frame(view.scales).astype(object), key)
-    values = pd.to_numeric(edited.stack(), errors="coerce").to_numpy().reshape(view.scales.shape)
+    values = view.scales
+    if isinstance(st.session_state.get(key), Mapping):  # the editor has reported edits (none on a first page)
+        edited, _ = folded(_scales_frame(view.scales).astype(object), key)
+        values = pd.to_numeric(edited.stack(), errors="coerce").to_numpy().reshape(view.scales.shape)
     if not (np.isfinite(values).all() and (np.abs(values) <= 10).all()):
         return False
     view.scales = values.astype(float)
