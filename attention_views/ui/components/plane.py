@@ -73,7 +73,9 @@ def plane_fragment(lab: Lab, prefix: str, big: bool) -> None:
     query = pick[0].selectbox(
         "Query to drag",
         range(len(qt)),
-        index=min(lab.selected[0], len(qt) - 1),  # the step-by-step page's query (friend in emma-friend)
+        # a real head: its last token's query, the one predicting the next token; else the step-by-step page's
+        # query (friend in emma-friend)
+        index=len(qt) - 1 if spanned else min(lab.selected[0], len(qt) - 1),
         format_func=_label(qt),
         key=f"{prefix}_plane_query",
     )
