@@ -81,10 +81,10 @@ function overlaps(p, q) {
 }
 
 // Each label in turn (by rank) moves a line at a time away from the horizontal axis until it overlaps none
-// placed before it; a label the browser does not lay out (width 0: the plane is hidden) is left where it is.
+// placed before it (the axis names first); a label the browser does not lay out (width 0: hidden) stays put.
 function layoutLabels(view) {
   const order = [...view.handles.values()].sort((a, b) => a.rank - b.rank);
-  const placed = [];
+  const placed = [view.xName, view.yName, view.reach].map((t) => t.getBBox()).filter((b) => b.width);
   for (const a of order) {
     a.label.setAttribute("y", a.labelY);
     if (!a.label.textContent) continue;
