@@ -1,6 +1,11 @@
-"""The vector plane: queries and keys as arrows in two of their dimensions, one vector moved by a drag.
+"""The vector plane: queries and keys as arrows in a plane of their space, one vector moved by a drag.
 
-Pure geometry and bookkeeping for ``ui/components/plane.py``: which two dimensions are drawn, where every
+The plane is spanned by two orthonormal directions ``E`` (2, d_k): two of the dimensions themselves (a toy
+scenario's named dimensions), or two keys the student picks, made orthonormal (Gram-Schmidt; a real head's 64
+dimensions mean nothing one by one). A vector v is drawn at its coordinates ``v · E^T``; a vector dragged to
+(a, b) becomes ``held + a e1 + b e2``, where ``held = v - (v · E^T) · E`` is its part outside the plane, unchanged.
+
+Pure geometry and bookkeeping for ``ui/components/plane.py``: which plane is drawn, where every
 arrow ends, how far the plane reaches, what a drag moved (checked: a position the plane cannot take raises
 :class:`PlaneError` with a message naming it) and what the component is sent. Every weight the plane shows
 is ``attention_core``'s, computed here for the moved vector and sent as text already printed. Never imports
@@ -19,6 +24,7 @@ import attention_core as ac
 from attention_views.pure.tables import value_columns
 
 KINDS = {"Q": "query", "K": "key"}  # the tables whose rows the plane draws -> what a handle is called
+PARALLEL = 1e-9  # two keys span no plane when the second's part at right angles is below this share of its length
 HUGE = 1e6  # a coordinate beyond ±HUGE is refused: no drag on the plane reaches it
 WEIGHT_DECIMALS = 3  # the weights are printed to this many decimals (the bars and the labels)
 STEPS = (1, 1.5, 2, 3, 4, 5, 6, 8, 10)  # the plane's reach is one of these times a power of ten
@@ -27,6 +33,23 @@ ROOM = 1.25  # the plane reaches this far past the longest arrow, so a handle ca
 
 class PlaneError(ValueError):
     """A drag the plane cannot take (a position not a number, huge, or of a row that is gone)."""
+
+
+@dataclass(frozen=True)
+class Plane:
+    """The plane drawn: spanned by the orthonormal rows of ``E`` (2, d_k), called ``names`` on its axes;
+    ``dims``: the two dimensions when E's rows are those axes (a drag then writes only their two cells), else None;
+    ``keys``: the two keys spanning it, else None. Keys move only on a plane of two dimensions (a plane of two
+    keys would turn with a moved key)."""
+
+    E: np.ndarray
+    names: tuple[str, str]
+    dims: tuple[int, int] | None = None
+    keys: tuple[int, int] | None = None
+
+    @property
+    def keys_move(self) -> bool:
+        return self.keys is None
 
 
 @dataclass(frozen=True)
@@ -50,10 +73,60 @@ def plane_dims(d_k: int, picked: tuple[int, int] | None = None) -> tuple[int, in
     return (0, 1)
 
 
-def extent(Q: np.ndarray, K: np.ndarray, dims: tuple[int, int]) -> float:
+def axes_plane(d_k: int, dims: tuple[int, int], names: tuple[str, str]) -> Plane:
+    """The plane of dimensions ``dims`` of a d_k-dimensional space (E's rows: those two unit axes)."""
+    E = np.zeros((2, d_k))  # (2, d_k)
+    E[[0, 1], list(dims)] = 1.0
+    return Plane(E, names, dims)
+
+
+def key_plane(K: np.ndarray, first: int, second: int, tokens: list[str]) -> Plane:
+    """The plane spanned by keys ``first`` and ``second`` (rows of K (n_k, d_k)), by Gram-Schmidt:
+
+    e1 = k_first / |k_first|,  e2 = (k_second - (k_second · e1) e1) / |...|.
+
+    Raises PlaneError, naming the keys, when they are the same key, the first is zero, or they point the same way.
+    """
+    a, b = repr(tokens[first]), repr(tokens[second])
+    if first == second:
+        raise PlaneError(f"the plane needs two different keys; both picks are the key {a} (#{first}): pick another")
+    k1, k2 = np.asarray(K[first], dtype=float), np.asarray(K[second], dtype=float)  # (d_k,) each
+    n1 = float(np.linalg.norm(k1))
+    if not n1 > 0:
+        raise PlaneError(f"the key {a} (#{first}) is all zeros: it points nowhere, so it spans no plane; pick another")
+    e1 = k1 / n1
+    rest = k2 - (k2 @ e1) * e1  # the part of k_second at right angles to e1
+    n2 = float(np.linalg.norm(rest))
+    if not n2 > PARALLEL * float(np.linalg.norm(k2)):
+        raise PlaneError(f"the keys {a} (#{first}) and {b} (#{second}) point the same way: they span no plane")
+    names = (f"e1: {a}", f"e2: {b} ⟂ e1")
+    return Plane(np.stack([e1, rest / n2]), names, keys=(first, second))
+
+
+def coords(M: np.ndarray, p: Plane) -> np.ndarray:
+    """Where the rows of M (n, d_k) end on the plane: (n, 2), M · E^T."""
+    return M @ p.E.T  # (n, 2)
+
+
+def in_plane(v: np.ndarray, p: Plane, xy: tuple[float, float]) -> np.ndarray:
+    """v (d_k,) moved to ``xy`` on the plane: held + a e1 + b e2, held = v - (v · E^T) · E (its part off the plane).
+
+    For a plane of two dimensions this sets those two entries to xy exactly and keeps the others exactly
+    (the products are with 0 and 1)."""
+    held = v - (v @ p.E.T) @ p.E  # (d_k,)
+    return held + np.asarray(xy, dtype=float) @ p.E  # (d_k,)
+
+
+def top_keys(weights: np.ndarray) -> tuple[int, int]:
+    """The two keys a query's ``weights`` (n_k,) favour most, the first first (ties: the earlier key); n_k >= 2."""
+    order = np.argsort(-np.asarray(weights, dtype=float), kind="stable")
+    return int(order[0]), int(order[1])
+
+
+def extent(Q: np.ndarray, K: np.ndarray, p: Plane) -> float:
     """How far the plane reaches from the origin along each axis: ROOM times the largest |coordinate|
     drawn, rounded up to a power of ten times one of STEPS (1 when every arrow is 0). Q (n_q, d_k), K (n_k, d_k)."""
-    biggest = float(np.max(np.abs(np.concatenate([Q[:, dims], K[:, dims]]))))
+    biggest = float(np.max(np.abs(np.concatenate([coords(Q, p), coords(K, p)]))))
     if not biggest > 0:
         return 1.0
     reach = biggest * ROOM
@@ -76,12 +149,15 @@ def parse_drag(state: object, tokens: dict[str, list[str]], dim_names: tuple[str
     """The component's reported drag as a :class:`Drag` (its position snapped to ``grid``), or None when nothing
     was dragged yet.
 
-    ``tokens``: each table's row labels ("Q", "K"). Raises PlaneError, naming the handle and the dimension,
-    for a position that is not a number or is beyond ±HUGE, or for a row or table the lab no longer has.
+    ``tokens``: the row labels of each table the plane moves ("Q", and "K" when keys move). Raises PlaneError,
+    naming the handle and the dimension, for a position that is not a number or is beyond ±HUGE, for a row or
+    table the lab no longer has, or for a table this plane does not move.
     """
     if not isinstance(state, dict) or not state:
         return None
     kind, row = state.get("kind"), state.get("row")
+    if kind in KINDS and kind not in tokens:
+        raise PlaneError(f"on a plane spanned by two keys only the query moves; the {KINDS[kind]}s stay where they are")
     if kind not in KINDS or not isinstance(row, int) or isinstance(row, bool) or not 0 <= row < len(tokens[kind]):
         raise PlaneError(f"the dragged handle ({kind!r} row {row!r}) is not on the plane any more; drag again")
     name = f"the {KINDS[kind]} {tokens[kind][row]!r}"
@@ -97,30 +173,32 @@ def parse_drag(state: object, tokens: dict[str, list[str]], dim_names: tuple[str
     return Drag(kind, row, (snap(xy[0], grid), snap(xy[1], grid)), str(state.get("id", "")), state.get("done") is True)
 
 
-def moved(M: np.ndarray, row: int, dims: tuple[int, int], xy: tuple[float, float]) -> np.ndarray:
-    """A copy of ``M (n, d)`` with row ``row`` at ``xy`` in dimensions ``dims``, its other entries held."""
+def moved(M: np.ndarray, row: int, p: Plane, xy: tuple[float, float]) -> np.ndarray:
+    """A copy of ``M (n, d_k)`` with row ``row`` moved to ``xy`` on the plane (:func:`in_plane`), the others held."""
     out = np.array(M, dtype=float)
-    out[row, list(dims)] = xy
+    out[row] = in_plane(out[row], p, xy)
     return out
 
 
-def drag_result(result: ac.AttentionResult, drag: Drag | None, dims: tuple[int, int]) -> ac.AttentionResult:
+def drag_result(result: ac.AttentionResult, drag: Drag | None, p: Plane) -> ac.AttentionResult:
     """The head's attention (``attention_core``) with the dragged vector moved; ``result`` when nothing moved."""
     if drag is None:
         return result
-    Q = moved(result.Q, drag.row, dims, drag.xy) if drag.kind == "Q" else result.Q
-    K = moved(result.K, drag.row, dims, drag.xy) if drag.kind == "K" else result.K
+    Q = moved(result.Q, drag.row, p, drag.xy) if drag.kind == "Q" else result.Q
+    K = moved(result.K, drag.row, p, drag.xy) if drag.kind == "K" else result.K
     return ac.scaled_dot_product_attention(
         Q, K, result.V, mask=result.mask, scale=result.scale, temperature=result.temperature
     )
 
 
-def write_drag(frame: pd.DataFrame, drag: Drag, dims: tuple[int, int]) -> pd.DataFrame:
-    """A copy of the lab's table ``frame`` (Q or K) with the dragged row at the drag's position in ``dims``."""
+def write_drag(frame: pd.DataFrame, drag: Drag, p: Plane, vector: np.ndarray) -> pd.DataFrame:
+    """A copy of the lab's table ``frame`` (Q or K) with the dragged row holding ``vector`` (d_k,), the moved vector
+    (:func:`moved`): on a plane of two dimensions only their two cells are written (the others hold the table's
+    own entries, even one being fixed), on a plane of two keys the whole row."""
     out = frame.copy()
     columns = value_columns(frame)
-    for j, value in zip(dims, drag.xy, strict=True):
-        out.iat[drag.row, out.columns.get_loc(columns[j])] = value
+    for j in p.dims if p.dims is not None else range(len(columns)):
+        out.iat[drag.row, out.columns.get_loc(columns[j])] = float(vector[j])
     return out
 
 
@@ -132,28 +210,30 @@ def weight_text(w: float) -> str:
 def plane_data(
     result: ac.AttentionResult,
     query: int,
-    dims: tuple[int, int],
+    p: Plane,
     tokens: dict[str, list[str]],
-    dim_names: tuple[str, str],
     reach: float,
     *,
     big: bool = False,
 ) -> dict:
     """What the component draws (JSON): every query and key's end point in the plane, the chosen query's
     weights for each key (numbers for the bars, printed text for the labels), the plane's reach, the grid of
-    a keyboard step, and each handle's accessible name. Labels are user text: the component sets them as text."""
+    a keyboard step, whether keys move, and each handle's accessible name. Labels are user text: the component
+    sets them as text. On a plane of two keys only the chosen query is drawn of the queries."""
     w = result.weights[query]  # (n_k,)
     grid = resolution(reach)
     return {
-        "queries": [[float(a), float(b)] for a, b in result.Q[:, dims]],
-        "keys": [[float(a), float(b)] for a, b in result.K[:, dims]],
+        "queries": [[float(a), float(b)] for a, b in coords(result.Q, p)],
+        "keys": [[float(a), float(b)] for a, b in coords(result.K, p)],
+        "keys_move": p.keys_move,
+        "other_queries": p.dims is not None,
         "query_tokens": list(tokens["Q"]),
         "key_tokens": list(tokens["K"]),
         "query": query,
         "weights": [float(x) for x in w],
         "weight_text": [weight_text(x) for x in w],
         "masked": [not bool(m) for m in result.mask[query]],
-        "dims": list(dim_names),
+        "dims": list(p.names),
         "reach": reach,
         "step": grid * 10,
         "big": big,

@@ -8,7 +8,8 @@ import pytest
 from streamlit_browser import assert_clean, chart, open_page, wait_idle, wait_until
 
 import attention_core as ac
-from attention_views.pure.lab import new_lab
+from attention_views.pure.lab import HEAD_SCENARIO, new_lab
+from attention_views.pure.links import encode_payload
 
 pytestmark = pytest.mark.e2e
 
@@ -82,4 +83,71 @@ def test_arrow_keys_move_the_focused_query_a_step_each(page):
     wait_until(page, lambda: bars(page) == core_weights(expected_q), "the weights of the moved query")
     assert handle.evaluate("e => e.getRootNode().activeElement === e"), "the handle lost the focus"
     np.testing.assert_allclose(table_q(page)[0], expected_q, atol=1e-12)
+    assert_same_plane(page)
+
+
+# ---------------------------------------------------------------- a real model's head: a plane of two keys
+
+IOI_IDS = [2427, 5099, 284, 2322, 3514, 288, 260, 4249, 28, 2322, 4502, 253, 5968, 288]  # SmolLM2's tokens of
+# "When Mary and John went to the store, John gave a drink to" (presets.DEFAULT_SENTENCE)
+HEAD_LINK = "/playground?state=" + encode_payload(
+    {"v": "1", "s": HEAD_SCENARIO, "og": {"l": 23, "h": 3, "i": IOI_IDS, "pb": False}}
+)
+TO, JOHN, MARY = 13, 9, 1
+HEAD_REACH = 30.0  # the plane of ' John' and ' Mary' reaches 30 (' John' is 16.8 long: pure/plane.extent)
+
+
+def heatmap_of(page, name: str) -> np.ndarray:
+    page.get_by_role("tab", name="Queries, keys and values").click()
+    return np.array(wait_until(page, lambda: chart(page, f"playground_{name}_fig"), f"the {name} heatmap")["z"])
+
+
+def qr_basis(K: np.ndarray, first: int, second: int) -> np.ndarray:
+    """The plane of two keys by NumPy's QR, signs turned so e1 points along the first and e2 to the second's side."""
+    basis, R = np.linalg.qr(K[[first, second]].T)  # (d, 2), (2, 2)
+    return (basis * np.sign(np.diag(R))).T  # (2, d)
+
+
+def test_dragging_a_real_heads_query_toward_mary_draws_the_cores_weights_and_writes_the_whole_row(page):
+    open_page(page, HEAD_LINK)
+    wait_until(page, lambda: "Playground: SmolLM2-135M layer 23, head 3" in page.inner_text("body"), "the head")
+    Q0, K = heatmap_of(page, "Q"), heatmap_of(page, "K")
+    assert Q0.shape == (14, 64)
+    box = page.locator(f".st-key-playground_plane_k2_{TO}")
+    box.scroll_into_view_if_needed()
+    box.click()
+    page.get_by_role("option", name="Mary", exact=True).click()
+    wait_idle(page)
+    handle = page.locator('.plane [aria-label="query  to"]')  # the token ' to': its space kept
+    wait_until(page, lambda: page.locator(".plane .axes text").first.text_content() == "e1: ' John'", "the plane")
+    wait_until(page, lambda: "e2: ' Mary' ⟂ e1" in page.locator(".plane .axes").text_content(), "the Mary plane")
+    page.locator(".plane").evaluate("e => e.setAttribute('data-probe', 'first mount')")
+    svg = page.locator(".plane svg").bounding_box()
+    s = svg["width"] / SIZE  # px per viewBox unit
+    units = (SIZE / 2 - PAD) / HEAD_REACH  # viewBox units per unit of the plane
+    target = (svg["x"] + s * SIZE / 2, svg["y"] + s * (SIZE / 2 - 20.0 * units))  # (0, 20): toward ' Mary'
+    hb = handle.bounding_box()
+    x0, y0 = hb["x"] + hb["width"] / 2, hb["y"] + hb["height"] / 2
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    for k in range(1, 21):
+        page.mouse.move(x0 + (target[0] - x0) * k / 20, y0 + (target[1] - y0) * k / 20)
+        page.wait_for_timeout(30)
+    page.mouse.up()
+    wait_idle(page)
+    wait_until(page, lambda: not np.array_equal(heatmap_of(page, "Q")[TO], Q0[TO]), "the Q table to change")
+    assert_clean(page)
+    # the Q heatmap draws a 14 x 64 table as float32 (figures.base.heatmap_values); the model's own Q and K are
+    # float32 numbers, so Q0 and K are read exactly, and the dragged row to float32's precision
+    drawn = heatmap_of(page, "Q")[TO]
+    E = qr_basis(K, JOHN, MARY)
+    a, b = np.round(drawn @ E.T, 1)  # the plane's grid is 0.1 (pure/plane.resolution(30))
+    np.testing.assert_allclose([a, b], [0.0, 20.0], atol=0.35)  # where the mouse let go (a handle's radius)
+    np.testing.assert_allclose(drawn @ E.T, [a, b], atol=1e-5)  # on the grid, to float32's precision
+    q = Q0[TO] - (Q0[TO] @ E.T) @ E + a * E[0] + b * E[1]  # held + a e1 + b e2, in float64 as the table holds it
+    np.testing.assert_array_max_ulp(drawn.astype(np.float32), q.astype(np.float32), maxulp=1)
+    Q = np.vstack([Q0[:TO], q])
+    w = ac.scaled_dot_product_attention(Q, K, K, mask=ac.causal_mask(14, 14)).weights[TO]
+    wait_until(page, lambda: bars(page) == [f"{x:.3f}" for x in w], "the weights of the final vector")
+    assert float(bars(page)[MARY]) > 0.9, bars(page)  # the query now looks at ' Mary'
     assert_same_plane(page)

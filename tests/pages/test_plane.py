@@ -162,3 +162,94 @@ def test_scenarios_built_from_x_and_w_say_where_to_edit_instead():
     assert_clean(at)
     assert not [n for n in _nodes(at._tree) if n.type == "bidi_component"]
     assert any("X · W_Q" in c.value for c in at.caption)
+
+
+# ---------------------------------------------------------------- a real model's head: a plane of two keys
+
+TO, JOHN, MARY, WHEN = 13, 9, 1, 0  # rows of the IOI sentence: the last ' to', the second ' John', ' Mary', 'When'
+
+
+def _model_head_page():
+    """The playground holding SmolLM2's layer 23, head 3 on the IOI sentence, opened from the real-model page, its
+    plane on the last token's query."""
+    at = open_page("real_model")
+    at.number_input(key="real_model_layer").set_value(23).run()
+    at.number_input(key="real_model_head").set_value(3).run()
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")
+    at.run()
+    return at.selectbox(key="playground_plane_query").set_value(TO).run()
+
+
+def qr_basis(K: np.ndarray, first: int, second: int) -> np.ndarray:
+    """The plane of two keys by NumPy's QR, signs turned so e1 points along the first and e2 to the second's side."""
+    basis, R = np.linalg.qr(K[[first, second]].T)  # (d, 2), (2, 2)
+    return (basis * np.sign(np.diag(R))).T  # (2, d)
+
+
+def causal_gold(q: np.ndarray, K: np.ndarray, row: int) -> np.ndarray:
+    """softmax(q · K^T / sqrt(d_head)) over keys 0..row (the causal mask), zeros after."""
+    w = np.zeros(len(K))
+    w[: row + 1] = softmax_row(q, K[: row + 1], 1 / np.sqrt(K.shape[1]))
+    return w
+
+
+def test_a_real_heads_plane_is_spanned_by_the_two_keys_its_query_attends_to_most():
+    at = _model_head_page()
+    assert_clean(at)
+    assert (
+        at.selectbox(key=f"playground_plane_k1_{TO}").value,
+        at.selectbox(key=f"playground_plane_k2_{TO}").value,
+    ) == (
+        JOHN,
+        WHEN,
+    )  # the head's own weights: ' John' 0.74, 'When' 0.15
+    Q, K = table(at, "Q"), table(at, "K")
+    data = plane_data(at)
+    assert data["dims"] == ["e1: ' John'", "e2: 'When' ⟂ e1"] and data["keys_move"] is False
+    np.testing.assert_allclose(data["keys"], K @ qr_basis(K, JOHN, WHEN).T, atol=1e-9)
+    np.testing.assert_allclose(data["weights"], causal_gold(Q[TO], K, TO), rtol=1e-9)
+    assert any("its other 62 directions stay" in c.value for c in at.caption)
+
+
+def test_dragging_a_real_heads_query_writes_the_held_part_plus_the_dragged_plane_part_and_moves_the_answer():
+    at = _model_head_page()
+    at.selectbox(key=f"playground_plane_k2_{TO}").set_value(MARY).run()
+    Q0, K = table(at, "Q"), table(at, "K")
+    E = qr_basis(K, JOHN, MARY)  # (2, 64)
+    q = Q0[TO] - (Q0[TO] @ E.T) @ E + np.array([0.0, 20.0]) @ E  # held + 0 e1 + 20 e2: toward ' Mary'
+    drag(at, "Q", TO, 0.0, 20.0, done=False)
+    assert_clean(at)
+    np.testing.assert_allclose(plane_data(at)["weights"], causal_gold(q, K, TO), rtol=1e-9, atol=1e-15)
+    assert plane_data(at)["weight_text"][MARY] == f"{causal_gold(q, K, TO)[MARY]:.3f}" == "0.988"
+    np.testing.assert_array_equal(table(at, "Q"), Q0)  # the table waits for the pointer to be let go
+    drag(at, "Q", TO, 0.0, 20.0, done=True)
+    assert_clean(at)
+    Q1 = table(at, "Q")
+    np.testing.assert_allclose(Q1[TO], q, atol=1e-12)
+    np.testing.assert_array_equal(np.delete(Q1, TO, axis=0), np.delete(Q0, TO, axis=0))
+    np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0])[TO], causal_gold(q, K, TO), rtol=1e-9, atol=1e-15)
+    at.button(key="playground_put_back").click().run()
+    assert_clean(at)
+    line = next(m.value for m in at.markdown if ", next token: " in m.value)
+    assert line.startswith("**With your head**, next token: ' John' 0.258"), line  # ' Mary' was 0.923
+
+
+def test_a_huge_drag_on_a_real_heads_plane_says_so_and_keeps_the_last_view_and_the_table():
+    at = _model_head_page()
+    drag(at, "Q", TO, 3.0, 4.0, done=False)
+    last, Q0 = plane_data(at), table(at, "Q")
+    drag(at, "Q", TO, 3.0, 5e7, done=True, gesture="g2")
+    assert_clean(at)
+    errors = [e.value for e in at.error]
+    assert any("the query ' to' was moved to e2: 'When' ⟂ e1 = 5e+07, beyond ±1e+06" in e for e in errors), errors
+    assert plane_data(at) == last
+    np.testing.assert_array_equal(table(at, "Q"), Q0)
+
+
+def test_a_real_heads_plane_of_one_key_twice_says_to_pick_another():
+    at = _model_head_page()
+    at.selectbox(key=f"playground_plane_k2_{TO}").set_value(JOHN).run()
+    assert_clean(at)
+    assert any("both picks are the key ' John' (\\#9)" in e.value for e in at.error)  # markdown: # escaped
+    assert not [n for n in _nodes(at._tree) if n.type == "bidi_component"]

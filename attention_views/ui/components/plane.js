@@ -3,6 +3,8 @@
 // on that element, and each call only updates attributes and text. Labels are user text: set as textContent only.
 // Every weight shown is data.weight_text, printed by Python from attention_core; the drawing only moves the
 // handle under the pointer (or by a key press) and reports its position as the state value "drag".
+// Labels that would overlap (keys at one point, or close) are set apart a line at a time, measured by the browser
+// (getBBox): the chosen query's label stays by its arrow, then the keys' in order of weight.
 const SVG = "http://www.w3.org/2000/svg";
 const SIZE = 400; // the viewBox is SIZE x SIZE; the browser scales it to the element's width
 const PAD = 36;
@@ -69,8 +71,31 @@ function place(view, a, xy) {
   a.handle.setAttribute("cx", x);
   a.handle.setAttribute("cy", y);
   a.label.setAttribute("x", x + (x >= C ? 10 : -10));
-  a.label.setAttribute("y", y + (y >= C ? 16 : -8));
+  a.labelY = y + (y >= C ? 16 : -8);
+  a.label.setAttribute("y", a.labelY);
   a.label.setAttribute("text-anchor", x >= C ? "start" : "end");
+}
+
+function overlaps(p, q) {
+  return p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height;
+}
+
+// Each label in turn (by rank) moves a line at a time away from the horizontal axis until it overlaps none
+// placed before it (the axis names first); a label the browser does not lay out (width 0: hidden) stays put.
+function layoutLabels(view) {
+  const order = [...view.handles.values()].sort((a, b) => a.rank - b.rank);
+  const placed = [view.xName, view.yName, view.reach].map((t) => t.getBBox()).filter((b) => b.width);
+  for (const a of order) {
+    a.label.setAttribute("y", a.labelY);
+    if (!a.label.textContent) continue;
+    const box = a.label.getBBox();
+    if (!box.width) continue;
+    const step = a.labelY >= C ? box.height : -box.height;
+    const at = { x: box.x, y: box.y, width: box.width, height: box.height };
+    for (let n = 0; n < order.length && placed.some((b) => overlaps(b, at)); n++) at.y += step;
+    a.label.setAttribute("y", a.labelY + (at.y - box.y));
+    placed.push(at);
+  }
 }
 
 function report(view, a, done, id) {
@@ -95,6 +120,7 @@ function move(view, a, e) {
   const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(view.svg.getScreenCTM().inverse());
   const s = (C - PAD) / view.data.reach;
   place(view, a, [clamp(view, (point.x - C) / s), clamp(view, (C - point.y) / s)]);
+  layoutLabels(view);
   if (!drag.frame) {
     // one report an animation frame; Streamlit merges the reruns that arrive together
     drag.frame = requestAnimationFrame(() => {
@@ -119,12 +145,14 @@ function key(view, a, e) {
   e.preventDefault();
   const step = view.data.step;
   place(view, a, [clamp(view, a.xy[0] + dir[0] * step), clamp(view, a.xy[1] + dir[1] * step)]);
+  layoutLabels(view);
   report(view, a, true, gestureId());
 }
 
-function draw(view, id, xy, { draggable, name, token, weight, cls }) {
+function draw(view, id, xy, { draggable, name, token, weight, cls, rank }) {
   const a = arrow(view, id);
   a.draggable = draggable;
+  a.rank = rank;
   a.g.setAttribute("class", `arrow ${cls}`);
   a.token.textContent = token;
   a.weight.textContent = weight;
@@ -171,16 +199,18 @@ function update(view, data) {
     const masked = data.masked[j];
     seen.add(
       draw(view, `K:${j}`, xy, {
-        draggable: true,
+        draggable: data.keys_move,
         name: `key ${data.key_tokens[j]}`,
         token: data.key_tokens[j],
         weight: masked ? "masked" : data.weight_text[j],
         cls: "key",
+        rank: -data.weights[j],
       }),
     );
   });
   data.queries.forEach((xy, i) => {
     const chosen = i === data.query;
+    if (!chosen && !data.other_queries) return; // on a plane of two keys only the chosen query is drawn
     seen.add(
       draw(view, `Q:${i}`, xy, {
         draggable: chosen,
@@ -188,6 +218,7 @@ function update(view, data) {
         token: data.query_tokens[i],
         weight: "",
         cls: chosen ? "query chosen" : "query other",
+        rank: chosen ? -2 : 1,
       }),
     );
   });
@@ -201,6 +232,7 @@ function update(view, data) {
   // drawn last, on top of the keys; moved only when it is not last already (a moved element loses the focus)
   if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
   drawBars(view, data);
+  layoutLabels(view);
 }
 
 export default function (component) {
