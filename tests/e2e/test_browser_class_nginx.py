@@ -209,7 +209,7 @@ def start_class(lecturer: Page) -> tuple[str, str, str]:
     return code, "/" + link.split("/", 3)[3], key[0].strip()
 
 
-def pick(page: Page, key: str, index: int | None = None, text: str | None = None) -> str:
+def pick_option(page: Page, key: str, index: int | None = None, text: str | None = None) -> str:
     """Open the select box with Streamlit key ``key`` and click its ``index``-th option (or the one reading
     ``text``), as a person does; the option's label."""
     page.locator(f".st-key-{key} input").click()
@@ -223,7 +223,7 @@ def pick(page: Page, key: str, index: int | None = None, text: str | None = None
 
 def pick_answer(tab: Page, qid: int, index: int) -> str:
     """Pick the ``index``-th option of question ``qid`` and send it, as a student does; the option's label."""
-    label = pick(tab, f"class_answer_{qid}", index)
+    label = pick_option(tab, f"class_answer_{qid}", index)
     tab.locator(".st-key-class_question").get_by_role("button", name="Answer", exact=True).click()
     wait_idle(tab)
     return label
@@ -303,8 +303,8 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         wait_idle(lecturer)
 
         # -- the lecturer asks "which key?"; every student sees it and answers
-        pick(lecturer, "sidebar_class_ask_kind", text="Which key does a query attend to most?")
-        pick(lecturer, "sidebar_class_ask_query", text="0: Emma")
+        pick_option(lecturer, "sidebar_class_ask_kind", text="Which key does a query attend to most?")
+        pick_option(lecturer, "sidebar_class_ask_query", text="0: Emma")
         lecturer.locator(ASK_PANEL).get_by_role("button", name="Ask", exact=True).click()
         wait_until(lecturer, lambda: "Question 1:" in question_text(lecturer), "the lecturer's question banner")
         prompt = "Which key does query 0: Emma attend to most?"
