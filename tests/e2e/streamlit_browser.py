@@ -413,12 +413,14 @@ _HAS_FOCUS_JS = _until_js("e.contains(document.activeElement)", "the grid did no
 def open_last_column_cell(page: Page, editor: Locator, row: int, attempts: int = 5) -> Locator:
     """Open the cell editor on data row ``row`` (0 = first) of the editor's last column as a person
     would: click a cell of that row, End (the grid scrolls its last column into view), double-click
-    the cell. A double-click that lands while the page is still settling is lost; try again then."""
-    editor.scroll_into_view_if_needed()
+    the cell. A double-click that lands while the page is still settling is lost; try again then. A click that
+    focused the grid without selecting a cell leaves End to the page, which scrolls to its end: each attempt
+    scrolls the editor back into view."""
     canvas = editor.locator("canvas").first
     cell = page.locator("#portal .gdg-clip-region input, #portal .gdg-clip-region textarea").first
     scroller = editor.locator(".dvn-scroller").first
     for _ in range(attempts):
+        editor.scroll_into_view_if_needed()
         box = stable_box(page, canvas)
         y = box["y"] + HEADER_PX * (row + 1) + HEADER_PX / 2
         page.mouse.click(box["x"] + box["width"] / 2, y)
