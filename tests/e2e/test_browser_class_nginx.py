@@ -78,9 +78,12 @@ def playground(page: Page) -> list | None:
 
 _SPREAD_JS = """() => {
   const gd = document.querySelector('.st-key-class_spread .js-plotly-plot');
-  if (!gd || !gd.layout) return null;
-  const t = gd.layout.title;
-  return {title: typeof t === 'string' ? t : (t && t.text) || '', y: Array.from(gd.data[0].y, Number)};
+  if (!gd || !gd.data) return null;
+  // charts.chart shows a figure's title as bold page text above the chart: "N answers" (· R right (P%))
+  const titles = Array.from(document.querySelectorAll('.st-key-class_question strong'), (b) => b.textContent.trim())
+    .filter((t) => /^(No answers yet|\\d+ answers?( · .*)?)$/.test(t));
+  const y = (gd._fullData || [])[0]?.y;  // plotly's decoded values (the figure sends a typed array)
+  return {title: titles.length === 1 ? titles[0] : null, y: y ? Array.from(y, Number) : null};
 }"""
 
 
