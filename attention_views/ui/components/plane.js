@@ -209,4 +209,6 @@ export default function (component) {
   const view = parentElement.__plane;
   view.setState = setStateValue;
   if (data) update(view, data);
+  // a figure drawn in place that follows the drag (ui/components/figure.js)
+  if (data && data.follow) document.dispatchEvent(new CustomEvent("attention-lab:figure", { detail: data.follow }));
 }

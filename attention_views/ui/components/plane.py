@@ -15,6 +15,7 @@ an X and W_Q that produce it, so the section says to edit those tables instead.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -28,6 +29,7 @@ from attention_views.ui import session
 from attention_views.ui.controls import bump_rev
 
 HERE = Path(__file__).parent
+Follow = Callable[[ac.AttentionResult], dict]
 
 
 @functools.cache
@@ -37,19 +39,21 @@ def _component():  # registered once a process; each AppTest runtime gets it aga
     )
 
 
-def plane_section(lab: Lab, prefix: str, big: bool) -> None:
-    """The vector plane of the lab's head, or why there is none (queries made from X and W_Q)."""
+def plane_section(lab: Lab, prefix: str, big: bool, follow: Follow | None = None) -> None:
+    """The vector plane of the lab's head, or why there is none (queries made from X and W_Q). ``follow``: while a
+    handle is dragged, the moved head's attention -> a payload the plane passes on to a figure drawn in place
+    (ui/components/figure.py's ``follow``), so that figure follows the drag."""
     if "Q" not in lab.tables:
         st.caption(
             "Here the queries and keys are made as X · W_Q and X · W_K: change them in the tables X and W_Q. "
             "The vector plane (drag a query and watch its weights) opens on scenarios that give Q, K and V directly."
         )
         return
-    plane_fragment(lab, prefix, big)
+    plane_fragment(lab, prefix, big, follow)
 
 
 @st.fragment  # a drag reruns this section only; a finished drag reruns the whole page
-def plane_fragment(lab: Lab, prefix: str, big: bool) -> None:
+def plane_fragment(lab: Lab, prefix: str, big: bool, follow: Follow | None = None) -> None:
     """The pickers (query, and two dimensions when there are more), the plane and its weights."""
     head, _ = run_or_last(lab, run_single_head, "last_single")  # the page shows the tables' errors
     if head is None:
@@ -78,10 +82,10 @@ def plane_fragment(lab: Lab, prefix: str, big: bool) -> None:
     dims = plane.plane_dims(d_k, picked)
     dim_names = (head.dim_labels[dims[0]], head.dim_labels[dims[1]])
     reach = plane.extent(r.Q, r.K, dims)
-    _draw(lab, prefix, head, query, dims, dim_names, reach, big)
+    _draw(lab, prefix, head, query, dims, dim_names, reach, big, follow)
 
 
-def _draw(lab, prefix, head, query, dims, dim_names, reach, big) -> None:  # noqa: ANN001 (plane_fragment's own)
+def _draw(lab, prefix, head, query, dims, dim_names, reach, big, follow) -> None:  # noqa: ANN001 (plane_fragment's own)
     """Compute the drag's weights, mount the component, write a finished drag into the lab's table."""
     memo, key = session.current().plane, f"{prefix}_plane"
     tokens = {"Q": head.query_tokens, "K": head.key_tokens}
@@ -93,6 +97,8 @@ def _draw(lab, prefix, head, query, dims, dim_names, reach, big) -> None:  # noq
         drag = None if drag is not None and drag.id == memo.applied else drag  # already in the tables
         moved = plane.drag_result(head.result, drag, dims)
         data = plane.plane_data(moved, query, dims, tokens, dim_names, reach, big=big)
+        if follow is not None and drag is not None:
+            data["follow"] = follow(moved)
     except (plane.PlaneError, ac.AttentionInputError) as err:
         st.error(f"{message(err)}. The plane shows the last position it could draw.", icon="⚠️")
         data, drag = memo.last, None
