@@ -201,6 +201,7 @@ function update(view, data) {
   // drawn last, on top of the keys; moved only when it is not last already (a moved element loses the focus)
   if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
   drawBars(view, data);
+  performance.mark("attention-lab:plane-drawn"); // new weights drawn (benchmarks/bench_browser.py times it)
 }
 
 export default function (component) {
