@@ -15,6 +15,7 @@ a handle is dragged): it sends :func:`follow` 's payload, which the figure with 
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def plotly_js() -> str:
     target = STATIC / VENDOR / name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(".part")
+        partial = target.with_suffix(f".{os.getpid()}.part")  # replicas starting together each write their own
         shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", partial)
         partial.replace(target)
     return f"app/static/{VENDOR}/{name}"
