@@ -1,5 +1,5 @@
 """The playground's weights heatmap drawn in place: the same element through edits and drags (never drawn anew),
-its hover still working, and its rows following a dragged query with attention_core's weights."""
+its hover and a user's zoom kept, and its rows following a dragged query with attention_core's weights."""
 
 from __future__ import annotations
 
@@ -21,6 +21,22 @@ def mark(page) -> None:
 
 def assert_same_element(page) -> None:
     assert page.locator(PLOT).evaluate("e => e.__probe") == "first mount", "the heatmap was drawn anew"
+
+
+def ranges(page) -> list[list[float]]:
+    """The heatmap's x and y axis ranges as drawn (a user's zoom changes them)."""
+    return page.locator(PLOT).evaluate("gd => [gd._fullLayout.xaxis.range, gd._fullLayout.yaxis.range]")
+
+
+def zoom(page) -> list[list[float]]:
+    """Drag a zoom box over the heatmap's top left quarter, as a user does; the zoomed ranges."""
+    whole = ranges(page)
+    box = page.locator(f"{PLOT} .nsewdrag").first.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.02, box["y"] + box["height"] * 0.02)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.6, steps=5)
+    page.mouse.up()
+    return wait_until(page, lambda: (r := ranges(page)) != whole and r, "the zoomed axes")
 
 
 def weights(page) -> list[list[float]]:
@@ -46,10 +62,11 @@ def test_the_heatmap_element_survives_five_edits_and_still_hovers(page):
     assert f"{before[-1][0]:.2f}" in label, label
 
 
-def test_the_heatmap_rows_follow_a_dragged_query_with_the_planes_weights(page):
+def test_the_heatmap_rows_follow_a_dragged_query_with_the_planes_weights_and_keep_the_zoom(page):
     open_page(page, "/playground?scenario=mammal-query")
     before = weights(page)
     mark(page)
+    zoomed = zoom(page)
     handle = page.locator(HANDLE)
     handle.scroll_into_view_if_needed()
     box = handle.bounding_box()
@@ -70,7 +87,9 @@ def test_the_heatmap_rows_follow_a_dragged_query_with_the_planes_weights(page):
     assert weights(page)[1:] == before[1:], "a dragged query changes its own row only"
     assert np.isclose(sum(row), 1.0, atol=1e-6)
     assert_same_element(page)
+    assert ranges(page) == zoomed, "the zoom was lost while dragging"
     page.mouse.up()
-    wait_idle(page)
+    wait_idle(page)  # the drag written into Q: the page's run sends the heatmap anew
     assert_clean(page)
     assert_same_element(page)
+    assert ranges(page) == zoomed, "the zoom was lost when the drag was written into the table"
