@@ -13,6 +13,9 @@ It starts its own ``streamlit run app.py`` on a loopback port and measures, at 1
   control the lecture uses: the temperature (a key press on the slider), the mask (an option of its list),
   the number of heads (a button of the split), W_O (the checkbox), the heads mode (selection/split);
   the time from the action until the heads grid holds new data, painted (target: median under 400 ms);
+- **dragging the query** on /playground's vector plane (mammal-query): pointer move -> the weights it
+  produced drawn, and -> the heatmap drawn in place, p50/p95 of moves made one at a time; weights and heatmaps
+  drawn a second while the mouse moves every 16 ms (goals: 20 a second; p50 <= 80 ms, p95 <= 150 ms);
 - **fresh browser -> first chart**: a new browser context opening /playground?scenario=emma-friend;
   the time from the navigation until the weights heatmap is painted (target: under 2.5 s).
 
@@ -210,6 +213,83 @@ def first_chart(
     return times
 
 
+PLANE_HANDLE = '.st-key-playground_plane [aria-label="query mammal"]'  # CSS reaches into the open shadow root
+PLANE_MARK, FIGURE_MARK = "attention-lab:plane-drawn", "attention-lab:figure-drawn"  # plane.js, figure.js
+_DRAWN_JS = "(name) => performance.getEntriesByName(name).length"
+_MOVES_JS = """() => {
+  performance.clearMarks();
+  window.__moves = [];  // every pointer move the page received, on its own clock
+  if (!window.__movesArmed) {
+    document.addEventListener('pointermove', e => window.__moves.push(e.timeStamp), {capture: true});
+    window.__movesArmed = true;
+  }
+}"""
+_SINCE_MOVE_JS = """(name) => {
+  const drawn = performance.getEntriesByName(name);
+  return drawn[drawn.length - 1].startTime - window.__moves[window.__moves.length - 1];
+}"""
+
+
+def plane_drag(browser, url: str, moves: int) -> dict[str, list[float]]:
+    """The playground's vector plane (mammal-query): its query handle dragged with the mouse.
+
+    - paced: one pointer move at a time, the next once the weights it produced are drawn (plane.js marks
+      ``attention-lab:plane-drawn``; the heatmap drawn in place marks ``attention-lab:figure-drawn``): ms from the
+      move the page received to each mark;
+    - continuous: a move every 16 ms (a 60 Hz pointer) for ``moves`` moves: weights drawn per second of the drag.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
+    page = context.new_page()
+    open_ready(page, "/playground?scenario=mammal-query", "playground_heatmap")
+    handle = page.locator(PLANE_HANDLE)
+    handle.scroll_into_view_if_needed()
+    wait_idle(page)
+    out: dict[str, list[float]] = {"move -> weights drawn (paced)": [], "move -> heatmap drawn (paced)": []}
+    out_marks = {PLANE_MARK: "move -> weights drawn (paced)", FIGURE_MARK: "move -> heatmap drawn (paced)"}
+    box = handle.bounding_box()
+    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.evaluate(_MOVES_JS)
+    for k in range(1, moves + 1):
+        before = {n: page.evaluate(_DRAWN_JS, n) for n in out_marks}
+        page.mouse.move(x0 - 3 * k, y0 + 1.5 * k)
+        page.wait_for_function(
+            f"() => ({_DRAWN_JS})('attention-lab:plane-drawn') > {before[PLANE_MARK]}", polling="raf"
+        )
+        wait_idle_now(page)
+        page.evaluate(_PAINTED_JS)
+        for name, mark in out_marks.items():  # a heatmap that does not follow the drag (before it did) has no times
+            if page.evaluate(_DRAWN_JS, name) > before[name]:
+                out[mark].append(page.evaluate(_SINCE_MOVE_JS, name))
+    page.evaluate(_MOVES_JS)
+    start = page.evaluate("() => performance.now()")
+    for k in range(1, moves + 1):
+        page.mouse.move(x0 - 3 * moves + 3 * k, y0 + 1.5 * moves - 1.5 * k)
+        page.wait_for_timeout(16)
+    seconds = (page.evaluate("() => performance.now()") - start) / 1000
+    counts = {n: page.evaluate(_DRAWN_JS, f"attention-lab:{n}-drawn") for n in ("plane", "figure")}
+    page.mouse.up()
+    wait_idle(page)
+    context.close()
+    out["weights drawn per second (continuous)"] = [counts["plane"] / seconds]
+    out["heatmap drawn per second (continuous)"] = [counts["figure"] / seconds]
+    return out
+
+
+def report_drag(rows: dict[str, list[float]]) -> None:
+    print("\n## Dragging the query on the vector plane, /playground mammal-query")
+    print("(goals: at least 20 weight updates drawn a second; move -> weights drawn p50 <= 80 ms, p95 <= 150 ms)\n")
+    print("| measure | p50 | p95 | runs |")
+    print("|---|---:|---:|---:|")
+    for name, values in rows.items():
+        if not values:
+            print(f"| {name} | - | - | 0 |")
+            continue
+        cuts = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else [values[0]] * 19
+        print(f"| {name} | {statistics.median(values):.1f} | {cuts[18]:.1f} | {len(values)} |")
+
+
 FLOOR_APP = """import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -271,7 +351,7 @@ def report(title: str, rows: dict[str, list[float]], target_ms: float) -> None: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parts = ("multi-head", "cell-edit", "fresh", "floor")
+    parts = ("multi-head", "cell-edit", "drag", "fresh", "floor")
     parser.add_argument("--only", choices=parts, action="append", help="measure only these (repeatable)")
     args = parser.parse_args()
     repeats, only = args.repeats, set(args.only or parts)
@@ -289,6 +369,8 @@ def main() -> None:
             if "cell-edit" in only:
                 edits = cell_edits(browser, server.url, repeats)
                 report("Cell edit -> weights heatmap painted, /playground", edits, 300)
+            if "drag" in only:
+                report_drag(plane_drag(browser, server.url, 10 * repeats))
             if "fresh" in only:
                 fresh = {"/playground": first_chart(browser, server.url, repeats)}
                 report("Fresh browser -> first chart painted", fresh, 2500)

@@ -9,6 +9,7 @@ from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.pure.tables import TableError
 from attention_views.ui import panels, session
 from attention_views.ui.charts import beside, chart, page_header
+from attention_views.ui.components.figure import follow
 from attention_views.ui.components.plane import plane_section
 from attention_views.ui.controls import (
     STAGE_BUTTONS,
@@ -62,22 +63,23 @@ with right:
     if head is not None:
         r = head.result
         kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
-        chart(
-            figures.attention_heatmap(
-                getattr(r, stage),
+
+        def heatmap(result):  # noqa: ANN001, ANN202 (the head's attention, or the plane's while a handle is dragged)
+            return figures.attention_heatmap(
+                getattr(result, stage),
                 head.query_tokens,
                 head.key_tokens,
                 title=STAGE_LABELS[stage],
                 projector=big,
                 **kind,
-            ),
-            "playground_heatmap",
-            fit=FIT,
-        )
+            )
+
+        chart(heatmap(r), "playground_heatmap", fit=FIT, in_place=True)  # updated in place, not drawn anew
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
-        plane_section(lab, "playground", big)  # drag a query or a key and its weights follow
+        # drag a query or a key: its weights, and the heatmap, follow
+        plane_section(lab, "playground", big, follow=lambda moved: follow(heatmap(moved), "playground_heatmap"))
         if stage == "masked" or lab.mask == "custom":
             chart(
                 figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),

@@ -173,11 +173,13 @@ def _proto_strings(message, skip: set[str]) -> list[tuple[str, str]]:
 
 
 def shown_texts(at: AppTest) -> list[tuple[str, str]]:
-    """(where, text) for every text Streamlit renders as markdown, in the main area and the sidebar."""
+    """(where, text) for every text Streamlit renders as markdown, in the main area and the sidebar. A custom
+    component's data is not markdown (the app's components set text as textContent; a figure's, :func:`_specs`,
+    is checked as plotly's)."""
     out = []
     for node in _nodes(at._tree):
         proto = getattr(node, "proto", None)
-        if proto is None or node.type in LITERAL or not hasattr(proto, "ListFields"):
+        if proto is None or node.type in LITERAL or node.type == "bidi_component" or not hasattr(proto, "ListFields"):
             continue
         out += [(f"{node.type}.{f}", t) for f, t in _proto_strings(proto, PLAIN_TEXT_FIELDS.get(node.type, set()))]
     return out
@@ -185,10 +187,21 @@ def shown_texts(at: AppTest) -> list[tuple[str, str]]:
 
 def markup_problems(at: AppTest) -> list[str]:
     problems = [f"{where}: {hit!r} in {text[:200]!r}" for where, text in shown_texts(at) for hit in live_markup(text)]
+    for spec in _specs(at):
+        problems += [f"plotly figure: raw {hit!r}" for hit in live_plot_markup(spec)]
+    return problems
+
+
+def _specs(at: AppTest) -> list[str]:
+    """The JSON of every plotly figure on the page: st.plotly_chart's, and those drawn in place
+    (ui/components/figure.py's component, its data's ``spec``)."""
+    out = []
     for node in _nodes(at._tree):
         if node.type == "plotly_chart":
-            problems += [f"plotly figure: raw {hit!r}" for hit in live_plot_markup(node.proto.spec)]
-    return problems
+            out.append(node.proto.spec)
+        elif node.type == "bidi_component" and node.proto.component_name == "attention_lab.figure":
+            out.append(json.loads(node.proto.json)["spec"])
+    return out
 
 
 def _widget_texts(at: AppTest) -> list[str]:
@@ -209,5 +222,4 @@ def read_texts(at: AppTest) -> list[str]:
 
 def chart_texts(at: AppTest) -> list[str]:
     """Every string of every plotly figure on the page as plotly.js draws it: HTML entities decoded."""
-    specs = [node.proto.spec for node in _nodes(at._tree) if node.type == "plotly_chart"]
-    return [html.unescape(s) for spec in specs for s in strings(json.loads(spec))]
+    return [html.unescape(s) for spec in _specs(at) for s in strings(json.loads(spec))]

@@ -4,6 +4,8 @@ the lecture's introduction."""
 
 from __future__ import annotations
 
+import contextlib
+
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -13,10 +15,13 @@ from attention_views.pure import theme
 from attention_views.pure.formats import plain
 from attention_views.pure.navigation import NATURAL_PAGE
 from attention_views.ui import session
+from attention_views.ui.components.figure import figure_in_place
 from attention_views.ui.controls import chart_format, projector
 
 
-def chart(fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1, **kwargs: object) -> object:
+def chart(
+    fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1, in_place: bool = False, **kwargs: object
+) -> object:
     """The one way a page shows a figure: its title as page text above it (shown literally; the browser wraps
     it), then st.plotly_chart with the app's chart config and the figure's own title taken out.
 
@@ -26,6 +31,9 @@ def chart(fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1,
     ``fit``, a page's main chart on a projector: a CSS length, what the page shows above the chart. The chart is
     then as tall as its figure asks, but no taller than the window less ``fit`` (``screens`` times that for a grid
     whose first of ``screens`` rows of panels must show whole), so the browser sizes it to the first screen.
+
+    ``in_place``: drawn by :func:`figure_in_place` (the same element from run to run, updated by plotly.js: no
+    flicker, hover and zoom kept) instead of st.plotly_chart, which draws a changed figure anew; no selections.
     """
     title = fig.layout.title.text
     if title:
@@ -40,7 +48,11 @@ def chart(fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1,
         st.html(f"<style>.st-key-fit_{key} {{ max-height: max(15rem, calc((100dvh - {fit}) * {screens})); }}</style>")
         place = st.container(height=int(fig.layout.height), border=False, key=f"fit_{key}")
         kwargs["height"] = "stretch"
-    return place.plotly_chart(fig, key=key, config=theme.export_config(name, chart_format()), **kwargs)
+    config = theme.export_config(name, chart_format())
+    if in_place:
+        with place if place is not st else contextlib.nullcontext():
+            return figure_in_place(fig, key, config, stretch=kwargs.get("height") == "stretch")
+    return place.plotly_chart(fig, key=key, config=config, **kwargs)
 
 
 def clicked_cell(key: str) -> tuple[int, int] | None:

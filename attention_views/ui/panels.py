@@ -198,7 +198,7 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
     with bar_col:
         bars = figures.activation_bars(head.query_tokens, ac.activation_norms(r.output), projector=big)
-        chart(bars, f"{prefix}_activation")
+        chart(bars, f"{prefix}_activation", in_place=True)  # updated in place: an edit does not redraw it anew
 
 
 def qkv_panel(head: SingleHead, prefix: str, big: bool) -> None:

@@ -49,7 +49,8 @@ def assert_clean(at: AppTest) -> None:
 
 
 def plotly_figures(at: AppTest) -> list[dict]:
-    """The plotly figures on the page, as the JSON dicts Streamlit sends to the browser, each with the title the
+    """The plotly figures on the page (st.plotly_chart's and those drawn in place by ui/components/figure.py), as
+    the JSON dicts Streamlit sends to the browser, each with the title the
     page shows above it (``widgets.chart`` writes it as page text, ``**title**``) back in ``layout.title.text``."""
     import json
     import re
@@ -58,8 +59,13 @@ def plotly_figures(at: AppTest) -> list[dict]:
 
     figures, before = [], None
     for node in _in_order(at.main):
+        spec = None
         if node.type == "plotly_chart":
-            fig = json.loads(node.proto.spec)
+            spec = node.proto.spec
+        elif node.type == "bidi_component" and node.proto.component_name == "attention_lab.figure":  # in place
+            spec = json.loads(node.proto.json)["spec"]
+        if spec is not None:
+            fig = json.loads(spec)
             titled = before is not None and before.startswith("**") and before.endswith("**")
             title = re.sub(r"\\(.)", r"\1", before[2:-2]).replace(WORD_JOINER, "") if titled else ""
             fig["layout"].setdefault("title", {})["text"] = title

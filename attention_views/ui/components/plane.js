@@ -233,6 +233,7 @@ function update(view, data) {
   if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
   drawBars(view, data);
   layoutLabels(view);
+  performance.mark("attention-lab:plane-drawn"); // new weights drawn (benchmarks/bench_browser.py times it)
 }
 
 export default function (component) {
@@ -241,4 +242,6 @@ export default function (component) {
   const view = parentElement.__plane;
   view.setState = setStateValue;
   if (data) update(view, data);
+  // a figure drawn in place that follows the drag (ui/components/figure.js)
+  if (data && data.follow) document.dispatchEvent(new CustomEvent("attention-lab:figure", { detail: data.follow }));
 }

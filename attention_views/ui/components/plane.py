@@ -21,6 +21,7 @@ whole 64-dimensional row is written into Q, so "Put back into the model" runs wi
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -34,6 +35,7 @@ from attention_views.ui import session
 from attention_views.ui.controls import bump_rev
 
 HERE = Path(__file__).parent
+Follow = Callable[[ac.AttentionResult], dict]
 
 
 @functools.cache
@@ -43,19 +45,21 @@ def _component():  # registered once a process; each AppTest runtime gets it aga
     )
 
 
-def plane_section(lab: Lab, prefix: str, big: bool) -> None:
-    """The vector plane of the lab's head, or why there is none (queries made from X and W_Q)."""
+def plane_section(lab: Lab, prefix: str, big: bool, follow: Follow | None = None) -> None:
+    """The vector plane of the lab's head, or why there is none (queries made from X and W_Q). ``follow``: while a
+    handle is dragged, the moved head's attention -> a payload the plane passes on to a figure drawn in place
+    (ui/components/figure.py's ``follow``), so that figure follows the drag."""
     if "Q" not in lab.tables:
         st.caption(
             "Here the queries and keys are made as X · W_Q and X · W_K: change them in the tables X and W_Q. "
             "The vector plane (drag a query and watch its weights) opens on scenarios that give Q, K and V directly."
         )
         return
-    plane_fragment(lab, prefix, big)
+    plane_fragment(lab, prefix, big, follow)
 
 
 @st.fragment  # a drag reruns this section only; a finished drag reruns the whole page
-def plane_fragment(lab: Lab, prefix: str, big: bool) -> None:
+def plane_fragment(lab: Lab, prefix: str, big: bool, follow: Follow | None = None) -> None:
     """The pickers (query; two dimensions, or two keys on a real head), the plane and its weights."""
     head, _ = run_or_last(lab, run_single_head, "last_single")  # the page shows the tables' errors
     if head is None:
@@ -85,7 +89,7 @@ def plane_fragment(lab: Lab, prefix: str, big: bool) -> None:
         st.error(f"{message(err)}.", icon="⚠️")
         return
     Q = r.Q[[query]] if p.dims is None else r.Q  # (n_q or 1, d_k): the queries drawn
-    _draw(lab, prefix, head, query, p, plane.extent(Q, r.K, p), big)
+    _draw(lab, prefix, head, query, p, plane.extent(Q, r.K, p), big, follow)
     if p.keys is not None and not big:  # on a projector the lecturer says it
         a, b = (plain(repr(head.key_tokens[j])) for j in p.keys)
         st.caption(
@@ -119,7 +123,7 @@ def _key_plane(prefix: str, head: SingleHead, query: int, pick: list) -> plane.P
     return plane.key_plane(head.result.K, a, b, kt)
 
 
-def _draw(lab, prefix, head, query, p, reach, big) -> None:  # noqa: ANN001 (plane_fragment's own)
+def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN001 (plane_fragment's own)
     """Compute the drag's weights, mount the component, write a finished drag into the lab's table."""
     memo, key = session.current().plane, f"{prefix}_plane"
     tokens = {"Q": head.query_tokens, "K": head.key_tokens}
@@ -132,6 +136,8 @@ def _draw(lab, prefix, head, query, p, reach, big) -> None:  # noqa: ANN001 (pla
         drag = None if drag is not None and drag.id == memo.applied else drag  # already in the tables
         moved = plane.drag_result(head.result, drag, p)
         data = plane.plane_data(moved, query, p, tokens, reach, big=big)
+        if follow is not None and drag is not None:
+            data["follow"] = follow(moved)
     except (plane.PlaneError, ac.AttentionInputError) as err:
         st.error(f"{message(err)}. The plane shows the last position it could draw.", icon="⚠️")
         data, drag = memo.last, None

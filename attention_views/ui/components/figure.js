@@ -1,0 +1,76 @@
+// A plotly figure drawn in place (st.components.v2). Streamlit calls this again with each run's `data` and the
+// same parentElement: the plot's div is made once and kept on that element; each call hands the new figure to
+// Plotly.react, which updates the drawing (hover, zoom and the toolbar stay; layout.uirevision keeps the zoom).
+// data: {spec: plotly's JSON of the figure, config, plotly: the URL of plotly.js (served by the app), key,
+// stretch: as tall as the element (else the figure's height)}.
+// Another component may send a figure for this key between two runs, as a document event "attention-lab:figure"
+// with detail {key, spec}; it is drawn the same way until the next run's data.
+const loading = new Map();
+
+function plotlyJs(url) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!loading.has(url)) {
+    loading.set(
+      url,
+      new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = url;
+        script.onload = () => resolve(window.Plotly);
+        script.onerror = () => reject(new Error(`plotly.js did not load from ${url}`));
+        document.head.appendChild(script);
+      }),
+    );
+  }
+  return loading.get(url);
+}
+
+const figures = new Map(); // key -> the view drawing it
+document.addEventListener("attention-lab:figure", (e) => {
+  const view = figures.get(e.detail.key);
+  if (view && view.plot.isConnected) draw(view, e.detail.spec);
+});
+
+function build(parent) {
+  const plot = document.createElement("div");
+  plot.className = "figure-in-place";
+  parent.appendChild(plot);
+  return { plot, data: null, drawing: Promise.resolve() };
+}
+
+function draw(view, spec) {
+  const { config, plotly, key, stretch } = view.data;
+  const fig = JSON.parse(spec);
+  const layout = { ...fig.layout, uirevision: key };
+  if (stretch) {
+    delete layout.height;
+    layout.autosize = true;
+    view.plot.style.height = "100%";
+  } else {
+    view.plot.style.height = `${layout.height}px`;
+  }
+  const options = { responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"], ...config };
+  // one drawing at a time, in the order asked: a later figure is never overwritten by an earlier one
+  view.drawing = view.drawing
+    .catch(() => undefined)
+    .then(() => plotlyJs(plotly))
+    .then((Plotly) => Plotly.react(view.plot, fig.data, layout, options))
+    .then(() => {
+      view.plot.dataset.drawn = String(Number(view.plot.dataset.drawn || 0) + 1);
+      performance.mark("attention-lab:figure-drawn"); // benchmarks/bench_browser.py times it
+    })
+    .catch((err) => {
+      view.plot.textContent = `The chart could not be drawn: ${err.message}`;
+      throw err;
+    });
+  return view.drawing;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  parentElement.__figure ??= build(parentElement);
+  const view = parentElement.__figure;
+  if (!data) return;
+  view.data = data;
+  figures.set(data.key, view);
+  draw(view, data.spec);
+}
