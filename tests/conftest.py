@@ -3,6 +3,9 @@ the controller sees every test's report, so these hooks live here, not in tests/
 
 from __future__ import annotations
 
+import os
+import tempfile
+
 import pytest
 
 _E2E_SECONDS: list[float] = []  # setup + call + teardown of every browser test
@@ -19,3 +22,11 @@ def pytest_terminal_summary(terminalreporter) -> None:
             f"browser tests (e2e): {sum(_E2E_SECONDS):.0f}s of test time in all (summed over the workers), "
             "server starts included"
         )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The class store of every app the suite runs (AppTest in this process, servers it starts) lies in a temporary
+    folder of this run, never in the checkout's ./data: a fuzzed "Start a class" makes rooms. Tests that need a
+    store of their own set LAB_DATA_DIR themselves."""
+    if "LAB_DATA_DIR" not in os.environ:
+        os.environ["LAB_DATA_DIR"] = tempfile.mkdtemp(prefix="attention-lab-test-data-")
