@@ -40,16 +40,12 @@ SIZES = {"1024x768": {"width": 1024, "height": 768}, "1280x720": {"width": 1280,
 # two-column output
 APP_PAGES = app_pages()
 VIEWS = [(path, DEFAULT_SCENARIO) for path, _ in APP_PAGES] + [
-    ("/multi_head", "apple-orange"),
-    ("/playground", "apple-orange"),
-    ("/playground", "online-softmax"),
+    ("/multi_head", "apple-orange"),  # X and the projections, two heads
+    ("/playground", "online-softmax"),  # a lesson's scenario on the playground
     ("/playground", "random-causal"),  # a few tokens: the digits written even on a 1024 projector
     ("/playground", "random-seed42"),
-    ("/step_by_step", "mammal-query"),
-    ("/step_by_step", "random-causal"),
     ("/step_by_step", "random-seed42"),
     ("/kv_cache", "apple-orange"),
-    ("/sinks", "mammal-query"),
 ]
 
 

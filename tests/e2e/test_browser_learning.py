@@ -131,10 +131,13 @@ def test_after_learning_the_editor_cells_show_at_most_four_decimals(page):
     for tab in ("Q (queries)", "K (keys)"):
         page.get_by_role("tab", name=tab).click()
         wait_idle(page)
-        rows = page.locator('[class*="st-key-exercises_editor_"] [role=row]').all()
-        cells = [r.locator("[role=gridcell]").all_inner_texts()[1:] for r in rows]  # each row's label first
-        numbers = [c for row in cells for c in row]
-        assert len(numbers) == 15, f"{tab}: five rows of three numbers, got {cells}"
+
+        def cells() -> list[str] | None:  # the grid of a tab just opened draws its cells a moment later
+            rows = page.locator('[class*="st-key-exercises_editor_"] [role=row]').all()
+            numbers = [c for r in rows for c in r.locator("[role=gridcell]").all_inner_texts()[1:]]  # label first
+            return numbers if len(numbers) == 15 else None
+
+        numbers = wait_until(page, cells, f"{tab}: five rows of three numbers")
         bad = [c for c in numbers if not re.fullmatch(r"-?\d+(\.\d{1,4})?", c) or c == "-0"]
         assert not bad, f"{tab}: cells written past four decimals or as -0: {bad}"
         assert "0" in numbers, f"{tab}: the learned noise next to zero shows as 0: {numbers}"

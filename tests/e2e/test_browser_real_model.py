@@ -95,7 +95,7 @@ def _dla(page) -> dict | None:
 NEW_PAIRS = [
     (f"When {a} and {b} went to the {where}, {b} gave a {what} to",
      f"When {b} and {a} went to the {where}, {a} gave a {what} to", f" {a}", f" {b}")
-    for a, b, where, what in (("Anna", "Tom", "park", "ball"), ("Lucy", "Paul", "shop", "book"))
+    for a, b, where, what in (("Anna", "Tom", "park", "ball"),)
 ]  # fmt: skip
 
 
@@ -115,7 +115,7 @@ def _patched_or_said(page) -> str | None:
     return errors.first.inner_text() if errors.count() else None
 
 
-@pytest.mark.parametrize("pair", NEW_PAIRS, ids=["anna-tom", "lucy-paul"])
+@pytest.mark.parametrize("pair", NEW_PAIRS, ids=["anna-tom"])
 def test_quick_clicks_on_patching_and_its_button_give_a_result_never_an_exception(page, pair):
     page.goto(_pair_link(*pair), wait_until="domcontentloaded")
     tab = page.get_by_role("tab", name="Patching")
