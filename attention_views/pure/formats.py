@@ -13,12 +13,15 @@ And how user text (token labels, names, anything from a link or an upload) is wr
   projection tables named as the pages name them (W_Q, not the code's W_q).
 - :func:`plot_text` — inside plotly text (ticks, hovers, titles, annotations), which renders a subset
   of HTML (``<a href>``, ``<b>``, ``<br>``): the markup shows as typed.
+- :func:`token_choice` — a selectbox's option for a token index (plain text there): a repeated token with its
+  position.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -84,3 +87,8 @@ def message(text: object) -> str:
 def plot_text(text: object) -> str:
     """User text for plotly, shown literally: ``&``, ``<`` and ``>`` as HTML entities (plotly decodes them)."""
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def token_choice(tokens: list[str]) -> Callable[[int], str]:
+    """Selectbox labels for token indices; a repeated token gets its position so both can be told apart."""
+    return lambda n: tokens[n] if tokens.count(tokens[n]) == 1 else f"{tokens[n]} (#{n})"

@@ -28,7 +28,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views.pure import plane
-from attention_views.pure.formats import message, plain
+from attention_views.pure.formats import message, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
 from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.ui import session
@@ -80,7 +80,7 @@ def plane_fragment(lab: Lab, prefix: str, big: bool, follow: Follow | None = Non
         # a real head: its last token's query, the one predicting the next token; else the step-by-step page's
         # query (friend in emma-friend)
         index=len(qt) - 1 if spanned else min(lab.selected[0], len(qt) - 1),
-        format_func=_label(qt),
+        format_func=token_choice(qt),
         key=f"{prefix}_plane_query",
     )
     try:
@@ -117,7 +117,7 @@ def _key_plane(prefix: str, head: SingleHead, query: int, pick: list) -> plane.P
     """The plane of two keys the student picks: by default the two the query attends to most (keyed by the query,
     so a drag that changes the weights keeps the picks)."""
     kt, first, second = head.key_tokens, *plane.top_keys(head.result.weights[query])
-    label = _label(kt)
+    label = token_choice(kt)
     a = pick[1].selectbox("Along key", range(len(kt)), index=first, format_func=label, key=f"{prefix}_plane_k1_{query}")
     b = pick[2].selectbox("And key", range(len(kt)), index=second, format_func=label, key=f"{prefix}_plane_k2_{query}")
     return plane.key_plane(head.result.K, a, b, kt)
@@ -155,8 +155,3 @@ def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN
 
 def _nothing() -> None:
     """The component's state is read where the plane is drawn; its change only needs the fragment's rerun."""
-
-
-def _label(tokens: list[str]):  # noqa: ANN202
-    """Selectbox labels for token indices; a repeated token gets its position so both can be told apart."""
-    return lambda n: tokens[n] if tokens.count(tokens[n]) == 1 else f"{tokens[n]} (#{n})"

@@ -9,7 +9,7 @@ import streamlit as st
 
 import attention_core as ac
 from attention_views.pure import figures
-from attention_views.pure.formats import latex, plain
+from attention_views.pure.formats import latex, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
 from attention_views.ui.charts import chart, clicked_cell
 from attention_views.ui.controls import MASK_LABELS
@@ -27,11 +27,6 @@ C = 4 dimensions, T = 9 tokens), so it writes the scores as `einsum('it,if->ft',
 The paper and this app use **(T, C)**: one *row* per token, so the scores are $QK^\\top$ and the
 query of token $i$ is the row $q_i$. Both give the same T x T matrix: `Q.T @ K` in the notebook's
 layout is `Qp @ Kp.T` with `Qp = Q.T`, `Kp = K.T`."""
-
-
-def _label(tokens: list[str]):
-    """Selectbox labels for token indices; a repeated token gets its position so both can be told apart."""
-    return lambda n: tokens[n] if tokens.count(tokens[n]) == 1 else f"{tokens[n]} (#{n})"
 
 
 def _pick_from_box(lab: Lab, side: int, key: str) -> None:
@@ -78,10 +73,20 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
 
     query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")
     query_col.selectbox(
-        "Query (row)", range(len(qt)), format_func=_label(qt), key=QUERY, on_change=_pick_from_box, args=(lab, 0, QUERY)
+        "Query (row)",
+        range(len(qt)),
+        format_func=token_choice(qt),
+        key=QUERY,
+        on_change=_pick_from_box,
+        args=(lab, 0, QUERY),
     )
     key_col.selectbox(
-        "Key (column)", range(len(kt)), format_func=_label(kt), key=KEY, on_change=_pick_from_box, args=(lab, 1, KEY)
+        "Key (column)",
+        range(len(kt)),
+        format_func=token_choice(kt),
+        key=KEY,
+        on_change=_pick_from_box,
+        args=(lab, 1, KEY),
     )
     headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\to\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
