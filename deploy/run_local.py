@@ -48,10 +48,11 @@ def local_nginx_conf(
 ) -> str:
     """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``, the class signal
     files from ``app_dir``'s static/class/; proxying as it is."""
-    servers = "".join(f"        server 127.0.0.1:{p} max_fails=3 fail_timeout=10s;\n" for p in replica_ports)
-    conf, n = re.subn(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
-    if n == 0:
+    first = re.search(r"(?m)^        server app\d+:8501([^;\n]*);\n", template)
+    if first is None:
         raise ValueError("deploy/nginx.conf has no `server appN:8501` lines in its upstream to replace")
+    servers = "".join(f"        server 127.0.0.1:{p}{first[1]};\n" for p in replica_ports)  # the same parameters
+    conf = re.sub(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
     conf = conf.replace("        keepalive 32;\n", servers + "        keepalive 32;\n", 1)
     temp = "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("client_body", "proxy", "fastcgi"))
     temp += "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("uwsgi", "scgi"))

@@ -178,3 +178,55 @@ def logged_lines(log: Path, needle: str, timeout: float = 10.0) -> list[str]:
         if lines or time.monotonic() > deadline:
             return lines
         time.sleep(0.1)
+
+
+def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path: Path):
+    """deploy/nginx.conf's upstream as run_local writes it, in front of two plain HTTP servers standing in for the
+    replicas: both killed, nginx asked meanwhile (its 502s mark them failed), both started again on their ports.
+    nginx must route to them soon after they answer (with fail_timeout=10s it refused for about 7 s more)."""
+    ports, port = [devserver.free_port(), devserver.free_port()], devserver.free_port()
+    (tmp_path / "www").mkdir()
+
+    def replica(p: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1", "--directory", str(tmp_path / "www")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def answers(url: str) -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return response.status == 200
+        except OSError:
+            return False
+
+    def until_answered(target: str, within: float) -> float:
+        """Seconds until ``target`` answered 200, asked every 0.05 s; fails after ``within`` seconds."""
+        start = time.monotonic()
+        while not answers(target):
+            assert time.monotonic() - start < within, f"{target} did not answer within {within} s"
+            time.sleep(0.05)
+        return time.monotonic() - start
+
+    replicas = [replica(p) for p in ports]
+    conf = run_local.local_nginx_conf(run_local.NGINX_CONF.read_text(), port, ports, tmp_path)
+    nginx = run_local.start_nginx(conf, tmp_path)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        until_answered(url, 20)
+        for r in replicas:
+            r.kill()
+            r.wait(10)
+        down = time.monotonic() + 2
+        while time.monotonic() < down:  # students retrying while the replicas are down
+            assert not answers(url), "no replica runs, yet nginx answered 200"
+            time.sleep(0.05)
+        replicas = [replica(p) for p in ports]
+        for p in ports:
+            until_answered(f"http://127.0.0.1:{p}/", 20)
+        late = until_answered(url, 30)
+        assert late < 3, f"nginx kept students out {late:.1f} s after both replicas answered again"
+    finally:
+        for r in replicas:
+            r.kill()
+        devserver.stop(nginx)
