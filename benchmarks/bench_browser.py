@@ -277,17 +277,37 @@ def plane_drag(browser, url: str, moves: int) -> dict[str, list[float]]:
     return out
 
 
+DRAG_GOALS = {  # measure -> (p50 goal, p95 goal, True: at least / False: at most)
+    "move -> weights drawn (paced)": (80.0, 150.0, False),
+    "weights drawn per second (continuous)": (20.0, None, True),
+}
+
+
 def report_drag(rows: dict[str, list[float]]) -> None:
     print("\n## Dragging the query on the vector plane, /playground mammal-query")
     print("(goals: at least 20 weight updates drawn a second; move -> weights drawn p50 <= 80 ms, p95 <= 150 ms)\n")
-    print("| measure | p50 | p95 | runs |")
-    print("|---|---:|---:|---:|")
+    print("| measure | p50 | p95 | runs | goal |")
+    print("|---|---:|---:|---:|---|")
     for name, values in rows.items():
         if not values:
-            print(f"| {name} | - | - | 0 |")
+            print(f"| {name} | - | - | 0 | |")
             continue
         cuts = statistics.quantiles(values, n=20, method="inclusive") if len(values) > 1 else [values[0]] * 19
-        print(f"| {name} | {statistics.median(values):.1f} | {cuts[18]:.1f} | {len(values)} |")
+        p50, p95 = statistics.median(values), cuts[18]
+        print(f"| {name} | {p50:.1f} | {p95:.1f} | {len(values)} | {drag_verdict(name, p50, p95)} |")
+
+
+def drag_verdict(name: str, p50: float, p95: float) -> str:
+    """Whether the measure ``name`` met each of its goals ("ok" or "MISS"; "" when it has none)."""
+    if name not in DRAG_GOALS:
+        return ""
+    low, high, at_least = DRAG_GOALS[name]
+    verdicts = []
+    for label, goal, value in (("p50", low, p50), ("p95", high, p95)):
+        if goal is not None:
+            met = value >= goal if at_least else value <= goal
+            verdicts.append(f"{label} {'>=' if at_least else '<='} {goal:g}: {'ok' if met else 'MISS'}")
+    return "; ".join(verdicts)
 
 
 FLOOR_APP = """import pandas as pd
