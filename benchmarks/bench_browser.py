@@ -15,7 +15,8 @@ It starts its own ``streamlit run app.py`` on a loopback port and measures, at 1
   the time from the action until the heads grid holds new data, painted (target: median under 400 ms);
 - **dragging the query** on /playground's vector plane (mammal-query): pointer move -> the weights it
   produced drawn, and -> the heatmap drawn in place, p50/p95 of moves made one at a time; weights and heatmaps
-  drawn a second while the mouse moves every 16 ms (goals: 20 a second; p50 <= 80 ms, p95 <= 150 ms);
+  drawn a second while the mouse moves every 16 ms (goals: 20 a second; p50 <= 80 ms, p95 <= 150 ms), and the
+  same on Streamlit's floor for a drag (one fragment holding one handle, paced as plane.js paces);
 - **fresh browser -> first chart**: a new browser context opening /playground?scenario=emma-friend;
   the time from the navigation until the weights heatmap is painted (target: under 2.5 s).
 
