@@ -14,7 +14,7 @@ const SIZE = 400; // the viewBox is SIZE x SIZE; the browser scales it to the el
 const PAD = 36;
 const C = SIZE / 2;
 const IN_FLIGHT = 2; // reports of a drag unanswered at once
-const STALLED_MS = 1000; // an answer this late is taken as lost: the waiting position is sent anyway
+const STALLED_MS = 2000; // an answer this late is taken as lost: the waiting position is sent anyway
 const KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
 
 function make(name, attrs, parent, ns = SVG) {
