@@ -3,6 +3,9 @@ the weights drawn are attention_core's for the vector the Q table then holds, an
 
 from __future__ import annotations
 
+import json
+import re
+
 import numpy as np
 import pytest
 from streamlit_browser import assert_clean, chart, open_page, wait_idle, wait_until
@@ -83,6 +86,87 @@ def test_arrow_keys_move_the_focused_query_a_step_each(page):
     wait_until(page, lambda: bars(page) == core_weights(expected_q), "the weights of the moved query")
     assert handle.evaluate("e => e.getRootNode().activeElement === e"), "the handle lost the focus"
     np.testing.assert_allclose(table_q(page)[0], expected_q, atol=1e-12)
+    assert_same_plane(page)
+
+
+class Wire:
+    """The page's Streamlit WebSocket, relayed by Playwright: the plane's reports as the page sends them, the
+    answers (which report a run computed) as the server sends them, and the server's messages held while
+    ``hold`` is set (released in order by :meth:`release`)."""
+
+    REPORT = re.compile(rb'\{"kind":"Q".*?"done":(?:true|false),"seq":\d+\}')
+    ANSWER = re.compile(rb'"answered": ?\{"id": ?"[^"]*", ?"seq": ?(\d+)\}')
+
+    def __init__(self, page):
+        self.reports: list[dict] = []  # each report the page sent, with the answers it had had by then
+        self.answers: list[int] = []  # the seq of each answer the server sent
+        self.hold, self.held = False, []
+        page.route_web_socket(re.compile(r".*/_stcore/stream"), self._route)
+
+    def _route(self, ws) -> None:
+        server = ws.connect_to_server()
+        ws.on_message(lambda m: self._sent(m, server))
+        server.on_message(self._received(ws))
+
+    def _sent(self, message, server) -> None:
+        for raw in self.REPORT.findall(message if isinstance(message, bytes) else message.encode()):
+            self.reports.append({**json.loads(raw), "answered_by_then": max(self.answers, default=0)})
+        server.send(message)
+
+    def _received(self, ws):
+        def on(message) -> None:
+            if self.hold:
+                self.held.append(message)
+                return
+            self.answers += [int(n) for n in self.ANSWER.findall(message if isinstance(message, bytes) else b"")]
+            ws.send(message)
+
+        self.ws = ws
+        return on
+
+    def release(self) -> None:
+        self.hold, held, self.held = False, self.held, []
+        for message in held:
+            self.answers += [int(n) for n in self.ANSWER.findall(message if isinstance(message, bytes) else b"")]
+            self.ws.send(message)
+
+
+def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_written(page):
+    """While the server has not answered, the plane sends two reports of a drag and holds the newest position; the
+    pointer's last position, let go without a pause, is the one computed, drawn and written into Q."""
+    wire = Wire(page)
+    handle = open_plane(page)
+    box = handle.bounding_box()
+    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
+    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    wire.hold = True  # the server's answers wait
+    for k in range(1, 5):
+        page.mouse.move(x0 - k * units, y0)
+    page.wait_for_timeout(300)
+    assert [r["seq"] for r in wire.reports] == [1, 2], "two reports unanswered, the newest position held back"
+    wire.release()
+    for k in range(1, 31):  # no pause between moves: reports wait for answers
+        page.mouse.move(x0 - (4 + k / 5) * units, y0 + k / 5 * units)
+    assert len(wire.reports) > 3, "the waiting position is sent once an answer arrives"
+    wire.hold = True  # the last moves' reports wait, and the pointer is let go before an answer comes
+    for k in range(1, 6):
+        page.mouse.move(x0 - (10 + k / 5) * units, y0 + 6 * units)
+    page.mouse.up()
+    wait_until(page, lambda: wire.reports[-1]["done"], "the drag's end reported without waiting for an answer")
+    wire.release()
+    wait_idle(page)
+    last = wire.reports[-1]
+    assert [r for r in wire.reports if r["done"]] == [last], "the end is reported once, last"
+    assert all(r["seq"] - r["answered_by_then"] <= 2 for r in wire.reports[:-1]), wire.reports
+    expected_q = Q0[0] + [-11.0, -6.0, 0.0]  # 4 + 30/5 + 1 units left, 30/5 down
+    np.testing.assert_allclose([last["x"], last["y"]], expected_q[:2], atol=0.21)  # the pointer's end, reported
+    q = table_q(page)[0]
+    np.testing.assert_allclose(q[:2], [round(last["x"], 1), round(last["y"], 1)], atol=1e-9)  # snapped to 0.1
+    assert q[2] == 4.1
+    wait_until(page, lambda: bars(page) == core_weights(q), "the weights of the drag's end")
+    assert_clean(page)
     assert_same_plane(page)
 
 

@@ -96,6 +96,31 @@ def test_a_finished_drag_writes_the_query_into_q_and_the_page_shows_it():
     np.testing.assert_array_equal(table(at, "Q")[0], [2.0, 7.0, 4.1])
 
 
+def report(at, x: float, gesture: str, seq: object):
+    at.session_state[KEY] = {
+        "drag": {"kind": "Q", "row": 0, "x": x, "y": 7.0, "id": gesture, "done": False, "seq": seq}
+    }
+    return at.run()
+
+
+def test_each_run_says_which_report_it_computed_so_the_plane_can_pace_its_reports():
+    at = open_page("playground", "mammal-query")
+    assert plane_data(at)["answered"] is None  # nothing reported yet
+    report(at, 0.5, "g1", 3)
+    assert_clean(at)
+    assert plane_data(at)["answered"] == {"id": "g1", "seq": 3}
+    assert plane_data(at)["queries"][0] == [0.5, 7.0]
+    report(at, 1e9, "g1", 4)  # a position it cannot draw is answered too: the plane does not wait for ever
+    assert "beyond" in at.error[0].value
+    assert plane_data(at)["answered"] == {"id": "g1", "seq": 4}
+    assert plane_data(at)["queries"][0] == [0.5, 7.0]  # the last view stays
+    for seq in ("5", True, None, 5.0):  # not a report's number: no answer, the position still drawn
+        report(at, 1.5, "g2", seq)
+        assert_clean(at)
+        assert plane_data(at)["answered"] is None, seq
+        assert plane_data(at)["queries"][0] == [1.5, 7.0]
+
+
 def _rev(at) -> int:
     return at.session_state["session"].lab.rev
 

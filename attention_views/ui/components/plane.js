@@ -3,12 +3,18 @@
 // on that element, and each call only updates attributes and text. Labels are user text: set as textContent only.
 // Every weight shown is data.weight_text, printed by Python from attention_core; the drawing only moves the
 // handle under the pointer (or by a key press) and reports its position as the state value "drag".
+// Pacing: a move is reported at once while fewer than IN_FLIGHT reports of the drag are unanswered (Python
+// echoes the drag's id and the number `seq` of the report it computed as data.answered; Streamlit merges reports
+// that arrive during a run, so one answer may cover several); otherwise the newest position waits for the next
+// answer. The end of a drag is always reported, last, with done: true, so the tables get the drag's end.
 // Labels that would overlap (keys at one point, or close) are set apart a line at a time, measured by the browser
 // (getBBox): the chosen query's label stays by its arrow, then the keys' in order of weight.
 const SVG = "http://www.w3.org/2000/svg";
 const SIZE = 400; // the viewBox is SIZE x SIZE; the browser scales it to the element's width
 const PAD = 36;
 const C = SIZE / 2;
+const IN_FLIGHT = 2; // reports of a drag unanswered at once
+const STALLED_MS = 2000; // an answer this late is taken as lost: the waiting position is sent anyway
 const KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
 
 function make(name, attrs, parent, ns = SVG) {
@@ -98,8 +104,35 @@ function layoutLabels(view) {
   }
 }
 
-function report(view, a, done, id) {
-  view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done });
+function report(view, a, done, id, seq = 0) {
+  view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done, seq });
+}
+
+// Send the dragged handle's position if it moved since the last report and an answer slot is free (or the
+// answers stalled); else leave it waiting: answered() or the stall timer sends it.
+function pump(view) {
+  const drag = view.drag;
+  if (!drag || !drag.waiting) return;
+  const now = performance.now();
+  if (drag.sent - drag.answered >= IN_FLIGHT && now - drag.sentAt < STALLED_MS) {
+    drag.timer ||= setTimeout(() => {
+      drag.timer = 0;
+      pump(view);
+    }, STALLED_MS);
+    return;
+  }
+  drag.waiting = false;
+  drag.sent += 1;
+  drag.sentAt = now;
+  report(view, drag.a, false, drag.id, drag.sent);
+}
+
+// Python's answer to a report of the current drag: every report up to its seq is answered.
+function answered(view, answer) {
+  const drag = view.drag;
+  if (!drag || !answer || answer.id !== drag.id) return;
+  drag.answered = Math.max(drag.answered, Math.min(answer.seq, drag.sent));
+  pump(view);
 }
 
 function clamp(view, v) {
@@ -111,7 +144,7 @@ function start(view, a, e) {
   e.preventDefault();
   a.handle.setPointerCapture(e.pointerId);
   a.handle.focus();
-  view.drag = { a, id: gestureId(), frame: 0 };
+  view.drag = { a, id: gestureId(), sent: 0, answered: 0, sentAt: 0, waiting: false, timer: 0 };
 }
 
 function move(view, a, e) {
@@ -121,22 +154,17 @@ function move(view, a, e) {
   const s = (C - PAD) / view.data.reach;
   place(view, a, [clamp(view, (point.x - C) / s), clamp(view, (C - point.y) / s)]);
   layoutLabels(view);
-  if (!drag.frame) {
-    // one report an animation frame; Streamlit merges the reruns that arrive together
-    drag.frame = requestAnimationFrame(() => {
-      drag.frame = 0;
-      if (view.drag === drag) report(view, a, false, drag.id);
-    });
-  }
+  drag.waiting = true;
+  pump(view);
 }
 
 function end(view, a, e) {
   const drag = view.drag;
   if (!drag || drag.a !== a) return;
-  if (drag.frame) cancelAnimationFrame(drag.frame);
-  view.drag = null;
+  clearTimeout(drag.timer);
+  view.drag = null; // nothing of this drag is sent after its end
   if (a.handle.hasPointerCapture(e.pointerId)) a.handle.releasePointerCapture(e.pointerId);
-  report(view, a, true, drag.id);
+  report(view, a, true, drag.id, drag.sent + 1);
 }
 
 function key(view, a, e) {
@@ -242,6 +270,7 @@ export default function (component) {
   const view = parentElement.__plane;
   view.setState = setStateValue;
   if (data) update(view, data);
+  if (data) answered(view, data.answered);
   // a figure drawn in place that follows the drag (ui/components/figure.js)
   if (data && data.follow) document.dispatchEvent(new CustomEvent("attention-lab:figure", { detail: data.follow }));
 }

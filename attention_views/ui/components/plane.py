@@ -3,7 +3,8 @@
 The plane is a custom component (st.components.v2, ``plane.js`` and ``plane.css`` beside this file) inside a
 fragment: a drag reruns only this section. While the pointer moves, the component reports the handle's position
 (state "drag"), this section computes the weights for the moved vector with attention_core and sends them back
-as the component's data; the component keeps its DOM node and redraws in place. When the pointer is let go (or
+as the component's data, with which report they answer (the component keeps at most two unanswered); the
+component keeps its DOM node and redraws in place. When the pointer is let go (or
 an arrow key moves a handle a step), the vector is written into the lab's Q or K table and the whole page
 reruns, so the editors and the heatmap show it.
 
@@ -128,11 +129,9 @@ def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN
     memo, key = session.current().plane, f"{prefix}_plane"
     tokens = {"Q": head.query_tokens, "K": head.key_tokens}
     movable = tokens if p.keys_move else {"Q": tokens["Q"]}
-    drag = None
+    drag, state = None, (st.session_state.get(key) or {}).get("drag")
     try:
-        drag = plane.parse_drag(
-            (st.session_state.get(key) or {}).get("drag"), movable, p.names, plane.resolution(reach)
-        )
+        drag = plane.parse_drag(state, movable, p.names, plane.resolution(reach))
         drag = None if drag is not None and drag.id == memo.applied else drag  # already in the tables
         moved = plane.drag_result(head.result, drag, p)
         data = plane.plane_data(moved, query, p, tokens, reach, big=big)
@@ -144,13 +143,24 @@ def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN
     if data is None:
         return
     memo.last = data
-    _component()(key=key, data=data, on_drag_change=_nothing)
+    _component()(key=key, data={**data, "answered": _answered(state)}, on_drag_change=_nothing)
     if drag is not None and drag.done:
         memo.applied = drag.id
         vector = (moved.Q if drag.kind == "Q" else moved.K)[drag.row]  # (d_k,)
         lab.tables[drag.kind] = plane.write_drag(lab.tables[drag.kind], drag, p, vector)
         bump_rev(lab)  # the editors restart from the tables, which now hold the vector
         st.rerun(scope="app")
+
+
+def _answered(state: object) -> dict | None:
+    """Which of the component's reports this run computed: the drag's id and the report's number ``seq``
+    (plane.js paces its reports by it), or None when the state holds no such report."""
+    if not isinstance(state, dict):
+        return None
+    gesture, seq = state.get("id"), state.get("seq")
+    if not isinstance(gesture, str) or isinstance(seq, bool) or not isinstance(seq, int):
+        return None
+    return {"id": gesture, "seq": seq}
 
 
 def _nothing() -> None:
