@@ -7,16 +7,18 @@
 more: ``deploy/run_local.py``'s replicas behind nginx), each process with ``LAB_DATA_DIR`` in a fresh temporary
 folder (the class store's SQLite file), or uses a running one (``--url``; then there is no restart phase).
 
-The lecturer is a tab on ``/<page>`` that presses *Start a class* (the button's ``trigger_value``) and learns the
-room's code and lecturer key from the deltas of that run: the student link ``...?class=CODE`` and the key are
-``st.code`` blocks of the lecturer's sidebar (so the store is never read, and a Redis store works the same).
-It then moves one control (``--class-control``, the page's temperature slider) every ``--think`` seconds.
+The lecturer is a tab on ``/<page>`` that opens the sidebar's *Live class* panel (the expander's ``bool_value``),
+presses *Start a class* (the button's ``trigger_value``) and learns the room's code and lecturer key from the deltas
+of that run: the student link ``...?class=CODE`` and the key are ``st.code`` blocks of the lecturer's sidebar (so
+the store is never read, and a Redis store works the same). It then moves one control (``--class-control``, the
+page's temperature slider) every ``--think`` seconds.
 
 Each student opens ``/<page>?class=CODE`` within ``--join-window`` seconds (first run: the app joins the class and
 applies the lecturer's view) and then does what the page's signal component does (``classroom.SIGNAL_JS``): every
-second, on its own phase, ``GET /app/static/class/CODE.json``; when the version there is newer than the one the page
-was drawn with (the component's ``data.version``, read from its delta) and not asked for already, it sets the
-component's trigger: a ``rerun_script`` whose one widget state is the component's trigger aggregator
+``every_ms`` of the component's data (``classroom.POLL_MS``), on its own phase, ``GET /app/static/class/CODE.json``;
+when the version there is newer than the one the page was drawn with (the component's ``data.version``, read from
+its delta) and than any asked for already (:func:`moved`), it sets the component's trigger: a ``rerun_script`` whose
+one widget state is the component's trigger aggregator
 (``$$STREAMLIT_INTERNAL_KEY_<component id>__events``, ``json_trigger_value=[{"event": "moved", "value": v}]``), as the
 frontend's ``setTriggerValue`` sends it. The tab's other widgets are not re-sent: the server keeps their last
 values, as for the plain load test's changes. Plain HTTP requests open a connection each (``Connection: close``),
@@ -59,11 +61,12 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from benchmarks import load_test as lt
 from deploy import devserver, run_local
 
-POLL_S = 1.0  # the signal component's fetch interval (classroom.POLL_MS)
+SLACK_S = 3.0  # after the last edit, followers keep polling this long to show it
 RECONNECT_EVERY_S = 1.0  # a tab whose websocket closed tries again this often
 CODE_IN_LINK = re.compile(r"[?&]class=([A-Z0-9]{6})\b")
 LECTURER_KEY = re.compile(r"^[A-Za-z0-9_-]{32}$")  # secrets.token_urlsafe(24)
 SIGNAL_KEY = "class_signal"
+PANEL_KEY = "sidebar_class_panel"  # the folded "Live class" expander (classroom.PANEL)
 
 
 # ---------------------------------------------------------------- what a class tab sends and reads
@@ -72,6 +75,18 @@ SIGNAL_KEY = "class_signal"
 def press(widget: lt.Widget) -> WidgetState:
     """A button click: ``trigger_value`` on the button's id."""
     return WidgetState(id=widget.proto.id, trigger_value=True)
+
+
+def open_expander(widget: lt.Widget) -> WidgetState:
+    """A click that opens a keyed expander drawn with ``on_change``: its state, ``bool_value`` True."""
+    return WidgetState(id=widget.proto.id, bool_value=True)
+
+
+async def open_class_panel(tab: lt.Student) -> None:
+    """Open the sidebar's folded "Live class" panel, as a lecturer clicks it: its form is drawn only while open."""
+    if PANEL_KEY not in tab.widgets:
+        raise lt.ProtocolError(f"no Live class panel ({PANEL_KEY}) on the lecturer's page")
+    await tab.send([open_expander(tab.widgets[PANEL_KEY])])
 
 
 def signal_trigger(component_id: str, version: int) -> WidgetState:
@@ -110,12 +125,25 @@ def class_from(codes: list[str]) -> tuple[str, str]:
     return code, key
 
 
-def signal_version(tab: lt.Student) -> int:
-    """The version the page was drawn with: the signal component's data."""
+def signal_data(tab: lt.Student) -> dict:
+    """The signal component's data as the page's last run drew it: the file's url, the version the page was drawn
+    with, the poll interval (``every_ms``)."""
     widget = tab.widgets.get(SIGNAL_KEY)
     if widget is None:
         raise lt.ProtocolError("the student's page holds no class signal component")
-    return int(json.loads(widget.proto.json)["version"])
+    return json.loads(widget.proto.json)
+
+
+def signal_version(tab: lt.Student) -> int:
+    return int(signal_data(tab)["version"])
+
+
+def moved(seen: int, drawn: int, asked: int | None) -> bool:
+    """SIGNAL_JS's test: the room ended (and that was not asked for yet), or a version newer than the page's and
+    than any asked for already (a file written a moment late by another process may hold an older one)."""
+    if seen == -1:
+        return asked != -1
+    return seen > max(drawn, -1 if asked is None else asked)
 
 
 # ---------------------------------------------------------------- the figures
@@ -179,7 +207,7 @@ class Follower:
         if body is None:
             return
         seen = json.loads(body)["version"]
-        if (seen == -1 or seen > signal_version(self.tab)) and seen != self.asked:
+        if moved(seen, signal_version(self.tab), self.asked):
             self.asked = seen
             component = self.tab.widgets[SIGNAL_KEY].proto.id
             run = await self.tab.send([signal_trigger(component, seen)])
@@ -248,6 +276,7 @@ async def lecturer_starts(args: argparse.Namespace) -> tuple[lt.Student, str, st
     tab = lt.Student(args.url, args.page, args.timeout)
     await tab.open()
     await tab.load()
+    await open_class_panel(tab)
     if "sidebar_class_start" not in tab.widgets:
         raise lt.ProtocolError("no Start a class button (sidebar_class_start) on the lecturer's page")
     await tab.send([press(tab.widgets["sidebar_class_start"])])
@@ -273,15 +302,16 @@ async def edit_once(tab: lt.Student, args: argparse.Namespace, stats: ClassStats
 
 
 async def follow_until(f: Follower, stats: ClassStats, until: float, into: list[float], stop: asyncio.Event) -> None:
-    """Poll every POLL_S on the follower's own phase until ``until`` or ``stop``."""
+    """Poll every ``every_ms`` of the page's signal data, on the follower's own phase, until ``until`` or ``stop``."""
     rng = random.Random(f"phase-{f.args.seed}-{f.i}")
-    next_poll = time.monotonic() + rng.uniform(0, POLL_S)
+    every = signal_data(f.tab)["every_ms"] / 1000
+    next_poll = time.monotonic() + rng.uniform(0, every)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), max(0.0, next_poll - time.monotonic()))
         if stop.is_set() or time.monotonic() >= until:
             return
-        next_poll += POLL_S
+        next_poll += every
         await f.poll(stats, into)
 
 
@@ -323,6 +353,7 @@ async def take_back(args: argparse.Namespace, code: str, key: str) -> lt.Student
     tab = lt.Student(args.url, args.page, args.timeout)
     await tab.open()
     await tab.load()
+    await open_class_panel(tab)
     w = tab.widgets
     states = [
         WidgetState(id=w["sidebar_class_back_code"].proto.id, string_value=code),
@@ -348,11 +379,13 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     joined = [f for f in followers if f.tab is not None and f.tab.widgets.get(SIGNAL_KEY)]
 
     until = time.monotonic() + args.duration
+    client0, follow0 = time.process_time(), time.monotonic()  # the load generator's own CPU (it shares the cores)
     await gather_errors(
         stats,
         [lecturer_edits(lecturer, args, stats, until)]
-        + [follow_until(f, stats, until + POLL_S + 2, stats.follow, stop) for f in joined],
+        + [follow_until(f, stats, until + SLACK_S, stats.follow, stop) for f in joined],
     )
+    client = (time.process_time() - client0) / max(time.monotonic() - follow0, 1e-9)
     missed = sum(len(stats.edits) - f.credited for f in joined)
     if missed:
         stats.error(f"{missed} (edit, follower) pairs never shown")
@@ -374,7 +407,7 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     for f in joined:
         with contextlib.suppress(Exception):
             await f.tab.close()
-    return result | summary(args, stats, idle, cores)
+    return result | summary(args, stats, idle, cores) | {"client_cores_follow": client}
 
 
 async def restart_phase(args, box, stats, lecturer, joined, code, key, value) -> dict:
@@ -396,7 +429,7 @@ async def restart_phase(args, box, stats, lecturer, joined, code, key, value) ->
     for f in joined:
         f.credited = len(stats.edits)
     await edit_once(lecturer, args, stats, rng)
-    until = time.monotonic() + 3 * POLL_S + 2
+    until = time.monotonic() + SLACK_S + 2
     await gather_errors(stats, [follow_until(f, stats, until, stats.follow_after_restart, stop) for f in joined])
     if missed := sum(len(stats.edits) - f.credited for f in joined):
         stats.error(f"{missed} followers did not show the lecturer's edit after the restart")
@@ -462,6 +495,7 @@ def print_table(r: dict) -> None:
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
+        ("load generator, follow", f"{r['client_cores_follow']:.2f} cores (this process, on the same machine)"),
     ]  # fmt: skip
     if r.get("restart"):
         rows += [

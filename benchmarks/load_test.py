@@ -147,11 +147,17 @@ def user_key(widget_id: str) -> str | None:
 
 
 def widget_in(msg: ForwardMsg) -> tuple[str, Widget] | None:
-    """The (user key, widget) a delta draws, or None when it draws something else."""
-    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+    """The (user key, widget) a delta draws, or None when it draws something else. A keyed expander is a widget
+    too (kind "expander": its open state, ``bool_value``)."""
+    if msg.WhichOneof("type") != "delta":
         return None
-    kind = msg.delta.new_element.WhichOneof("type")
-    proto = getattr(msg.delta.new_element, kind) if kind else None
+    if msg.delta.WhichOneof("type") == "add_block" and msg.delta.add_block.WhichOneof("type") == "expandable":
+        kind, proto = "expander", msg.delta.add_block.expandable
+    elif msg.delta.WhichOneof("type") == "new_element":
+        kind = msg.delta.new_element.WhichOneof("type")
+        proto = getattr(msg.delta.new_element, kind) if kind else None
+    else:
+        return None
     key = user_key(getattr(proto, "id", "") or "") if proto is not None else None
     return (key, Widget(kind, proto, msg.delta.fragment_id)) if key else None
 
