@@ -67,6 +67,9 @@ CODE_IN_LINK = re.compile(r"[?&]class=([A-Z0-9]{6})\b")
 LECTURER_KEY = re.compile(r"^[A-Za-z0-9_-]{32}$")  # secrets.token_urlsafe(24)
 SIGNAL_KEY = "class_signal"
 PANEL_KEY = "sidebar_class_panel"  # the folded "Live class" expander (classroom.PANEL)
+ASK_KEY = "sidebar_class_ask"  # the lecturer's Ask button (class_questions.ASK)
+SPREAD_KEY = "class_spread"  # the lecturer's live spread of answers (class_questions.SPREAD)
+ANSWER_KEY = re.compile(r"class_answer_(\d+)")  # a question's answer widget; its form's button is class_send_<id>
 
 
 # ---------------------------------------------------------------- what a class tab sends and reads
@@ -146,6 +149,31 @@ def moved(seen: int, drawn: int, asked: int | None) -> bool:
     return seen > max(drawn, -1 if asked is None else asked)
 
 
+def spread_count(tab: lt.Student) -> int:
+    """The answers the lecturer's live spread counts: the sum of its bars' labels (each bar's count, as text)."""
+    widget = tab.widgets.get(SPREAD_KEY)
+    if widget is None or widget.kind != "plotly_chart":
+        raise lt.ProtocolError(f"the lecturer's page shows no spread of answers ({SPREAD_KEY})")
+    return sum(int(text) for text in json.loads(widget.proto.spec)["data"][0]["text"])
+
+
+def question_on(tab: lt.Student) -> int | None:
+    """The id of the newest question whose answer form the tab shows, or None."""
+    ids = [int(m.group(1)) for key in tab.widgets if (m := ANSWER_KEY.fullmatch(key))]
+    return max(ids, default=None)
+
+
+def answer_states(tab: lt.Student, question: int, rng: random.Random) -> list[WidgetState]:
+    """A student picks an option of the question's select box (or radio) and presses the form's Answer button."""
+    widget = tab.widgets[f"class_answer_{question}"]
+    if widget.kind not in ("selectbox", "radio"):
+        raise lt.ProtocolError(f"the answer widget is a {widget.kind}; the load test answers option questions only")
+    return [
+        lt.radio_state(widget.proto.id, rng.choice(widget.proto.options)),
+        press(tab.widgets[f"class_send_{question}"]),
+    ]
+
+
 # ---------------------------------------------------------------- the figures
 
 
@@ -161,6 +189,9 @@ class ClassStats:
     first_pages: list[float] = field(default_factory=list)
     follow: list[float] = field(default_factory=list)  # edit send -> follower's run showing it
     follow_after_restart: list[float] = field(default_factory=list)
+    question_shown: list[float] = field(default_factory=list)  # Ask sent -> a follower's run showing the question
+    answer_runs: list[float] = field(default_factory=list)  # a student's answer: send -> finished
+    answers_counted: float = float("nan")  # the last answer sent -> the lecturer's screen counts every answer
     signal_runs: list[float] = field(default_factory=list)  # a signal rerun: send -> finished
     polls: int = 0
     reconnect_from_healthy: list[float] = field(default_factory=list)
@@ -399,6 +430,8 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     if not args.idle:
         idle = (float("nan"), float("nan"))  # no idle phase: no figure
 
+    if args.answer_window:
+        await gather_errors(stats, [answers_phase(args, stats, lecturer, joined)])
     result = {"code": code, "restart": False}
     if args.restart and box is not None:
         result |= await restart_phase(args, box, stats, lecturer, joined, code, key, current())
@@ -437,6 +470,50 @@ async def restart_phase(args, box, stats, lecturer, joined, code, key, value) ->
     return {"restart": True, "restart_s": restart_s}
 
 
+async def answers_phase(args: argparse.Namespace, stats: ClassStats, lecturer: lt.Student, joined: list) -> None:
+    """The lecturer asks (the panel's first question kind: which key a query attends to most); each follower polls
+    until its page shows the question, then answers within ``--answer-window`` s of the Ask; the lecturer's tab
+    runs its live spread fragment on the fragment's own timer (``auto_rerun``) until it counts every answer."""
+    rng = random.Random(f"answers-{args.seed}")
+    asked = time.perf_counter()
+    await lecturer.send([press(lecturer.widgets[ASK_KEY])])
+    spread_count(lecturer)  # the live spread is on the lecturer's screen
+    fragment = lecturer.widgets[SPREAD_KEY].fragment_id
+    every = lecturer.auto_reruns.get(fragment)
+    if every is None:
+        raise lt.ProtocolError("the lecturer's spread has no fragment timer (st.fragment run_every)")
+    last_sent, answered = [0.0], [0]
+    deadline = time.monotonic() + args.answer_window + 2 * args.timeout
+
+    async def student(f: Follower, delay: float) -> None:
+        while (question := question_on(f.tab)) is None:
+            if time.monotonic() > deadline:
+                raise lt.ProtocolError("a follower's page never showed the question")
+            await f.poll(stats, [])
+            await asyncio.sleep(signal_data(f.tab)["every_ms"] / 1000)
+        stats.question_shown.append(time.perf_counter() - asked)
+        await asyncio.sleep(max(0.0, asked + delay - time.perf_counter()))
+        sent = time.perf_counter()
+        last_sent[0] = max(last_sent[0], sent)
+        run = await f.tab.send(answer_states(f.tab, question, rng))
+        stats.answer_runs.append(run.seconds)
+        answered[0] += 1
+
+    async def lecturer_watches() -> None:
+        tick = time.perf_counter()
+        while time.monotonic() < deadline:
+            tick += every
+            await asyncio.sleep(max(0.0, tick - time.perf_counter()))
+            await lecturer.send([], fragment, auto_rerun=True)
+            if answered[0] == len(joined) and spread_count(lecturer) >= len(joined):
+                stats.answers_counted = time.perf_counter() - last_sent[0]
+                return
+        stats.error(f"the lecturer's screen counted {spread_count(lecturer)} of {len(joined)} answers")
+
+    delays = [rng.uniform(0, args.answer_window) for _ in joined]
+    await gather_errors(stats, [lecturer_watches()] + [student(f, d) for f, d in zip(joined, delays, strict=True)])
+
+
 async def gather_errors(stats: ClassStats, coroutines) -> None:
     for outcome in await asyncio.gather(*coroutines, return_exceptions=True):
         if isinstance(outcome, BaseException):
@@ -457,6 +534,7 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "joined": len(stats.first_pages),
         "join_window_s": args.join_window,
         "think_s": args.think,
+        "answer_window_s": args.answer_window,
         "edits": len(stats.edits),
         "first_page_p50_ms": ms(stats.first_pages, 50),
         "first_page_p95_ms": ms(stats.first_pages, 95),
@@ -471,6 +549,11 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "idle_cores": idle_cores[0],
         "idle_cores_app_processes": idle_cores[1],
         "server_cores_join_follow": cores,
+        "answers": len(stats.answer_runs),
+        "question_shown_p95_ms": ms(stats.question_shown, 95),
+        "answer_run_p50_ms": ms(stats.answer_runs, 50),
+        "answer_run_p95_ms": ms(stats.answer_runs, 95),
+        "answers_counted_ms": 1000 * stats.answers_counted,
         "reconnect_from_healthy_p50_ms": ms(stats.reconnect_from_healthy, 50),
         "reconnect_from_healthy_p95_ms": ms(stats.reconnect_from_healthy, 95),
         "reconnect_from_healthy_max_ms": 1000 * max(stats.reconnect_from_healthy, default=float("nan")),
@@ -497,6 +580,14 @@ def print_table(r: dict) -> None:
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
         ("load generator, follow", f"{r['client_cores_follow']:.2f} cores (this process, on the same machine)"),
     ]  # fmt: skip
+    if r["answers"]:
+        rows += [
+            ("question shown p95", f"{r['question_shown_p95_ms']:.0f} ms (Ask sent -> a follower's run showing it)"),
+            ("answer run p50 / p95", f"{r['answer_run_p50_ms']:.0f} / {r['answer_run_p95_ms']:.0f} ms "
+             f"({r['answers']} answers within {r['answer_window_s']:g} s)"),
+            ("answers counted", f"{r['answers_counted_ms']:.0f} ms (last answer sent -> the lecturer's spread "
+             "counts them all)"),
+        ]  # fmt: skip
     if r.get("restart"):
         rows += [
             ("restart (kill -> healthy)", f"{r['restart_s']:.1f} s"),

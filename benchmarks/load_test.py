@@ -100,6 +100,7 @@ def rerun_msg(
     widgets: list[WidgetState] | None = None,
     fragment_id: str = "",
     cached_hashes: list[str] | None = None,
+    auto_rerun: bool = False,
 ) -> bytes:
     """A serialized ``BackMsg.rerun_script``: the first run names the page, later ones carry its hash."""
     state = ClientState(
@@ -108,6 +109,7 @@ def rerun_msg(
         page_name=page_name,
         widget_states=WidgetStates(widgets=widgets or []),
         fragment_id=fragment_id,
+        is_auto_rerun=auto_rerun,
         cached_message_hashes=cached_hashes or [],
         context_info=context_info(url),
     )
@@ -280,6 +282,7 @@ class Student:
         self.page_hash = ""
         self.query = query  # the link's query string ("state=..."); the app may rewrite it (page_info_changed)
         self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: the st.fragment(run_every=...) timers
         self.ws = None
 
     async def open(self) -> None:
@@ -354,8 +357,9 @@ class Student:
             raise ProtocolError(f"no widget with key {key!r} on /{self.page}")
         return await self.send([next_state(widget, rng)], widget.fragment_id)
 
-    async def send(self, states: list[WidgetState], fragment_id: str = "") -> Run:
-        """A rerun of the page carrying ``states`` (a button's trigger, a component's trigger, typed text)."""
+    async def send(self, states: list[WidgetState], fragment_id: str = "", auto_rerun: bool = False) -> Run:
+        """A rerun of the page carrying ``states`` (a button's trigger, a component's trigger, typed text); with
+        ``auto_rerun``, a fragment's timer firing, as the frontend sends it."""
         return await self._run(
             rerun_msg(
                 url=f"{self.base}/{self.page}",
@@ -364,6 +368,7 @@ class Student:
                 widgets=states,
                 fragment_id=fragment_id,
                 cached_hashes=list(self.cache),
+                auto_rerun=auto_rerun,
             )
         )
 
@@ -400,6 +405,8 @@ class Student:
             self.page_hash = getattr(msg, kind).page_script_hash
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
+        elif kind == "auto_rerun":
+            self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif (error := exception_in(msg)) is not None:
             raise ProtocolError(error)
         elif (found := widget_in(msg)) is not None:
@@ -687,6 +694,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--idle", type=float, default=30.0, help="class mode: seconds the class changes nothing (default 30)"
+    )
+    p.add_argument(
+        "--answer-window",
+        type=float,
+        default=5.0,
+        help="class mode: the lecturer asks a question and every student answers within this many seconds of seeing "
+        "it; last answer -> all counted on the lecturer's screen (0: no question; default 5)",
     )
     p.add_argument(
         "--restart",
