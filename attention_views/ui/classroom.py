@@ -19,6 +19,8 @@ address bar or a link (the address bar holds ``?class=CODE``, the student link).
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import os
@@ -202,15 +204,16 @@ def _join(s: Session, code: str) -> None:
     s.class_error = ""
 
 
-def follow(s: Session, replace_lab: ReplaceLab) -> None:
+def follow(s: Session, replace_lab: ReplaceLab) -> bool:
     """A student's look at the room (one version read; more only when it moved): a new view is applied while
-    following; "Bring everyone back" makes them follow again. The class gone, the seat is given up."""
+    following; "Bring everyone back" makes them follow again. The class gone, the seat is given up. True when this
+    run took the lecturer's view."""
     seat = s.seat
     if seat is None or seat.lecturer:
-        return
+        return False
     try:
         if store().version(seat.code) == seat.version:
-            return
+            return False
         room = store().room(seat.code)
         seat.version = room.version
         brought_back = room.bring_back != seat.bring_back
@@ -219,29 +222,43 @@ def follow(s: Session, replace_lab: ReplaceLab) -> None:
         if seat.following and (room.view_version != seat.view_version or brought_back):
             seat.view_version, payload = store().view(seat.code)
             if payload:
-                _apply(s, payload, replace_lab)
+                return _apply(s, payload, replace_lab)
     except NoSuchClassError:
         _leave(s, "The class has ended; the app goes on without it.")
+    return False
 
 
-def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> None:
-    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page."""
+@functools.lru_cache(maxsize=8)
+def lecturer_view(payload: str) -> tuple[Lab, str, str]:
+    """A published view decoded once per process, whichever of its followers asks first: (lab, page, the view's
+    payload as :func:`view_payload` makes it). The lab is shared: a follower takes a deep copy of it."""
+    lab, page = links.from_json(payload, model_runs.head_lab)
+    return lab, page, view_payload(lab, page)
+
+
+def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> bool:
+    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page; False
+    when it could not be opened."""
     try:
-        lab, page = links.from_json(payload, model_runs.head_lab)
+        shared, page, published = lecturer_view(payload)
     except links.ShareError as err:
         s.seat.notice = f"The lecturer's view could not be opened: {err}."
-        return
+        return False
+    lab = copy.deepcopy(shared)
     lab.projector = s.lab.projector
     replace_lab(lab)
-    s.seat.published = view_payload(lab, page)
+    s.seat.published = published
     if page in PAGES and page != s.page:
         st.switch_page(f"pages/{page}.py", query_params={"scenario": lab.scenario, CLASS_PARAM: s.seat.code})
+    return True
 
 
-def after_page(s: Session) -> None:
+def after_page(s: Session, took: bool = False) -> None:
     """After the page: the lecturer publishes the view when it changed, and the room's file is brought up to date
     (whatever this run or its callbacks moved: the view, a question, a reveal, bring back); a following student
-    whose view is no longer the lecturer's (an edit, another page) breaks away, and is told so."""
+    whose view is no longer the lecturer's (an edit, another page) breaks away, and is told so. ``took``: this run
+    took the lecturer's view (:func:`follow`), so it is the lecturer's (the page's widgets restarted from it) and
+    is not encoded again to compare."""
     seat = s.seat
     if seat is None:
         return
@@ -250,7 +267,7 @@ def after_page(s: Session) -> None:
         if s.seat is not None:
             signal_now(seat.code)
         return
-    if seat.following and seat.published and view_payload(s.lab, s.page) != seat.published:
+    if seat.following and seat.published and not took and view_payload(s.lab, s.page) != seat.published:
         seat.following = False
         seat.notice = "You changed the view, so you left the lecturer's: this copy is yours. Rejoin to follow again."
 
