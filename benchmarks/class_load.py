@@ -30,6 +30,16 @@ Figures:
   run whose control shows the edit's value (an edit a follower never showed, because the next one came first, is
   timed to the run that showed the newer one); p50 / p95 / max over all (edit, follower) pairs; an edit not shown by
   the end of the phase is an error.
+- **server CPU per pair**: the servers' CPU seconds (app processes and nginx) over the follow phase divided by its
+  (edit, follower) pairs: what one follower's taking one edit costs, polls included; unlike the latencies it hardly
+  depends on what else the machine runs. **load generator**: this process's own CPU over the follow phase, in cores
+  (it runs on the servers' machine; a real class's browsers do not).
+- **answers** (``--answer-window``, after the idle phase): the lecturer presses *Ask* (the panel's first kind: which
+  key a query attends to most); each follower polls until its page shows the question's form, then picks an option
+  and presses *Answer* at a seeded moment within the window from the Ask; the lecturer's tab reruns its live spread
+  fragment on the fragment's own timer (``auto_rerun``, as the frontend does) and reads the count from the spread's
+  bar labels: **answers counted** is the last answer's send -> the end of the lecturer's first fragment run that
+  counts every answer.
 - **idle**: the class changes nothing for ``--idle`` seconds, the students still polling: the server's CPU seconds
   (app processes and nginx) over that wall time, in cores.
 - **restart** (``--restart``, own servers only): every app process is killed (SIGKILL) and started again on its port;
@@ -86,10 +96,10 @@ def open_expander(widget: lt.Widget) -> WidgetState:
 
 
 async def open_class_panel(tab: lt.Student) -> None:
-    """Open the sidebar's folded "Live class" panel, as a lecturer clicks it: its form is drawn only while open."""
-    if PANEL_KEY not in tab.widgets:
-        raise lt.ProtocolError(f"no Live class panel ({PANEL_KEY}) on the lecturer's page")
-    await tab.send([open_expander(tab.widgets[PANEL_KEY])])
+    """Open the sidebar's folded "Live class" panel, as a lecturer clicks it: its form is drawn only while open (an
+    app whose panel has no key, before 2026-11-28, draws the form anyway: nothing to click)."""
+    if PANEL_KEY in tab.widgets:
+        await tab.send([open_expander(tab.widgets[PANEL_KEY])])
 
 
 def signal_trigger(component_id: str, version: int) -> WidgetState:
@@ -411,12 +421,14 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
 
     until = time.monotonic() + args.duration
     client0, follow0 = time.process_time(), time.monotonic()  # the load generator's own CPU (it shares the cores)
+    server0 = lt.cpu_seconds(pids)
     await gather_errors(
         stats,
         [lecturer_edits(lecturer, args, stats, until)]
         + [follow_until(f, stats, until + SLACK_S, stats.follow, stop) for f in joined],
     )
     client = (time.process_time() - client0) / max(time.monotonic() - follow0, 1e-9)
+    per_pair = (lt.cpu_seconds(pids) - server0) / max(len(stats.follow), 1)  # polls and idle time included
     missed = sum(len(stats.edits) - f.credited for f in joined)
     if missed:
         stats.error(f"{missed} (edit, follower) pairs never shown")
@@ -440,7 +452,11 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     for f in joined:
         with contextlib.suppress(Exception):
             await f.tab.close()
-    return result | summary(args, stats, idle, cores) | {"client_cores_follow": client}
+    return (
+        result
+        | summary(args, stats, idle, cores)
+        | {"client_cores_follow": client, "server_ms_per_pair": 1000 * per_pair}
+    )
 
 
 async def restart_phase(args, box, stats, lecturer, joined, code, key, value) -> dict:
@@ -578,6 +594,7 @@ def print_table(r: dict) -> None:
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
+        ("server CPU per pair", f"{r['server_ms_per_pair']:.1f} ms (the follow phase's server CPU / pairs)"),
         ("load generator, follow", f"{r['client_cores_follow']:.2f} cores (this process, on the same machine)"),
     ]  # fmt: skip
     if r["answers"]:
