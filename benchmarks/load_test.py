@@ -284,6 +284,7 @@ class Student:
         self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
         self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: the st.fragment(run_every=...) timers
         self.ws = None
+        self.kept: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # fetch()'s kept-alive connection
 
     async def open(self) -> None:
         """The HTTP requests a tab makes before the websocket, then the websocket itself."""
@@ -313,11 +314,7 @@ class Student:
             bodies = await asyncio.gather(*(self._get(path) for path in paths[i : i + BROWSER_CONNECTIONS]))
             self.asset_bytes += sum(len(body) for body in bodies)
 
-    async def get_if_found(self, path: str) -> bytes | None:
-        """A GET as a page's ``fetch`` does it: the body, or None for a 404 (no such file yet)."""
-        return await self._get(path, missing_ok=True)
-
-    async def _get(self, path: str, missing_ok: bool = False) -> bytes | None:
+    async def _get(self, path: str) -> bytes:
         """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given; the body."""
         split = urlsplit(self.base)
         reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
@@ -332,8 +329,6 @@ class Student:
             writer.close()
         head, _, body = raw.partition(b"\r\n\r\n")
         head = head.decode("latin-1").split("\r\n")
-        if missing_ok and " 404 " in head[0] + " ":
-            return None
         if " 200 " not in head[0] + " ":
             raise ProtocolError(f"GET {path}: {head[0]}")
         for line in head[1:]:
@@ -418,7 +413,49 @@ class Student:
             self.codes.append(msg.delta.new_element.code.code_text)
         return None
 
+    async def fetch(self, path: str) -> bytes | None:
+        """A GET as a page's ``fetch`` does it, on a connection kept alive between calls as a browser keeps one:
+        the body, or None for a 404 (no such file yet). A connection the server closed is opened again, once."""
+        for attempt in (1, 2):
+            try:
+                return await self._fetch_once(path)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                self._drop_kept()
+                if attempt == 2:
+                    raise
+        return None
+
+    async def _fetch_once(self, path: str) -> bytes | None:
+        split = urlsplit(self.base)
+        if self.kept is None:
+            self.kept = await asyncio.open_connection(split.hostname, split.port or 80)
+        reader, writer = self.kept
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {split.netloc}\r\nConnection: keep-alive\r\n"
+            f"{f'Cookie: {cookie}' + chr(13) + chr(10) if cookie else ''}\r\n".encode()
+        )
+        async with asyncio.timeout(self.timeout):
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            fields = {name.strip().lower(): value.strip() for name, _, value in (h.partition(":") for h in head[1:])}
+            if "content-length" not in fields:
+                raise ProtocolError(f"GET {path}: a reply without Content-Length ({head[0]})")
+            body = await reader.readexactly(int(fields["content-length"]))
+        if fields.get("connection", "").lower() == "close":
+            self._drop_kept()
+        if " 404 " in head[0] + " ":
+            return None
+        if " 200 " not in head[0] + " ":
+            raise ProtocolError(f"GET {path}: {head[0]}")
+        return body
+
+    def _drop_kept(self) -> None:
+        if self.kept is not None:
+            self.kept[1].close()
+            self.kept = None
+
     async def close(self) -> None:
+        self._drop_kept()
         if self.ws is not None:
             await self.ws.close()
 
