@@ -7,20 +7,22 @@
 more: ``deploy/run_local.py``'s replicas behind nginx), each process with ``LAB_DATA_DIR`` in a fresh temporary
 folder (the class store's SQLite file), or uses a running one (``--url``; then there is no restart phase).
 
-The lecturer is a tab on ``/<page>`` that presses *Start a class* (the button's ``trigger_value``) and learns the
-room's code and lecturer key from the deltas of that run: the student link ``...?class=CODE`` and the key are
-``st.code`` blocks of the lecturer's sidebar (so the store is never read, and a Redis store works the same).
-It then moves one control (``--class-control``, the page's temperature slider) every ``--think`` seconds.
+The lecturer is a tab on ``/<page>`` that opens the sidebar's *Live class* panel (the expander's ``bool_value``),
+presses *Start a class* (the button's ``trigger_value``) and learns the room's code and lecturer key from the deltas
+of that run: the student link ``...?class=CODE`` and the key are ``st.code`` blocks of the lecturer's sidebar (so
+the store is never read, and a Redis store works the same). It then moves one control (``--class-control``, the
+page's temperature slider) every ``--think`` seconds.
 
 Each student opens ``/<page>?class=CODE`` within ``--join-window`` seconds (first run: the app joins the class and
 applies the lecturer's view) and then does what the page's signal component does (``classroom.SIGNAL_JS``): every
-second, on its own phase, ``GET /app/static/class/CODE.json``; when the version there is newer than the one the page
-was drawn with (the component's ``data.version``, read from its delta) and not asked for already, it sets the
-component's trigger: a ``rerun_script`` whose one widget state is the component's trigger aggregator
+``every_ms`` of the component's data (``classroom.POLL_MS``), on its own phase, ``GET /app/static/class/CODE.json``;
+when the version there is newer than the one the page was drawn with (the component's ``data.version``, read from
+its delta) and than any asked for already (:func:`moved`), it sets the component's trigger: a ``rerun_script`` whose
+one widget state is the component's trigger aggregator
 (``$$STREAMLIT_INTERNAL_KEY_<component id>__events``, ``json_trigger_value=[{"event": "moved", "value": v}]``), as the
 frontend's ``setTriggerValue`` sends it. The tab's other widgets are not re-sent: the server keeps their last
-values, as for the plain load test's changes. Plain HTTP requests open a connection each (``Connection: close``),
-where a browser would keep one alive: the polls cost the server a little more here, not less.
+values, as for the plain load test's changes. The polls reuse one kept-alive connection per tab, as a browser's
+``fetch`` does (``Student.fetch``); the page's own requests open a connection each (``Connection: close``).
 
 Figures:
 
@@ -28,6 +30,16 @@ Figures:
   run whose control shows the edit's value (an edit a follower never showed, because the next one came first, is
   timed to the run that showed the newer one); p50 / p95 / max over all (edit, follower) pairs; an edit not shown by
   the end of the phase is an error.
+- **server CPU per pair**: the servers' CPU seconds (app processes and nginx) over the follow phase divided by its
+  (edit, follower) pairs: what one follower's taking one edit costs, polls included; unlike the latencies it hardly
+  depends on what else the machine runs. **load generator**: this process's own CPU over the follow phase, in cores
+  (it runs on the servers' machine; a real class's browsers do not).
+- **answers** (``--answer-window``, after the idle phase): the lecturer presses *Ask* (the panel's first kind: which
+  key a query attends to most); each follower polls until its page shows the question's form, then picks an option
+  and presses *Answer* at a seeded moment within the window from the Ask; the lecturer's tab reruns its live spread
+  fragment on the fragment's own timer (``auto_rerun``, as the frontend does) and reads the count from the spread's
+  bar labels: **answers counted** is the last answer's send -> the end of the lecturer's first fragment run that
+  counts every answer.
 - **idle**: the class changes nothing for ``--idle`` seconds, the students still polling: the server's CPU seconds
   (app processes and nginx) over that wall time, in cores.
 - **restart** (``--restart``, own servers only): every app process is killed (SIGKILL) and started again on its port;
@@ -59,11 +71,15 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from benchmarks import load_test as lt
 from deploy import devserver, run_local
 
-POLL_S = 1.0  # the signal component's fetch interval (classroom.POLL_MS)
+SLACK_S = 3.0  # after the last edit, followers keep polling this long to show it
 RECONNECT_EVERY_S = 1.0  # a tab whose websocket closed tries again this often
 CODE_IN_LINK = re.compile(r"[?&]class=([A-Z0-9]{6})\b")
 LECTURER_KEY = re.compile(r"^[A-Za-z0-9_-]{32}$")  # secrets.token_urlsafe(24)
 SIGNAL_KEY = "class_signal"
+PANEL_KEY = "sidebar_class_panel"  # the folded "Live class" expander (classroom.PANEL)
+ASK_KEY = "sidebar_class_ask"  # the lecturer's Ask button (class_questions.ASK)
+SPREAD_KEY = "class_spread"  # the lecturer's live spread of answers (class_questions.SPREAD)
+ANSWER_KEY = re.compile(r"class_answer_(\d+)")  # a question's answer widget; its form's button is class_send_<id>
 
 
 # ---------------------------------------------------------------- what a class tab sends and reads
@@ -72,6 +88,18 @@ SIGNAL_KEY = "class_signal"
 def press(widget: lt.Widget) -> WidgetState:
     """A button click: ``trigger_value`` on the button's id."""
     return WidgetState(id=widget.proto.id, trigger_value=True)
+
+
+def open_expander(widget: lt.Widget) -> WidgetState:
+    """A click that opens a keyed expander drawn with ``on_change``: its state, ``bool_value`` True."""
+    return WidgetState(id=widget.proto.id, bool_value=True)
+
+
+async def open_class_panel(tab: lt.Student) -> None:
+    """Open the sidebar's folded "Live class" panel, as a lecturer clicks it: its form is drawn only while open (an
+    app whose panel has no key, before 2026-11-28, draws the form anyway: nothing to click)."""
+    if PANEL_KEY in tab.widgets:
+        await tab.send([open_expander(tab.widgets[PANEL_KEY])])
 
 
 def signal_trigger(component_id: str, version: int) -> WidgetState:
@@ -110,12 +138,50 @@ def class_from(codes: list[str]) -> tuple[str, str]:
     return code, key
 
 
-def signal_version(tab: lt.Student) -> int:
-    """The version the page was drawn with: the signal component's data."""
+def signal_data(tab: lt.Student) -> dict:
+    """The signal component's data as the page's last run drew it: the file's url, the version the page was drawn
+    with, the poll interval (``every_ms``)."""
     widget = tab.widgets.get(SIGNAL_KEY)
     if widget is None:
         raise lt.ProtocolError("the student's page holds no class signal component")
-    return int(json.loads(widget.proto.json)["version"])
+    return json.loads(widget.proto.json)
+
+
+def signal_version(tab: lt.Student) -> int:
+    return int(signal_data(tab)["version"])
+
+
+def moved(seen: int, drawn: int, asked: int | None) -> bool:
+    """SIGNAL_JS's test: the room ended (and that was not asked for yet), or a version newer than the page's and
+    than any asked for already (a file written a moment late by another process may hold an older one)."""
+    if seen == -1:
+        return asked != -1
+    return seen > max(drawn, -1 if asked is None else asked)
+
+
+def spread_count(tab: lt.Student) -> int:
+    """The answers the lecturer's live spread counts: the sum of its bars' labels (each bar's count, as text)."""
+    widget = tab.widgets.get(SPREAD_KEY)
+    if widget is None or widget.kind != "plotly_chart":
+        raise lt.ProtocolError(f"the lecturer's page shows no spread of answers ({SPREAD_KEY})")
+    return sum(int(text) for text in json.loads(widget.proto.spec)["data"][0]["text"])
+
+
+def question_on(tab: lt.Student) -> int | None:
+    """The id of the newest question whose answer form the tab shows, or None."""
+    ids = [int(m.group(1)) for key in tab.widgets if (m := ANSWER_KEY.fullmatch(key))]
+    return max(ids, default=None)
+
+
+def answer_states(tab: lt.Student, question: int, rng: random.Random) -> list[WidgetState]:
+    """A student picks an option of the question's select box (or radio) and presses the form's Answer button."""
+    widget = tab.widgets[f"class_answer_{question}"]
+    if widget.kind not in ("selectbox", "radio"):
+        raise lt.ProtocolError(f"the answer widget is a {widget.kind}; the load test answers option questions only")
+    return [
+        lt.radio_state(widget.proto.id, rng.choice(widget.proto.options)),
+        press(tab.widgets[f"class_send_{question}"]),
+    ]
 
 
 # ---------------------------------------------------------------- the figures
@@ -133,6 +199,9 @@ class ClassStats:
     first_pages: list[float] = field(default_factory=list)
     follow: list[float] = field(default_factory=list)  # edit send -> follower's run showing it
     follow_after_restart: list[float] = field(default_factory=list)
+    question_shown: list[float] = field(default_factory=list)  # Ask sent -> a follower's run showing the question
+    answer_runs: list[float] = field(default_factory=list)  # a student's answer: send -> finished
+    answers_counted: float = float("nan")  # the last answer sent -> the lecturer's screen counts every answer
     signal_runs: list[float] = field(default_factory=list)  # a signal rerun: send -> finished
     polls: int = 0
     reconnect_from_healthy: list[float] = field(default_factory=list)
@@ -174,12 +243,12 @@ class Follower:
 
     async def poll(self, stats: ClassStats, into: list[float]) -> None:
         """One look at the room's file; a rerun when its version moved, as SIGNAL_JS does."""
-        body = await self.tab.get_if_found(f"/app/static/class/{self.code}.json")
+        body = await self.tab.fetch(f"/app/static/class/{self.code}.json")
         stats.polls += 1
         if body is None:
             return
         seen = json.loads(body)["version"]
-        if (seen == -1 or seen > signal_version(self.tab)) and seen != self.asked:
+        if moved(seen, signal_version(self.tab), self.asked):
             self.asked = seen
             component = self.tab.widgets[SIGNAL_KEY].proto.id
             run = await self.tab.send([signal_trigger(component, seen)])
@@ -248,6 +317,7 @@ async def lecturer_starts(args: argparse.Namespace) -> tuple[lt.Student, str, st
     tab = lt.Student(args.url, args.page, args.timeout)
     await tab.open()
     await tab.load()
+    await open_class_panel(tab)
     if "sidebar_class_start" not in tab.widgets:
         raise lt.ProtocolError("no Start a class button (sidebar_class_start) on the lecturer's page")
     await tab.send([press(tab.widgets["sidebar_class_start"])])
@@ -273,15 +343,16 @@ async def edit_once(tab: lt.Student, args: argparse.Namespace, stats: ClassStats
 
 
 async def follow_until(f: Follower, stats: ClassStats, until: float, into: list[float], stop: asyncio.Event) -> None:
-    """Poll every POLL_S on the follower's own phase until ``until`` or ``stop``."""
+    """Poll every ``every_ms`` of the page's signal data, on the follower's own phase, until ``until`` or ``stop``."""
     rng = random.Random(f"phase-{f.args.seed}-{f.i}")
-    next_poll = time.monotonic() + rng.uniform(0, POLL_S)
+    every = signal_data(f.tab)["every_ms"] / 1000
+    next_poll = time.monotonic() + rng.uniform(0, every)
     while not stop.is_set():
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), max(0.0, next_poll - time.monotonic()))
         if stop.is_set() or time.monotonic() >= until:
             return
-        next_poll += POLL_S
+        next_poll += every
         await f.poll(stats, into)
 
 
@@ -323,6 +394,7 @@ async def take_back(args: argparse.Namespace, code: str, key: str) -> lt.Student
     tab = lt.Student(args.url, args.page, args.timeout)
     await tab.open()
     await tab.load()
+    await open_class_panel(tab)
     w = tab.widgets
     states = [
         WidgetState(id=w["sidebar_class_back_code"].proto.id, string_value=code),
@@ -348,11 +420,15 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     joined = [f for f in followers if f.tab is not None and f.tab.widgets.get(SIGNAL_KEY)]
 
     until = time.monotonic() + args.duration
+    client0, follow0 = time.process_time(), time.monotonic()  # the load generator's own CPU (it shares the cores)
+    server0 = lt.cpu_seconds(pids)
     await gather_errors(
         stats,
         [lecturer_edits(lecturer, args, stats, until)]
-        + [follow_until(f, stats, until + POLL_S + 2, stats.follow, stop) for f in joined],
+        + [follow_until(f, stats, until + SLACK_S, stats.follow, stop) for f in joined],
     )
+    client = (time.process_time() - client0) / max(time.monotonic() - follow0, 1e-9)
+    per_pair = (lt.cpu_seconds(pids) - server0) / max(len(stats.follow), 1)  # polls and idle time included
     missed = sum(len(stats.edits) - f.credited for f in joined)
     if missed:
         stats.error(f"{missed} (edit, follower) pairs never shown")
@@ -366,6 +442,8 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     if not args.idle:
         idle = (float("nan"), float("nan"))  # no idle phase: no figure
 
+    if args.answer_window:
+        await gather_errors(stats, [answers_phase(args, stats, lecturer, joined)])
     result = {"code": code, "restart": False}
     if args.restart and box is not None:
         result |= await restart_phase(args, box, stats, lecturer, joined, code, key, current())
@@ -374,7 +452,11 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     for f in joined:
         with contextlib.suppress(Exception):
             await f.tab.close()
-    return result | summary(args, stats, idle, cores)
+    return (
+        result
+        | summary(args, stats, idle, cores)
+        | {"client_cores_follow": client, "server_ms_per_pair": 1000 * per_pair}
+    )
 
 
 async def restart_phase(args, box, stats, lecturer, joined, code, key, value) -> dict:
@@ -396,12 +478,56 @@ async def restart_phase(args, box, stats, lecturer, joined, code, key, value) ->
     for f in joined:
         f.credited = len(stats.edits)
     await edit_once(lecturer, args, stats, rng)
-    until = time.monotonic() + 3 * POLL_S + 2
+    until = time.monotonic() + SLACK_S + 2
     await gather_errors(stats, [follow_until(f, stats, until, stats.follow_after_restart, stop) for f in joined])
     if missed := sum(len(stats.edits) - f.credited for f in joined):
         stats.error(f"{missed} followers did not show the lecturer's edit after the restart")
     await lecturer.close()
     return {"restart": True, "restart_s": restart_s}
+
+
+async def answers_phase(args: argparse.Namespace, stats: ClassStats, lecturer: lt.Student, joined: list) -> None:
+    """The lecturer asks (the panel's first question kind: which key a query attends to most); each follower polls
+    until its page shows the question, then answers within ``--answer-window`` s of the Ask; the lecturer's tab
+    runs its live spread fragment on the fragment's own timer (``auto_rerun``) until it counts every answer."""
+    rng = random.Random(f"answers-{args.seed}")
+    asked = time.perf_counter()
+    await lecturer.send([press(lecturer.widgets[ASK_KEY])])
+    spread_count(lecturer)  # the live spread is on the lecturer's screen
+    fragment = lecturer.widgets[SPREAD_KEY].fragment_id
+    every = lecturer.auto_reruns.get(fragment)
+    if every is None:
+        raise lt.ProtocolError("the lecturer's spread has no fragment timer (st.fragment run_every)")
+    last_sent, answered = [0.0], [0]
+    deadline = time.monotonic() + args.answer_window + 2 * args.timeout
+
+    async def student(f: Follower, delay: float) -> None:
+        while (question := question_on(f.tab)) is None:
+            if time.monotonic() > deadline:
+                raise lt.ProtocolError("a follower's page never showed the question")
+            await f.poll(stats, [])
+            await asyncio.sleep(signal_data(f.tab)["every_ms"] / 1000)
+        stats.question_shown.append(time.perf_counter() - asked)
+        await asyncio.sleep(max(0.0, asked + delay - time.perf_counter()))
+        sent = time.perf_counter()
+        last_sent[0] = max(last_sent[0], sent)
+        run = await f.tab.send(answer_states(f.tab, question, rng))
+        stats.answer_runs.append(run.seconds)
+        answered[0] += 1
+
+    async def lecturer_watches() -> None:
+        tick = time.perf_counter()
+        while time.monotonic() < deadline:
+            tick += every
+            await asyncio.sleep(max(0.0, tick - time.perf_counter()))
+            await lecturer.send([], fragment, auto_rerun=True)
+            if answered[0] == len(joined) and spread_count(lecturer) >= len(joined):
+                stats.answers_counted = time.perf_counter() - last_sent[0]
+                return
+        stats.error(f"the lecturer's screen counted {spread_count(lecturer)} of {len(joined)} answers")
+
+    delays = [rng.uniform(0, args.answer_window) for _ in joined]
+    await gather_errors(stats, [lecturer_watches()] + [student(f, d) for f, d in zip(joined, delays, strict=True)])
 
 
 async def gather_errors(stats: ClassStats, coroutines) -> None:
@@ -424,6 +550,7 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "joined": len(stats.first_pages),
         "join_window_s": args.join_window,
         "think_s": args.think,
+        "answer_window_s": args.answer_window,
         "edits": len(stats.edits),
         "first_page_p50_ms": ms(stats.first_pages, 50),
         "first_page_p95_ms": ms(stats.first_pages, 95),
@@ -438,6 +565,11 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "idle_cores": idle_cores[0],
         "idle_cores_app_processes": idle_cores[1],
         "server_cores_join_follow": cores,
+        "answers": len(stats.answer_runs),
+        "question_shown_p95_ms": ms(stats.question_shown, 95),
+        "answer_run_p50_ms": ms(stats.answer_runs, 50),
+        "answer_run_p95_ms": ms(stats.answer_runs, 95),
+        "answers_counted_ms": 1000 * stats.answers_counted,
         "reconnect_from_healthy_p50_ms": ms(stats.reconnect_from_healthy, 50),
         "reconnect_from_healthy_p95_ms": ms(stats.reconnect_from_healthy, 95),
         "reconnect_from_healthy_max_ms": 1000 * max(stats.reconnect_from_healthy, default=float("nan")),
@@ -462,7 +594,17 @@ def print_table(r: dict) -> None:
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
+        ("server CPU per pair", f"{r['server_ms_per_pair']:.1f} ms (the follow phase's server CPU / pairs)"),
+        ("load generator, follow", f"{r['client_cores_follow']:.2f} cores (this process, on the same machine)"),
     ]  # fmt: skip
+    if r["answers"]:
+        rows += [
+            ("question shown p95", f"{r['question_shown_p95_ms']:.0f} ms (Ask sent -> a follower's run showing it)"),
+            ("answer run p50 / p95", f"{r['answer_run_p50_ms']:.0f} / {r['answer_run_p95_ms']:.0f} ms "
+             f"({r['answers']} answers within {r['answer_window_s']:g} s)"),
+            ("answers counted", f"{r['answers_counted_ms']:.0f} ms (last answer sent -> the lecturer's spread "
+             "counts them all)"),
+        ]  # fmt: skip
     if r.get("restart"):
         rows += [
             ("restart (kill -> healthy)", f"{r['restart_s']:.1f} s"),

@@ -100,6 +100,7 @@ def rerun_msg(
     widgets: list[WidgetState] | None = None,
     fragment_id: str = "",
     cached_hashes: list[str] | None = None,
+    auto_rerun: bool = False,
 ) -> bytes:
     """A serialized ``BackMsg.rerun_script``: the first run names the page, later ones carry its hash."""
     state = ClientState(
@@ -108,6 +109,7 @@ def rerun_msg(
         page_name=page_name,
         widget_states=WidgetStates(widgets=widgets or []),
         fragment_id=fragment_id,
+        is_auto_rerun=auto_rerun,
         cached_message_hashes=cached_hashes or [],
         context_info=context_info(url),
     )
@@ -147,11 +149,17 @@ def user_key(widget_id: str) -> str | None:
 
 
 def widget_in(msg: ForwardMsg) -> tuple[str, Widget] | None:
-    """The (user key, widget) a delta draws, or None when it draws something else."""
-    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+    """The (user key, widget) a delta draws, or None when it draws something else. A keyed expander is a widget
+    too (kind "expander": its open state, ``bool_value``)."""
+    if msg.WhichOneof("type") != "delta":
         return None
-    kind = msg.delta.new_element.WhichOneof("type")
-    proto = getattr(msg.delta.new_element, kind) if kind else None
+    if msg.delta.WhichOneof("type") == "add_block" and msg.delta.add_block.WhichOneof("type") == "expandable":
+        kind, proto = "expander", msg.delta.add_block.expandable
+    elif msg.delta.WhichOneof("type") == "new_element":
+        kind = msg.delta.new_element.WhichOneof("type")
+        proto = getattr(msg.delta.new_element, kind) if kind else None
+    else:
+        return None
     key = user_key(getattr(proto, "id", "") or "") if proto is not None else None
     return (key, Widget(kind, proto, msg.delta.fragment_id)) if key else None
 
@@ -274,7 +282,9 @@ class Student:
         self.page_hash = ""
         self.query = query  # the link's query string ("state=..."); the app may rewrite it (page_info_changed)
         self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: the st.fragment(run_every=...) timers
         self.ws = None
+        self.kept: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # fetch()'s kept-alive connection
 
     async def open(self) -> None:
         """The HTTP requests a tab makes before the websocket, then the websocket itself."""
@@ -304,11 +314,7 @@ class Student:
             bodies = await asyncio.gather(*(self._get(path) for path in paths[i : i + BROWSER_CONNECTIONS]))
             self.asset_bytes += sum(len(body) for body in bodies)
 
-    async def get_if_found(self, path: str) -> bytes | None:
-        """A GET as a page's ``fetch`` does it: the body, or None for a 404 (no such file yet)."""
-        return await self._get(path, missing_ok=True)
-
-    async def _get(self, path: str, missing_ok: bool = False) -> bytes | None:
+    async def _get(self, path: str) -> bytes:
         """A minimal HTTP/1.1 GET on loopback that keeps the cookies it is given; the body."""
         split = urlsplit(self.base)
         reader, writer = await asyncio.open_connection(split.hostname, split.port or 80)
@@ -323,8 +329,6 @@ class Student:
             writer.close()
         head, _, body = raw.partition(b"\r\n\r\n")
         head = head.decode("latin-1").split("\r\n")
-        if missing_ok and " 404 " in head[0] + " ":
-            return None
         if " 200 " not in head[0] + " ":
             raise ProtocolError(f"GET {path}: {head[0]}")
         for line in head[1:]:
@@ -348,8 +352,9 @@ class Student:
             raise ProtocolError(f"no widget with key {key!r} on /{self.page}")
         return await self.send([next_state(widget, rng)], widget.fragment_id)
 
-    async def send(self, states: list[WidgetState], fragment_id: str = "") -> Run:
-        """A rerun of the page carrying ``states`` (a button's trigger, a component's trigger, typed text)."""
+    async def send(self, states: list[WidgetState], fragment_id: str = "", auto_rerun: bool = False) -> Run:
+        """A rerun of the page carrying ``states`` (a button's trigger, a component's trigger, typed text); with
+        ``auto_rerun``, a fragment's timer firing, as the frontend sends it."""
         return await self._run(
             rerun_msg(
                 url=f"{self.base}/{self.page}",
@@ -358,6 +363,7 @@ class Student:
                 widgets=states,
                 fragment_id=fragment_id,
                 cached_hashes=list(self.cache),
+                auto_rerun=auto_rerun,
             )
         )
 
@@ -394,6 +400,8 @@ class Student:
             self.page_hash = getattr(msg, kind).page_script_hash
         elif kind == "page_info_changed":
             self.query = msg.page_info_changed.query_string
+        elif kind == "auto_rerun":
+            self.auto_reruns[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
         elif (error := exception_in(msg)) is not None:
             raise ProtocolError(error)
         elif (found := widget_in(msg)) is not None:
@@ -405,7 +413,49 @@ class Student:
             self.codes.append(msg.delta.new_element.code.code_text)
         return None
 
+    async def fetch(self, path: str) -> bytes | None:
+        """A GET as a page's ``fetch`` does it, on a connection kept alive between calls as a browser keeps one:
+        the body, or None for a 404 (no such file yet). A connection the server closed is opened again, once."""
+        for attempt in (1, 2):
+            try:
+                return await self._fetch_once(path)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                self._drop_kept()
+                if attempt == 2:
+                    raise
+        return None
+
+    async def _fetch_once(self, path: str) -> bytes | None:
+        split = urlsplit(self.base)
+        if self.kept is None:
+            self.kept = await asyncio.open_connection(split.hostname, split.port or 80)
+        reader, writer = self.kept
+        cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: {split.netloc}\r\nConnection: keep-alive\r\n"
+            f"{f'Cookie: {cookie}' + chr(13) + chr(10) if cookie else ''}\r\n".encode()
+        )
+        async with asyncio.timeout(self.timeout):
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            fields = {name.strip().lower(): value.strip() for name, _, value in (h.partition(":") for h in head[1:])}
+            if "content-length" not in fields:
+                raise ProtocolError(f"GET {path}: a reply without Content-Length ({head[0]})")
+            body = await reader.readexactly(int(fields["content-length"]))
+        if fields.get("connection", "").lower() == "close":
+            self._drop_kept()
+        if " 404 " in head[0] + " ":
+            return None
+        if " 200 " not in head[0] + " ":
+            raise ProtocolError(f"GET {path}: {head[0]}")
+        return body
+
+    def _drop_kept(self) -> None:
+        if self.kept is not None:
+            self.kept[1].close()
+            self.kept = None
+
     async def close(self) -> None:
+        self._drop_kept()
         if self.ws is not None:
             await self.ws.close()
 
@@ -681,6 +731,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--idle", type=float, default=30.0, help="class mode: seconds the class changes nothing (default 30)"
+    )
+    p.add_argument(
+        "--answer-window",
+        type=float,
+        default=5.0,
+        help="class mode: the lecturer asks a question and every student answers within this many seconds of seeing "
+        "it; last answer -> all counted on the lecturer's screen (0: no question; default 5)",
     )
     p.add_argument(
         "--restart",

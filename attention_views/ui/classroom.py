@@ -7,9 +7,11 @@ student on ``?class=CODE`` joins; a following student takes the lecturer's view 
 away) and :func:`fill_section` (the class controls, drawn after the page so they say what the page did).
 
 The signal: a student's page holds :data:`signal`, a small component that fetches the static file
-``static/class/<CODE>.json`` about once a second and reruns the app only when the room's version there is
-newer than the one Python gave it. The file is written by this process's :class:`Watcher` thread from the
-store's version (docs/classroom.md, "Running a class"); polling a static file costs the server no script run.
+``static/class/<CODE>.json`` every POLL_MS and reruns the app only when the room's version there is newer than
+any it has seen. The lecturer's run writes the file as soon as it moves the room (:func:`signal_now`); every
+process's :class:`Watcher` thread writes it too from the store's version every WATCH_EVERY_S, for what moved the
+room elsewhere (another machine's lecturer on a Redis store, an expiry) (docs/classroom.md, "Running a class").
+Polling a static file costs the server no script run.
 
 Only a seat holding the lecturer key publishes, brings back or ends a class; the key is never written to the
 address bar or a link (the address bar holds ``?class=CODE``, the student link).
@@ -17,6 +19,8 @@ address bar or a link (the address bar holds ``?class=CODE``, the student link).
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import logging
 import os
@@ -39,8 +43,9 @@ from attention_views.ui.controls import projector
 from attention_views.ui.sections import model_runs
 
 STATIC = Path(__file__).resolve().parents[2] / "static" / "class"  # Streamlit serves static/ as /app/static/
-WATCH_EVERY_S = 0.5  # the watcher reads the version of every room followed in this process this often
-POLL_MS = 1_000  # a student's page fetches its room's file this often
+WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
+POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
+PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
 ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
@@ -58,8 +63,11 @@ export default function ({ parentElement, data, setTriggerValue }) {
       const reply = await fetch(state.data.url, { cache: "no-store" });
       if (!reply.ok) return;
       const seen = await reply.json();
-      const moved = seen.version === -1 || seen.version > state.data.version;
-      if (moved && seen.version !== state.asked) {
+      // moved: the room ended, or a version newer than the page's and than any asked for (a file another
+      // process wrote a moment late may hold an older one)
+      const newest = Math.max(state.data.version, state.asked ?? -1);
+      const moved = seen.version === -1 ? state.asked !== -1 : seen.version > newest;
+      if (moved) {
         state.asked = seen.version;
         setTriggerValue("moved", seen.version);
       }
@@ -93,7 +101,8 @@ class Watcher:
     def __init__(self, source: Store, folder: Path) -> None:
         self.store, self.folder = source, folder
         self.written: dict[str, int | None] = {}  # code -> the version in its file (None: not written yet)
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # guards written
+        self.looking = threading.Lock()  # one look at a time
         self.stopped = threading.Event()
 
     def watch(self, code: str) -> None:
@@ -101,14 +110,22 @@ class Watcher:
             self.written.setdefault(code, None)
 
     def tick(self) -> None:
-        """One look at every watched room: its file is written when its version moved; a gone room is dropped."""
+        """One look at every watched room."""
         with self.lock:
-            watched = list(self.written.items())
-        for code, written in watched:
+            watched = list(self.written)
+        for code in watched:
+            self.look(code)
+
+    def look(self, code: str) -> None:
+        """Read the room's version and write its file when it moved; a gone room is written ENDED and dropped. One
+        look at a time in a process, so its file never goes back to an older version it read."""
+        with self.looking:
             try:
                 version = self.store.version(code)
             except NoSuchClassError:
                 version = ENDED
+            with self.lock:
+                written = self.written.get(code)
             if version != written:
                 self.write(code, version)
             with self.lock:
@@ -138,6 +155,13 @@ def watcher() -> Watcher:
     made = Watcher(store(), STATIC)
     threading.Thread(target=made.run, name="class-watcher", daemon=True).start()
     return made
+
+
+def signal_now(code: str) -> None:
+    """The lecturer moved the room: its file is written at once (this process's watcher also looks at it from now
+    on), so the students' next poll sees the move without waiting for a watcher's tick."""
+    watcher().watch(code)
+    watcher().look(code)
 
 
 def signal_url(code: str) -> str:
@@ -180,15 +204,16 @@ def _join(s: Session, code: str) -> None:
     s.class_error = ""
 
 
-def follow(s: Session, replace_lab: ReplaceLab) -> None:
+def follow(s: Session, replace_lab: ReplaceLab) -> bool:
     """A student's look at the room (one version read; more only when it moved): a new view is applied while
-    following; "Bring everyone back" makes them follow again. The class gone, the seat is given up."""
+    following; "Bring everyone back" makes them follow again. The class gone, the seat is given up. True when this
+    run took the lecturer's view."""
     seat = s.seat
     if seat is None or seat.lecturer:
-        return
+        return False
     try:
         if store().version(seat.code) == seat.version:
-            return
+            return False
         room = store().room(seat.code)
         seat.version = room.version
         brought_back = room.bring_back != seat.bring_back
@@ -197,39 +222,59 @@ def follow(s: Session, replace_lab: ReplaceLab) -> None:
         if seat.following and (room.view_version != seat.view_version or brought_back):
             seat.view_version, payload = store().view(seat.code)
             if payload:
-                _apply(s, payload, replace_lab)
+                return _apply(s, payload, replace_lab)
     except NoSuchClassError:
         _leave(s, "The class has ended; the app goes on without it.")
+    return False
 
 
-def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> None:
-    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page."""
+@functools.lru_cache(maxsize=8)
+def lecturer_view(payload: str) -> tuple[Lab, str, str]:
+    """A published view decoded once per process, whichever of its followers asks first: (lab, page, the view's
+    payload as :func:`view_payload` makes it). The lab is shared: a follower takes a deep copy of it."""
+    lab, page = links.from_json(payload, model_runs.head_lab)
+    return lab, page, view_payload(lab, page)
+
+
+def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> bool:
+    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page; False
+    when it could not be opened."""
     try:
-        lab, page = links.from_json(payload, model_runs.head_lab)
+        shared, page, published = lecturer_view(payload)
     except links.ShareError as err:
         s.seat.notice = f"The lecturer's view could not be opened: {err}."
-        return
+        return False
+    lab = copy.deepcopy(shared)
     lab.projector = s.lab.projector
     replace_lab(lab)
-    s.seat.published = view_payload(lab, page)
+    s.seat.published = published
     if page in PAGES and page != s.page:
         st.switch_page(f"pages/{page}.py", query_params={"scenario": lab.scenario, CLASS_PARAM: s.seat.code})
+    return True
 
 
-def after_page(s: Session) -> None:
-    """After the page: the lecturer publishes the view when it changed; a following student whose view is no
-    longer the lecturer's (an edit, another page) breaks away, and is told so."""
+def after_page(s: Session, took: bool = False) -> None:
+    """After the page: the lecturer publishes the view when it changed, and the room's file is brought up to date
+    (whatever this run or its callbacks moved: the view, a question, a reveal, bring back); a following student
+    whose view is no longer the lecturer's (an edit, another page) breaks away, and is told so. ``took``: this run
+    took the lecturer's view (:func:`follow`), so it is the lecturer's (the page's widgets restarted from it) and
+    is not encoded again to compare."""
     seat = s.seat
     if seat is None:
         return
-    if not (seat.lecturer or seat.following) or (not seat.lecturer and not seat.published):
+    if seat.lecturer:
+        _publish(s, seat)
+        if s.seat is not None:
+            signal_now(seat.code)
         return
-    payload = view_payload(s.lab, s.page)
-    if payload == seat.published:
-        return
-    if not seat.lecturer:
+    if seat.following and seat.published and not took and view_payload(s.lab, s.page) != seat.published:
         seat.following = False
         seat.notice = "You changed the view, so you left the lecturer's: this copy is yours. Rejoin to follow again."
+
+
+def _publish(s: Session, seat: ClassSeat) -> None:
+    payload = view_payload(s.lab, s.page)
+    if payload == seat.published:
         return
     try:
         seat.view_version = store().set_view(seat.code, seat.lecturer_key, payload)
@@ -270,7 +315,11 @@ def fill_section(s: Session, place, replace_lab: ReplaceLab) -> None:
 
 
 def _no_class(s: Session, replace_lab: ReplaceLab) -> None:
-    with st.expander("Live class", icon=":material/groups:", expanded=bool(s.class_error)):
+    """The folded "Live class" panel; its form is drawn only while it is open (:func:`_fail` opens it)."""
+    panel = st.expander("Live class", icon=":material/groups:", key=PANEL, on_change="rerun")
+    if not panel.open:
+        return
+    with panel:
         if s.class_error:
             st.error(plain(s.class_error), icon="⚠️")
         st.text_input("Class name (optional)", key="sidebar_class_name", max_chars=100)
@@ -365,7 +414,7 @@ def _on_start(s: Session) -> None:
     try:
         room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
     except RoomError as err:
-        s.class_error = str(err)
+        _fail(s, str(err))
         return
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name), ""
 
@@ -374,7 +423,7 @@ def _on_join(s: Session) -> None:
     try:
         _join(s, st.session_state.get("sidebar_class_join_code", ""))
     except RoomError as err:
-        s.class_error = str(err)
+        _fail(s, str(err))
 
 
 def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
@@ -386,7 +435,7 @@ def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
         room = store().room(code)
         view_version, payload = store().view(room.code)
     except RoomError as err:
-        s.class_error = f"The class was not taken back: {err}"
+        _fail(s, f"The class was not taken back: {err}")
         return
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
     st.session_state["sidebar_class_back_key"] = ""  # the key stays in no widget
@@ -415,6 +464,7 @@ def _on_end(s: Session) -> None:
     except RoomError as err:
         s.seat.notice = str(err)
         return
+    signal_now(s.seat.code)  # the file says ended: the students' pages rerun and leave
     _leave(s, "")
 
 
@@ -428,5 +478,13 @@ def _on_rejoin(seat: ClassSeat) -> None:
 
 
 def _leave(s: Session, why: str) -> None:
-    s.seat, s.class_error = None, why
+    s.seat = None
+    _fail(s, why)
     st.query_params.pop(CLASS_PARAM, None)
+
+
+def _fail(s: Session, why: str) -> None:
+    """Say ``why`` in the "Live class" panel, opened (before it is drawn: in a callback or ahead of the page)."""
+    s.class_error = why
+    if why:
+        st.session_state[PANEL] = True

@@ -117,7 +117,7 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
 def run(page: StreamlitPage) -> None:
     """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
     s = start(page.url_path or "home")
-    classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page runs
+    took = classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page
     if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
         target, s.goto = s.goto, ""
         st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
@@ -126,7 +126,7 @@ def run(page: StreamlitPage) -> None:
     top = classroom.banner(s)
     class_questions.question_banner(s)  # the class's open or revealed question, above the page
     page.run()
-    classroom.after_page(s)
+    classroom.after_page(s, took)
     classroom.fill_banner(s, top)
     classroom.fill_section(s, place, replace_lab)
     finish(s, slot)

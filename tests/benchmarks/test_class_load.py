@@ -31,6 +31,15 @@ def test_signal_trigger_is_the_components_trigger_aggregator_as_the_frontend_sen
     assert json.loads(state.json_trigger_value) == [{"event": "moved", "value": 7}], "setTriggerValue's payload list"
 
 
+def test_a_tab_asks_for_a_rerun_only_for_a_version_newer_than_any_it_has_seen_as_the_signal_component_does():
+    assert cl.moved(seen=5, drawn=4, asked=None)
+    assert not cl.moved(seen=4, drawn=4, asked=None)
+    assert not cl.moved(seen=5, drawn=4, asked=5), "asked for already"
+    assert not cl.moved(seen=5, drawn=4, asked=6), "a file written late by another process: older than one asked"
+    assert cl.moved(seen=7, drawn=4, asked=6)
+    assert cl.moved(seen=-1, drawn=4, asked=6) and not cl.moved(seen=-1, drawn=4, asked=-1), "ended: asked once"
+
+
 def test_a_widget_drawn_again_without_set_value_keeps_what_the_tab_shows():
     tab = lt.Student("http://127.0.0.1:1", "playground", 1.0)
     for widget in (slider(2.5, True), slider(None, False)):

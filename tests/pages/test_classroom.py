@@ -5,6 +5,8 @@ Every session here is an AppTest of app.py; they share this process's class stor
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, open_page, plotly_figures
@@ -26,14 +28,21 @@ def class_store_in(tmp_path, monkeypatch):
     monkeypatch.setattr(classroom, "STATIC", tmp_path / "static")
     class_store.store.clear()
     classroom.watcher.clear()
+    classroom.lecturer_view.cache_clear()
     yield
     classroom.watcher().stopped.set()
     classroom.watcher.clear()
     class_store.store.clear()
 
 
+def open_class_panel(at: AppTest) -> AppTest:
+    """Open the sidebar's folded "Live class" panel (its form is drawn only while open)."""
+    at.session_state[classroom.PANEL] = True  # what a click on the expander sends
+    return at.run()
+
+
 def start_class(page: str = "playground", scenario: str = "emma-friend", name: str = "") -> AppTest:
-    at = open_page(page, scenario)
+    at = open_class_panel(open_page(page, scenario))
     if name:
         at.sidebar.text_input(key="sidebar_class_name").input(name)
     at.sidebar.button(key=START).click().run()
@@ -120,6 +129,37 @@ def test_a_student_on_the_link_follows_a_cell_edit_a_control_and_a_page_switch()
     assert same_tables(pupil, lecturer)
 
 
+def test_the_lecturers_run_writes_the_rooms_file_at_once_without_the_watchers_tick():
+    classroom.watcher().stopped.set()  # the watcher's thread writes nothing from here on
+    lecturer = start_class()
+    code = seat(lecturer).code
+    signal_file = classroom.STATIC / f"{code}.json"
+    assert json.loads(signal_file.read_text()) == {"version": class_store.store().version(code)}
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    moved = class_store.store().version(code)
+    assert json.loads(signal_file.read_text()) == {"version": moved} and moved > 0
+    lecturer.sidebar.button(key="sidebar_class_end").click().run()
+    assert json.loads(signal_file.read_text()) == {"version": classroom.ENDED}
+
+
+def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_lab_of_its_own(monkeypatch):
+    decoded = []
+    from_json = classroom.links.from_json
+    monkeypatch.setattr(classroom.links, "from_json", lambda *a: decoded.append(1) or from_json(*a))
+    lecturer = start_class()
+    pupils = [student(seat(lecturer).code) for _ in range(3)]
+    assert len(decoded) == 1, "three students joining on one view: one decoding"
+    lecturer.slider(key="playground_temperature").set_value(2.5).run()
+    for pupil in pupils:
+        run(pupil)
+    assert len(decoded) == 2 and all(lab(p).temperature == 2.5 and seat(p).following for p in pupils)
+    assert len({id(lab(p)) for p in pupils}) == 3 and len({id(lab(p).tables["Q"]) for p in pupils}) == 3
+    edit_cells(pupils[0], editor_key(pupils[0], "playground", "Q"), {0: {"Pers": 7.0}})
+    assert not seat(pupils[0]).following
+    run(pupils[1])
+    assert lab(pupils[1]).tables["Q"].at[0, "Pers"] != 7.0 and seat(pupils[1]).following  # not the other's edit
+
+
 def test_the_lecturers_projector_mode_is_not_forced_on_the_students():
     lecturer = start_class()
     pupil = student(seat(lecturer).code)
@@ -175,7 +215,7 @@ def test_a_code_of_no_class_says_so_and_the_app_opens_normally(code):
 
 def test_a_typed_code_joins_and_leaving_ends_following():
     lecturer = start_class()
-    at = open_page("home")
+    at = open_class_panel(open_page("home"))
     at.sidebar.text_input(key="sidebar_class_join_code").input(format_code(seat(lecturer).code).lower())
     at.sidebar.button(key=JOIN).click()
     run(at)
@@ -186,13 +226,32 @@ def test_a_typed_code_joins_and_leaving_ends_following():
     assert seat(at) is None  # not joined again from a stale address bar
 
 
+def test_the_live_class_panel_draws_its_form_only_while_open_and_a_class_that_ended_opens_it_to_say_so():
+    at = open_page("playground", "emma-friend")
+    assert [e.label for e in at.sidebar.expander if e.label == "Live class"], "the folded panel is there"
+    assert not {START, JOIN, BACK} & button_keys(at) and not at.sidebar.text_input, "no form while folded"
+    open_class_panel(at)
+    assert {START, JOIN, BACK} <= button_keys(at)
+    at.session_state[classroom.PANEL] = False  # folded again
+    at.run()
+    assert not {START, JOIN, BACK} & button_keys(at)
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    assert not {START, JOIN, BACK} & button_keys(pupil)  # in a class: the class's own box instead
+    lecturer.sidebar.button(key="sidebar_class_end").click().run()
+    run(pupil)
+    assert seat(pupil) is None and pupil.session_state[classroom.PANEL] is True
+    assert any("The class has ended" in e.value for e in pupil.sidebar.error), [e.value for e in pupil.sidebar.error]
+    assert {START, JOIN, BACK} <= button_keys(pupil)
+
+
 def test_a_forged_key_is_refused_and_the_right_one_takes_the_class_back():
     lecturer = start_class()
     code, key = seat(lecturer).code, seat(lecturer).lecturer_key
     reloaded = student(code)  # the lecturer's tab reloaded: the address bar holds only the code
     assert not seat(reloaded).lecturer
     for forged in ("", "student", key[:-1] + ("A" if key[-1] != "A" else "B")):
-        reloaded.sidebar.button(key="sidebar_class_leave").click().run()
+        open_class_panel(reloaded.sidebar.button(key="sidebar_class_leave").click().run())
         reloaded.sidebar.text_input(key="sidebar_class_back_code").input(code)
         reloaded.sidebar.text_input(key="sidebar_class_back_key").input(forged)
         reloaded.sidebar.button(key=BACK).click().run()
@@ -200,7 +259,7 @@ def test_a_forged_key_is_refused_and_the_right_one_takes_the_class_back():
         assert any("Only the lecturer" in e.value for e in reloaded.sidebar.error)
         assert not set(LECTURER_BUTTONS) & button_keys(reloaded)
         reloaded = student(code)
-    reloaded.sidebar.button(key="sidebar_class_leave").click().run()
+    open_class_panel(reloaded.sidebar.button(key="sidebar_class_leave").click().run())
     reloaded.sidebar.text_input(key="sidebar_class_back_code").input(format_code(code))
     reloaded.sidebar.text_input(key="sidebar_class_back_key").input(key)
     reloaded.sidebar.button(key=BACK).click()
