@@ -511,7 +511,8 @@ async def answers_phase(args: argparse.Namespace, stats: ClassStats, lecturer: l
         await asyncio.sleep(max(0.0, asked + delay - time.perf_counter()))
         sent = time.perf_counter()
         last_sent[0] = max(last_sent[0], sent)
-        run = await f.tab.send(answer_states(f.tab, question, rng))
+        form = f.tab.widgets[f"class_send_{question}"].fragment_id  # the answer form's fragment, as the frontend sends
+        run = await f.tab.send(answer_states(f.tab, question, rng), form)
         stats.answer_runs.append(run.seconds)
         answered[0] += 1
 

@@ -282,6 +282,8 @@ class Student:
         self.page_hash = ""
         self.query = query  # the link's query string ("state=..."); the app may rewrite it (page_info_changed)
         self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
+        self.delta_fragments: list[str] = []  # the fragment id of each delta of the last run ("": not in a fragment)
+        self.alerts: list[str] = []  # the texts of the last run's st.error/warning/info/success boxes
         self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: the st.fragment(run_every=...) timers
         self.ws = None
         self.kept: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # fetch()'s kept-alive connection
@@ -370,7 +372,7 @@ class Student:
     async def _run(self, backmsg: bytes) -> Run:
         """Send one rerun and read ForwardMsgs until the run finishes; time it."""
         start = time.perf_counter()
-        self.codes = []
+        self.codes, self.delta_fragments, self.alerts = [], [], []
         await self.ws.send(backmsg)
         count = size = 0
         async with asyncio.timeout(self.timeout):
@@ -411,6 +413,10 @@ class Student:
             self.widgets[key] = widget
         elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "code":
             self.codes.append(msg.delta.new_element.code.code_text)
+        if kind == "delta":
+            self.delta_fragments.append(msg.delta.fragment_id)
+            if msg.delta.new_element.WhichOneof("type") == "alert":
+                self.alerts.append(msg.delta.new_element.alert.body)
         return None
 
     async def fetch(self, path: str) -> bytes | None:

@@ -4,7 +4,8 @@ class section) and the question above the page (:func:`question_banner`, every s
 The room's questions and answers live in the class store (``class_store.store()``), never in a session: every
 run reads them, so a student sees a new question or the reveal on the run the class's follow poll starts when
 ``Room.version`` moves (asking and revealing move it; answers do not). The lecturer's count and spread refresh
-every LIVE_EVERY_S in a fragment that reads only the tally. A store's refusal (``RoomError``) is shown as its
+every LIVE_EVERY_S in a fragment that reads only the tally; a student's answer form is a fragment too, so sending an
+answer reruns only the form. A store's refusal (``RoomError``) is shown as its
 message; prompts, options and answers are user text, shown literally (``plain`` in markdown, as-is in select
 boxes, ``plot_text`` in the figure).
 """
@@ -39,6 +40,8 @@ KEY = "sidebar_class_ask_key"
 ASK = "sidebar_class_ask"
 SPREAD = "class_spread"
 _SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
+_LATE = "class_late_answer"  # what became of an answer sent to a question replaced or revealed meanwhile
+_REPLACED = "The lecturer asked a new question before your answer arrived; please answer this one."
 
 
 def _key(part: str, q: Question) -> str:
@@ -128,26 +131,57 @@ def _latest(seat: ClassSeat) -> Question | None:
 
 
 def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
-    sent = [k for k, v in st.session_state.items() if v and _SENT_OLDER.fullmatch(str(k))]
-    if set(sent) - {_key("send", q)}:  # the form of a question the lecturer replaced before this answer arrived
-        st.warning("The lecturer asked a new question before your answer arrived; please answer this one.")
-    if st.session_state.get(_key("send", q)):  # the answer form was sent: store it before drawing
-        try:
-            store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q)))
-        except RoomError as err:
-            st.error(plain(err), icon="⚠️")
-    mine = store().my_answer(seat.code, q.id, seat.student_id)
+    late = st.session_state.pop(_LATE, None)  # left by the answer form before it drew the page again
+    if late is None and any(
+        v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != _key("send", q)
+    ):
+        late = ("warning", _REPLACED)  # the form of a question the lecturer replaced was sent
+    if late is None and q.revealed and st.session_state.get(_key("send", q)):  # sent as the lecturer revealed
+        late = _send(seat, q)
+    if late is not None:
+        kind, text = late
+        (st.error if kind == "error" else st.warning)(text, icon="⚠️" if kind == "error" else "⏱️")
     if q.revealed:
-        _result(seat, q, mine, side)
+        _result(seat, q, store().my_answer(seat.code, q.id, seat.student_id), side)
+    else:
+        _answer_form(seat, q.id)
+
+
+def _send(seat: ClassSeat, q: Question) -> tuple[str, str] | None:
+    """Store the answer in ``q``'s form; the store's refusal, as an error to show, or None."""
+    try:
+        store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q)))
+    except RoomError as err:
+        return ("error", plain(err))
+    return None
+
+
+@st.fragment
+def _answer_form(seat: ClassSeat, shown: int) -> None:
+    """The student's answer to question ``shown`` (the one the page drew): sending it reruns only this fragment,
+    which reads the question again and stores the answer. When the lecturer has asked another question or
+    revealed since the page was drawn, the whole page is drawn again, saying what became of the answer."""
+    try:
+        q = _latest(seat)
+    except RoomError as err:
+        st.error(plain(err), icon="⚠️")
         return
+    sent = bool(st.session_state.get(f"class_send_{shown}"))
+    if q is None or q.id != shown or q.revealed:
+        if sent:
+            st.session_state[_LATE] = _send(seat, q) if q is not None and q.id == shown else ("warning", _REPLACED)
+        st.rerun(scope="app")
+    if sent and (refused := _send(seat, q)) is not None:
+        st.error(refused[1], icon="⚠️")
+    mine = store().my_answer(seat.code, q.id, seat.student_id)
     with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
         _answer_widget(q, mine)
         st.form_submit_button("Change my answer" if mine is not None else "Answer", key=_key("send", q), type="primary")
     if mine is None:
         st.caption("Not answered yet.")
     else:
-        shown = plain(askable.answer_text(q, mine))
-        st.success(f"Answered: {shown}. You can change your answer until the lecturer reveals it.", icon="✅")
+        answered = plain(askable.answer_text(q, mine))
+        st.success(f"Answered: {answered}. You can change your answer until the lecturer reveals it.", icon="✅")
 
 
 def _answer_widget(q: Question, mine: int | float | None) -> None:

@@ -3,6 +3,7 @@ real server in which three students follow the lecturer's edits."""
 
 import asyncio
 import json
+import math
 import random
 import time
 
@@ -104,3 +105,45 @@ async def short_class(args, stats: cl.ClassStats) -> dict:
     for tab in [lecturer] + [f.tab for f in followers]:
         await tab.close()
     return result
+
+
+def test_an_answer_reruns_only_the_students_answer_form_and_the_lecturers_spread_counts_it(tmp_path):
+    """A real server: the lecturer asks which key a query attends to most; three students answer as the frontend
+    sends a form inside a fragment. Each answer's run draws only that fragment (every delta carries its id, none is
+    the page's), and the lecturer's live spread, on its own timer, counts all three."""
+    server = devserver.start(env={"LAB_DATA_DIR": str(tmp_path)})
+    try:
+        args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "3", "--answer-window", "1"])
+        args.class_control, args.url_given = "playground_temperature", True
+        stats = cl.ClassStats()
+        forms, deltas, late = asyncio.run(answered_class(args, stats))
+    finally:
+        devserver.stop_server(server)
+    assert stats.errors == {}, stats.errors
+    assert len(stats.answer_runs) == 3, "every student's answer ran"
+    assert all(forms) and all(deltas), (forms, deltas)
+    for form, run in zip(forms, deltas, strict=True):
+        assert set(run) == {form}, f"an answer redrew more than its form's fragment {form!r}: {sorted(set(run))}"
+    assert not math.isnan(stats.answers_counted), "the lecturer's spread counted every answer"
+    shown, alerts, redrawn = late
+    assert shown == 2, "an answer sent to a replaced question draws the page again, with the new question"
+    assert "" in redrawn, "the page, not only the form, was drawn again"
+    assert any("asked a new question before your answer arrived" in a for a in alerts), alerts
+
+
+async def answered_class(args, stats: cl.ClassStats) -> tuple[list[str], list[list[str]], tuple]:
+    lecturer, code, _ = await cl.lecturer_starts(args)
+    followers = [cl.Follower(i, args, code) for i in range(3)]
+    current = lambda: cl.shown_value(lecturer.widgets[args.class_control])  # noqa: E731
+    await asyncio.gather(*(cl.student_joins(f, stats, 0.2 * f.i, current) for f in followers))
+    await cl.answers_phase(args, stats, lecturer, followers)
+    question = cl.question_on(followers[0].tab)
+    forms = [f.tab.widgets[f"class_send_{question}"].fragment_id for f in followers]
+    deltas = [list(f.tab.delta_fragments) for f in followers]
+    await lecturer.send([cl.press(lecturer.widgets[cl.ASK_KEY])])  # a second question; the students do not poll
+    tab = followers[0].tab
+    await tab.send(cl.answer_states(tab, question, random.Random(1)), forms[0])  # the first question's form
+    late = (cl.question_on(tab), list(tab.alerts), list(tab.delta_fragments))
+    for tab in [lecturer] + [f.tab for f in followers]:
+        await tab.close()
+    return forms, deltas, late
