@@ -5,9 +5,9 @@ fragment: a drag reruns only this section. While the pointer moves, the componen
 (state "drag"), this section computes the weights for the moved vector with attention_core and sends them back
 as the component's data, with which report they answer (the component keeps at most two unanswered), and the
 weights for the grid points around the handle (pure/plane.ahead), which the component draws as soon as the
-pointer reaches one, before the next answer; the component keeps its DOM node and redraws in place. When the pointer is let go (or
-an arrow key moves a handle a step), the vector is written into the lab's Q or K table and the whole page
-reruns, so the editors and the heatmap show it.
+pointer reaches one, before the next answer; the component keeps its DOM node and redraws in place. When the
+pointer is let go (or an arrow key moves a handle a step), the vector is written into the lab's Q or K table and
+the whole page reruns, so the editors and the heatmap show it.
 
 It moves rows of the lab's Q and K tables, so it is offered when the scenario gives them directly (as every
 real model's head does: its lab holds the head's own Q, K (after RoPE) and V, not X and W); when queries and
