@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 import attention_core as ac
+from attention_core.attention import attention_stages
 from attention_views.pure.tables import value_columns
 
 KINDS = {"Q": "query", "K": "key"}  # the tables whose rows the plane draws -> what a handle is called
@@ -29,6 +30,8 @@ HUGE = 1e6  # a coordinate beyond ±HUGE is refused: no drag on the plane reache
 WEIGHT_DECIMALS = 3  # the weights are printed to this many decimals (the bars and the labels)
 STEPS = (1, 1.5, 2, 3, 4, 5, 6, 8, 10)  # the plane's reach is one of these times a power of ten
 ROOM = 1.25  # the plane reaches this far past the longest arrow, so a handle can be dragged outward
+AHEAD_STEPS = 8  # while a handle is dragged, the weights are sent for the grid points this many steps each way ...
+AHEAD_WEIGHTS = 3000  # ... fewer when n_k is large: at most this many printed weights a run (about 24 kB of JSON)
 
 
 class PlaneError(ValueError):
@@ -139,10 +142,20 @@ def resolution(reach: float) -> float:
     return 10.0 ** math.floor(math.log10(reach)) / 100
 
 
-def snap(value: float, grid: float) -> float:
-    """``value`` rounded to a multiple of ``grid`` (printed without float noise: 0.30000000000000004 -> 0.3)."""
+def grid_index(value: float, grid: float) -> int:
+    """Which multiple of ``grid`` ``value`` is nearest (a tie to the even one; plane.js rounds the same way)."""
+    return round(value / grid)
+
+
+def grid_point(k: int, grid: float) -> float:
+    """``k`` times ``grid``, printed without float noise (3 * 0.1 -> 0.3, not 0.30000000000000004)."""
     decimals = max(0, -math.floor(math.log10(grid)))
-    return round(round(value / grid) * grid, decimals) + 0.0
+    return round(k * grid, decimals) + 0.0
+
+
+def snap(value: float, grid: float) -> float:
+    """``value`` rounded to a multiple of ``grid``: the grid point of its :func:`grid_index`."""
+    return grid_point(grid_index(value, grid), grid)
 
 
 def parse_drag(state: object, tokens: dict[str, list[str]], dim_names: tuple[str, str], grid: float) -> Drag | None:
@@ -189,6 +202,45 @@ def drag_result(result: ac.AttentionResult, drag: Drag | None, p: Plane) -> ac.A
     return ac.scaled_dot_product_attention(
         Q, K, result.V, mask=result.mask, scale=result.scale, temperature=result.temperature
     )
+
+
+def ahead_steps(n_k: int) -> int:
+    """How many grid steps each way :func:`ahead` reaches: AHEAD_STEPS, fewer (at least 1) so that the
+    (2 steps + 1)^2 points times n_k weights stay within AHEAD_WEIGHTS."""
+    side = math.isqrt(AHEAD_WEIGHTS // max(n_k, 1))  # points along one side of the square
+    return max(1, min(AHEAD_STEPS, (side - 1) // 2))
+
+
+def ahead(result: ac.AttentionResult, drag: Drag | None, p: Plane, query: int, grid: float) -> dict | None:
+    """The chosen query's weights, printed, for the dragged handle moved to each grid point near the drag's
+    position, so that plane.js draws them as soon as the pointer reaches one (JSON), or None when no drag is
+    running or the drag cannot change them (another query dragged).
+
+    ``result``: the head's attention before the drag. The points are (i, j) grid steps from the drag's point
+    ``at`` = (grid_index(x), grid_index(y)), |i|, |j| <= ``steps`` (:func:`ahead_steps`); ``text`` holds, for
+    each point in the order i, then j, from -steps, the query's weights (n_k,) as :func:`weight_text` prints them.
+    One call of attention_core for all points: the moved table stacked, one (n, d_k) table per point, through
+    the stages scaled_dot_product_attention runs (each point's table alone is what :func:`drag_result` computes).
+    """
+    if drag is None or drag.done or (drag.kind == "Q" and drag.row != query):
+        return None
+    steps, at = ahead_steps(result.K.shape[0]), (grid_index(drag.xy[0], grid), grid_index(drag.xy[1], grid))
+    near = range(-steps, steps + 1)
+    points = [(grid_point(at[0] + i, grid), grid_point(at[1] + j, grid)) for i in near for j in near]
+    table = result.Q if drag.kind == "Q" else result.K
+    stack = np.stack([moved(table, drag.row, p, xy) for xy in points])  # (points, n, d_k)
+    Q, K = (stack, result.K) if drag.kind == "Q" else (result.Q, stack)
+    r = attention_stages(Q, K, result.V, result.additive_mask, result.scale, result.temperature)
+    w = r.weights[:, query]  # (points, n_k)
+    return {
+        "id": drag.id,
+        "kind": drag.kind,
+        "row": drag.row,
+        "grid": grid,
+        "at": list(at),
+        "steps": steps,
+        "text": [[weight_text(x) for x in row] for row in w.tolist()],
+    }
 
 
 def write_drag(frame: pd.DataFrame, drag: Drag, p: Plane, vector: np.ndarray) -> pd.DataFrame:

@@ -170,6 +170,45 @@ def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_wr
     assert_same_plane(page)
 
 
+def test_a_move_near_the_last_answered_point_draws_the_cores_weights_there_before_the_next_answer(page):
+    """Each answer during a drag holds the weights of the grid points around it: a move onto one is drawn with
+    attention_core's weights for that point while the server's next answer is held back."""
+    wire = Wire(page)
+    handle = open_plane(page)
+    box = handle.bounding_box()
+    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
+    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x0 - 2 * units, y0)
+    wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
+    first = wire.reports[-1]
+    wait_until(page, lambda: bars(page) == core_weights(snapped(first)), "the first report's weights")
+    wire.hold = True  # no answer reaches the page from here on
+    answers = len(wire.answers)
+    for k in (1, 2):  # 0.5 units further left and 0.3 down, within the eight grid steps sent ahead; both moves
+        # are reported (two reports may wait for answers), the last as the pointer's position plane.js holds
+        page.mouse.move(x0 - (2 + 0.25 * k) * units, y0 + 0.15 * k * units)
+    wait_until(page, lambda: len(wire.reports) == 3, "both moves reported")
+    moved_to = wire.reports[-1]
+    q = snapped(moved_to)
+    assert q[:2].tolist() != snapped(first)[:2].tolist()
+    wait_until(page, lambda: bars(page) == core_weights(q), "the weights of the point under the pointer")
+    assert len(wire.answers) == answers and wire.held, "no answer reached the page"
+    wire.release()
+    page.mouse.up()
+    wait_idle(page)
+    np.testing.assert_allclose(table_q(page)[0], q, atol=1e-12)
+    wait_until(page, lambda: bars(page) == core_weights(q), "the drag's end drawn with the same weights")
+    assert_clean(page)
+    assert_same_plane(page)
+
+
+def snapped(report: dict) -> np.ndarray:
+    """The query mammal at a report's position, snapped to the plane's grid of 0.1 as Python snaps it."""
+    return np.array([round(round(report["x"] / 0.1) * 0.1, 1), round(round(report["y"] / 0.1) * 0.1, 1), 4.1])
+
+
 # ---------------------------------------------------------------- a real model's head: a plane of two keys
 
 IOI_IDS = [2427, 5099, 284, 2322, 3514, 288, 260, 4249, 28, 2322, 4502, 253, 5968, 288]  # SmolLM2's tokens of

@@ -121,6 +121,69 @@ def test_each_run_says_which_report_it_computed_so_the_plane_can_pace_its_report
         assert plane_data(at)["queries"][0] == [1.5, 7.0]
 
 
+def ahead_text(data: dict, x: float, y: float) -> list[str]:
+    """The weights the run sent ahead for the dragged handle at (x, y), looked up as plane.js looks them up."""
+    near = data["ahead"]
+    i, j = round(x / near["grid"]) - near["at"][0], round(y / near["grid"]) - near["at"][1]
+    assert max(abs(i), abs(j)) <= near["steps"], (x, y, near["at"])
+    return near["text"][(i + near["steps"]) * (2 * near["steps"] + 1) + (j + near["steps"])]
+
+
+def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sent_ahead():
+    at = open_page("playground", "mammal-query")
+    assert "ahead" not in plane_data(at)  # a page's own run sends none
+    drag(at, "Q", 0, 0.5, 7.0, done=False)
+    assert_clean(at)
+    data = plane_data(at)
+    near, K = data["ahead"], table(at, "K")
+    assert (near["id"], near["kind"], near["row"], near["grid"], near["at"]) == ("g1", "Q", 0, 0.1, [5, 70])
+    assert near["steps"] == 8 and len(near["text"]) == 17 * 17
+    assert len(json.dumps(data)) < 30_000
+    assert ahead_text(data, 0.5, 7.0) == data["weight_text"]
+    for x, y in [(0.6, 7.0), (0.5, 6.9), (-0.3, 7.8), (1.3, 6.2), (0.0, 7.4)]:  # corners and between
+        gold = softmax_row(np.array([x, y, 4.1]), K, 1 / np.sqrt(3))  # d2 held at the table's 4.1
+        assert ahead_text(data, x, y) == [f"{w:.3f}" for w in gold], (x, y)
+    np.testing.assert_array_equal(table(at, "Q")[0], [8.7, 3.2, 4.1])  # the table waits for the drag's end
+
+
+def test_a_drag_let_go_on_a_point_sent_ahead_draws_the_very_weights_sent():
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=False)
+    sent = ahead_text(plane_data(at), -0.2, 7.5)
+    drag(at, "Q", 0, -0.2, 7.5, done=True)
+    assert_clean(at)
+    np.testing.assert_array_equal(table(at, "Q")[0], [-0.2, 7.5, 4.1])
+    assert "ahead" not in plane_data(at)
+    assert plane_data(at)["weight_text"] == sent
+
+
+def test_while_dragging_a_key_the_chosen_querys_weights_at_the_points_around_it_are_sent_ahead():
+    at = open_page("playground", "mammal-query")
+    drag(at, "K", 4, -5.0, 1.0, done=False)  # wolf; the chosen query is mammal
+    assert_clean(at)
+    data, K0 = plane_data(at), table(at, "K")
+    assert (data["ahead"]["kind"], data["ahead"]["row"]) == ("K", 4)
+    for x, y in [(-5.0, 1.0), (-4.2, 1.8), (-5.8, 0.3)]:
+        K = K0.copy()
+        K[4, :2] = [x, y]
+        gold = softmax_row(np.array([8.7, 3.2, 4.1]), K, 1 / np.sqrt(3))
+        assert ahead_text(data, x, y) == [f"{w:.3f}" for w in gold], (x, y)
+
+
+def test_nothing_is_sent_ahead_for_a_drag_that_cannot_change_the_bars_or_has_ended_or_cannot_be_drawn():
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 1, 0.5, 7.0, done=False)  # reptile: the bars are mammal's
+    assert_clean(at)
+    assert "ahead" not in plane_data(at)
+    drag(at, "Q", 0, 0.5, 7.0, done=True, gesture="g2")
+    assert "ahead" not in plane_data(at)
+    drag(at, "Q", 0, 0.5, 7.0, done=False, gesture="g3")
+    last = plane_data(at)
+    drag(at, "Q", 0, float("nan"), 7.0, done=False, gesture="g3")
+    assert any("which is not a number" in e.value for e in at.error)
+    assert plane_data(at) == last  # the last view, its weights ahead of the last point drawn included
+
+
 def _rev(at) -> int:
     return at.session_state["session"].lab.rev
 
@@ -251,6 +314,9 @@ def test_dragging_a_real_heads_query_writes_the_held_part_plus_the_dragged_plane
     assert_clean(at)
     np.testing.assert_allclose(plane_data(at)["weights"], causal_gold(q, K, TO), rtol=1e-9, atol=1e-15)
     assert plane_data(at)["weight_text"][MARY] == f"{causal_gold(q, K, TO)[MARY]:.3f}" == "0.988"
+    assert plane_data(at)["ahead"]["steps"] == 6  # 14 keys: 13 x 13 points keep the weights sent small
+    near = Q0[TO] - (Q0[TO] @ E.T) @ E + np.array([-0.6, 20.3]) @ E  # 6 steps left, 3 up: all 64 directions
+    assert ahead_text(plane_data(at), -0.6, 20.3) == [f"{w:.3f}" for w in causal_gold(near, K, TO)]
     np.testing.assert_array_equal(table(at, "Q"), Q0)  # the table waits for the pointer to be let go
     drag(at, "Q", TO, 0.0, 20.0, done=True)
     assert_clean(at)

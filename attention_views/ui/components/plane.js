@@ -7,6 +7,10 @@
 // echoes the drag's id and the number `seq` of the report it computed as data.answered; Streamlit merges reports
 // that arrive during a run, so one answer may cover several); otherwise the newest position waits for the next
 // answer. The end of a drag is always reported, last, with done: true, so the tables get the drag's end.
+// Weights ahead: while a drag runs, each answer also holds data.ahead, the weights Python printed for the grid
+// points around the handle (pure/plane.ahead); a move onto one of them draws its weights at once, the very text
+// Python sent for that point (the bars as long as the printed weights), never a number made here. Elsewhere the
+// last answer's weights stay until the next answer.
 // Labels that would overlap (keys at one point, or close) are set apart a line at a time, measured by the browser
 // (getBBox): the chosen query's label stays by its arrow, then the keys' in order of weight.
 const SVG = "http://www.w3.org/2000/svg";
@@ -104,6 +108,33 @@ function layoutLabels(view) {
   }
 }
 
+// Python's round(value / grid): the nearest whole number of grid steps, a tie to the even one.
+function gridIndex(value, grid) {
+  const v = value / grid;
+  const f = Math.floor(v);
+  const d = v - f;
+  if (d !== 0.5) return d > 0.5 ? f + 1 : f;
+  return f % 2 === 0 ? f : f + 1;
+}
+
+// The weights `near` (data.ahead) holds for the dragged handle's grid point, with that point's name, or null when
+// it holds none for it (another drag, another handle, or a point beyond its steps).
+function lookup(view, near) {
+  const drag = view.drag;
+  if (!drag || !near || near.id !== drag.id || near.kind !== drag.a.kind || near.row !== drag.a.row) return null;
+  const [x, y] = drag.a.xy.map((v) => gridIndex(v, near.grid));
+  const i = x - near.at[0];
+  const j = y - near.at[1];
+  if (Math.abs(i) > near.steps || Math.abs(j) > near.steps) return null;
+  const text = near.text[(i + near.steps) * (2 * near.steps + 1) + (j + near.steps)];
+  return { text, at: `${drag.id} ${drag.a.kind}:${drag.a.row} ${x},${y}` };
+}
+
+// `data` with the chosen query's weights `text` (printed by Python) in place of its own.
+function withWeights(data, text) {
+  return { ...data, weight_text: text, weights: text.map(Number) };
+}
+
 function report(view, a, done, id, seq = 0) {
   view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done, seq });
 }
@@ -153,7 +184,9 @@ function move(view, a, e) {
   const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(view.svg.getScreenCTM().inverse());
   const s = (C - PAD) / view.data.reach;
   place(view, a, [clamp(view, (point.x - C) / s), clamp(view, (C - point.y) / s)]);
-  layoutLabels(view);
+  const near = lookup(view, view.data.ahead);
+  if (near) update(view, withWeights(view.data, near.text), near.at);
+  else layoutLabels(view);
   drag.waiting = true;
   pump(view);
 }
@@ -216,7 +249,9 @@ function drawBars(view, data) {
   });
 }
 
-function update(view, data) {
+// Draw `data`; `at` names the grid point of a drag whose weights it holds (null: not a drag's point). New weights
+// are marked drawn unless they are the point's already drawn.
+function update(view, data, at = null) {
   view.data = data;
   view.root.classList.toggle("big", Boolean(data.big));
   view.xName.textContent = data.dims[0];
@@ -261,7 +296,14 @@ function update(view, data) {
   if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
   drawBars(view, data);
   layoutLabels(view);
-  performance.mark("attention-lab:plane-drawn"); // new weights drawn (benchmarks/bench_browser.py times it)
+  if (at === null || at !== view.drawnAt) performance.mark("attention-lab:plane-drawn"); // bench_browser.py times it
+  view.drawnAt = at;
+}
+
+// The grid point whose weights an answer holds (its data.ahead's), or null.
+function answeredAt(data) {
+  const near = data.ahead;
+  return near ? `${near.id} ${near.kind}:${near.row} ${near.at[0]},${near.at[1]}` : null;
 }
 
 export default function (component) {
@@ -269,7 +311,11 @@ export default function (component) {
   parentElement.__plane ??= build(parentElement);
   const view = parentElement.__plane;
   view.setState = setStateValue;
-  if (data) update(view, data);
+  if (data) {
+    const near = lookup(view, data.ahead); // the pointer's point, when this answer's weights ahead reach it
+    if (near) update(view, withWeights(data, near.text), near.at);
+    else update(view, data, answeredAt(data));
+  }
   if (data) answered(view, data.answered);
   // a figure drawn in place that follows the drag (ui/components/figure.js)
   if (data && data.follow) document.dispatchEvent(new CustomEvent("attention-lab:figure", { detail: data.follow }));

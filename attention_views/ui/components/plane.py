@@ -3,10 +3,11 @@
 The plane is a custom component (st.components.v2, ``plane.js`` and ``plane.css`` beside this file) inside a
 fragment: a drag reruns only this section. While the pointer moves, the component reports the handle's position
 (state "drag"), this section computes the weights for the moved vector with attention_core and sends them back
-as the component's data, with which report they answer (the component keeps at most two unanswered); the
-component keeps its DOM node and redraws in place. When the pointer is let go (or
-an arrow key moves a handle a step), the vector is written into the lab's Q or K table and the whole page
-reruns, so the editors and the heatmap show it.
+as the component's data, with which report they answer (the component keeps at most two unanswered), and the
+weights for the grid points around the handle (pure/plane.ahead), which the component draws as soon as the
+pointer reaches one, before the next answer; the component keeps its DOM node and redraws in place. When the
+pointer is let go (or an arrow key moves a handle a step), the vector is written into the lab's Q or K table and
+the whole page reruns, so the editors and the heatmap show it.
 
 It moves rows of the lab's Q and K tables, so it is offered when the scenario gives them directly (as every
 real model's head does: its lab holds the head's own Q, K (after RoPE) and V, not X and W); when queries and
@@ -135,6 +136,9 @@ def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN
         drag = None if drag is not None and drag.id == memo.applied else drag  # already in the tables
         moved = plane.drag_result(head.result, drag, p)
         data = plane.plane_data(moved, query, p, tokens, reach, big=big)
+        near = plane.ahead(head.result, drag, p, query, plane.resolution(reach))
+        if near is not None:  # only while a drag runs: a page's own run sends no more than before
+            data["ahead"] = near
         if follow is not None and drag is not None:
             data["follow"] = follow(moved)
     except (plane.PlaneError, ac.AttentionInputError) as err:
