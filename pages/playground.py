@@ -22,6 +22,7 @@ from attention_views.ui.controls import (
 from attention_views.ui.editors import mask_painter, tables_box
 from attention_views.ui.sections import put_back
 
+PLANE_TAB = "Vector plane"
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 lab = session.current().lab
 big = projector()
@@ -36,10 +37,10 @@ if not big and summary is None:  # on a projector the screen is for the tables a
     )
 attention_controls(lab, "playground")
 
-# cause and effect on one screen: the tables beside the heatmap they change
+# cause and effect on one screen: the tables, and the vector plane in a tab of theirs, beside the heatmap they change
 left, right = beside("playground")
 with left:
-    tables_box(lab, "playground", big)
+    plane_tab = tables_box(lab, "playground", big, extra=PLANE_TAB)
 if lab.mask == "custom":
     with left, st.expander("Mask painter", expanded=True, icon=":material/brush:"):
         mask_painter(lab, "playground")
@@ -78,8 +79,9 @@ with right:
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
-        # drag a query or a key: its weights, and the heatmap, follow
-        plane_section(lab, "playground", big, follow=lambda moved: follow(heatmap(moved), "playground_heatmap"))
+        if plane_tab is not None:  # drag a query or a key: its weights, and the heatmap beside, follow
+            with plane_tab:
+                plane_section(lab, "playground", big, follow=lambda moved: follow(heatmap(moved), "playground_heatmap"))
         if stage == "masked" or lab.mask == "custom":
             chart(
                 figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from attention_views.pure import theme
 from attention_views.pure.formats import message
@@ -189,21 +190,25 @@ EDITOR_TABS = {
 PRESET_LABELS = {"identity": "Identity", "random": "Random (seeded)", "zeros": "Zeros"}
 
 
-def tables_box(lab: Lab, prefix: str, big: bool) -> None:
-    """The lab's editors in an open "Tables" expander; on a projector without one (its padding hid columns)."""
+def tables_box(lab: Lab, prefix: str, big: bool, extra: str | None = None) -> DeltaGenerator | None:
+    """The lab's editors in an open "Tables" expander; on a projector without one (its padding hid columns).
+    ``extra``: the label of one more tab, before the sizes, that the page fills; returns its place while it is
+    open, else None."""
     with st.container() if big else st.expander("Tables", expanded=True, icon=":material/edit:"):
-        editors_panel(lab, prefix)
+        return editors_panel(lab, prefix, extra)
 
 
-def editors_panel(lab: Lab, prefix: str) -> None:
+def editors_panel(lab: Lab, prefix: str, extra: str | None = None) -> DeltaGenerator | None:
     """Tabs with the scenario's editable tables: Q, K, V, or X and the projections with presets.
 
     Only the open tab's editor is drawn (the tabs rerun the page when switched): each editor costs a
     few ms of every rerun. Every table's edits are folded in, by its editor when its tab is open and
     directly when it is closed, and a closed table that does not parse is named below the tabs.
+    ``extra``: the label of a tab before the sizes that the page fills; returns its place while it is open.
     """
     names = _editor_tables(lab)
-    tabs = st.tabs(_editor_tab_labels(lab), key=f"{prefix}_tables_tab", on_change="rerun")
+    labels = [EDITOR_TABS[n] for n in names] + ([extra] if extra else []) + [_sizes_label(lab)]
+    tabs = st.tabs(labels, key=f"{prefix}_tables_tab", on_change="rerun")
     closed = {}
     for tab, name in zip(tabs, names, strict=False):
         if tab.open:
@@ -217,6 +222,8 @@ def editors_panel(lab: Lab, prefix: str) -> None:
             _sizes(lab, prefix)
     for name, error in table_errors(closed, lab.read).items():
         st.error(f"{message(error)} (tab {EDITOR_TABS[name]})", icon="⚠️")
+    place = tabs[len(names)] if extra else None
+    return place if place is not None and place.open else None
 
 
 def fold_hidden_editors(lab: Lab, prefix: str) -> None:
@@ -231,9 +238,9 @@ def _editor_tables(lab: Lab) -> tuple[str, ...]:
     return ("Q", "K", "V") if "Q" in lab.tables else ("X", "W_q", "W_k", "W_v")
 
 
-def _editor_tab_labels(lab: Lab) -> list[str]:
-    """The editors' tab labels: a tab per table, then the sizes (and presets)."""
-    return [EDITOR_TABS[n] for n in _editor_tables(lab)] + ["Sizes" if "Q" in lab.tables else "Presets and sizes"]
+def _sizes_label(lab: Lab) -> str:
+    """The label of the editors' last tab: the sizes (and presets)."""
+    return "Sizes" if "Q" in lab.tables else "Presets and sizes"
 
 
 def _sizes(lab: Lab, prefix: str) -> None:

@@ -45,6 +45,15 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
+    # the vector plane has no width of its own (its drawing is a share of its place): beside a chart, in the
+    # tables' place that is as wide as its content, it asks for 26rem and takes what the chart leaves
+    '[class*="_plane_place"] { width: 26rem; max-width: 100%; }',
+    # its pickers (a token, two dimensions) stay one row down to 6rem each, so the plane starts high
+    '[class*="_plane_place"] [data-testid="stHorizontalBlock"] > [data-testid="stElementContainer"] '
+    "{ min-width: 6rem; flex-basis: 6rem; }",
+    # ... and the chart beside it leaves the plane more room, down to 45 % of the row (its cells stay readable)
+    '[data-testid="stLayoutWrapper"]:has([class*="_plane_place"]) ~ '
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) { min-width: max(18rem, 45%); }',
     # the online softmax's scores are a block of a few keys: the running values beside them keep every column
     '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_online_softmax) { flex: 1 1 12rem; min-width: 12rem; }',
     '[data-testid="stLayoutWrapper"]:has(> .st-key-besidetables_online_softmax) { flex-shrink: 0; }',

@@ -489,3 +489,61 @@ def test_a_table_shows_all_its_columns_or_says_more_are_to_the_right(module_tab,
     if scenario == "random-causal" and not cues:  # its Q table of eight dimensions beside the heatmap
         problems.append("no table hides a column: the cue was not checked")
     assert not problems, "\n".join(problems)
+
+
+# the playground's vector plane, in the tables' tab "Vector plane": (scenario, projector mode); mammal-query's keys
+# crowd near its query (reptile's label touched lizard's, others sat on the pickers over the plane), emma-friend's
+# nine tokens, seven of them at one point
+# (off a projector a lecture's own scenario opens its introduction over the page, for a student reading alone: the
+# heatmap itself starts low there; online-softmax is not the playground's lecture)
+PLANE_VIEWS = [("emma-friend", True), ("emma-friend", False), ("mammal-query", True), ("online-softmax", False)]
+# each label of the plane, and the plane's drawing, as drawn (page pixels); run on the plane's svg (in the component's
+# shadow root, which Playwright's locators reach)
+_PLANE_JS = """svg => {
+  const box = e => { const b = e.getBoundingClientRect();
+                     return {top: b.top, bottom: b.bottom, left: b.left, right: b.right, what: e.textContent}; };
+  const shown = [...svg.querySelectorAll('.arrow text')].filter(e => getComputedStyle(e).visibility !== 'hidden');
+  return {svg: box(svg), labels: shown.map(box).filter(b => b.right > b.left)};
+}"""
+
+
+def _plane_label_problems(plane: dict) -> list[str]:
+    """Two labels of the plane that overlap or touch (less than a pixel apart), or a label above or below the
+    drawing (over the pickers or the weights' bars)."""
+    labels, svg = plane["labels"], plane["svg"]
+    problems = [
+        f"{b['what']!r} outside the drawing's height"
+        for b in labels
+        if b["top"] < svg["top"] - 1 or b["bottom"] > svg["bottom"] + 1
+    ]
+    for k, p in enumerate(labels):
+        for q in labels[k + 1 :]:
+            apart = max(q["left"] - p["right"], p["left"] - q["right"], q["top"] - p["bottom"], p["top"] - q["bottom"])
+            if apart < 1:
+                problems.append(f"{p['what']!r} and {q['what']!r} {'overlap' if apart < 0 else 'touch'}")
+    return problems
+
+
+@pytest.mark.parametrize(("scenario", "projector"), PLANE_VIEWS)
+def test_the_planes_handle_and_the_heatmap_it_moves_are_on_one_screen(module_tab, scenario, projector):
+    """At 1280x720, projector mode on and off, with the tables' tab "Vector plane" open and the page unscrolled: the
+    chosen query's handle lies whole in the window, and so does the weights heatmap it moves (off a projector, where
+    the heatmap is sized by its rows, it starts above the fold); no two labels of the plane overlap or touch, and
+    none lies over the pickers or the bars. Before, the plane was under the heatmap and the readouts, below the
+    fold: the lecturer scrolled between the handle and the heatmap."""
+    page = _show(module_tab, "/playground", scenario, projector, "1280x720")
+    page.get_by_role("tab", name="Vector plane").click()
+    wait_idle(page)
+    handle = page.locator(".plane .query.chosen .handle")
+    handle.wait_for()
+    wait_laid_out(page)
+    assert_clean(page)
+    page.locator('[data-testid="stMain"]').evaluate("m => m.scrollTo(0, 0)")
+    problems = _off_screen(page, "playground_heatmap") if projector else []
+    problems += _below_the_fold(page, {"the heatmap": ".st-key-playground_heatmap .js-plotly-plot"}, 720)
+    box = handle.bounding_box()
+    if box is None or box["y"] < 0 or box["y"] + box["height"] > 720 or box["x"] + box["width"] > 1280:
+        problems.append(f"the handle is not whole in the window: {box}")
+    problems += _plane_label_problems(page.locator(".plane svg").evaluate(_PLANE_JS))
+    screenshot(page, f"plane_first_screen_{scenario}_{'projector' if projector else 'normal'}")
+    assert not problems, "\n".join(problems)

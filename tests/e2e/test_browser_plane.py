@@ -22,8 +22,15 @@ Q0, K, V = (LAB.tables[n].iloc[:, 1:].to_numpy(float) for n in "QKV")
 REACH, PAD, SIZE = 15.0, 36, 400  # the plane's reach for mammal-query (pure/plane.extent), plane.js's viewBox
 
 
+def open_plane_tab(page):
+    """Open the tables' tab that holds the vector plane."""
+    page.get_by_role("tab", name="Vector plane").click()
+    wait_idle(page)
+
+
 def open_plane(page):
     open_page(page, "/playground?scenario=mammal-query")
+    open_plane_tab(page)
     handle = page.locator(HANDLE)
     handle.scroll_into_view_if_needed()
     wait_until(page, lambda: bars(page)[0] != "", "the plane's weights")
@@ -236,6 +243,7 @@ def test_dragging_a_real_heads_query_toward_mary_draws_the_cores_weights_and_wri
     wait_until(page, lambda: "Playground: SmolLM2-135M layer 23, head 3" in page.inner_text("body"), "the head")
     Q0, K = heatmap_of(page, "Q"), heatmap_of(page, "K")
     assert Q0.shape == (14, 64)
+    open_plane_tab(page)
     box = page.locator(f".st-key-playground_plane_k2_{TO}")
     box.scroll_into_view_if_needed()
     box.click()

@@ -8,12 +8,18 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
+from apptest_pages import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures
 
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
 
 KEY = "playground_plane"
+PLANE_TAB = ("playground_tables_tab", "Vector plane")  # the tables' tab that holds the plane (drawn only when open)
+
+
+def open_plane(scenario: str):
+    """The playground on ``scenario`` with the tables' tab "Vector plane" open."""
+    return open_tab(open_page("playground", scenario), *PLANE_TAB)
 
 
 def plane_data(at) -> dict:
@@ -50,7 +56,7 @@ def table(at, name: str) -> np.ndarray:
 
 
 def test_the_plane_draws_the_tables_queries_keys_and_the_chosen_querys_weights():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     assert_clean(at)
     data = plane_data(at)
     lab = new_lab("mammal-query")
@@ -63,7 +69,7 @@ def test_the_plane_draws_the_tables_queries_keys_and_the_chosen_querys_weights()
 
 
 def test_while_dragging_the_weights_follow_and_the_tables_wait():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     before = heatmap_z(plotly_figures(at)[0])
     drag(at, "Q", 0, 0.5, 7.0, done=False)
     assert_clean(at)
@@ -78,20 +84,23 @@ def test_while_dragging_the_weights_follow_and_the_tables_wait():
 
 
 def test_a_finished_drag_writes_the_query_into_q_and_the_page_shows_it():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=True)
     assert_clean(at)
     np.testing.assert_array_equal(table(at, "Q")[0], [0.5, 7.0, 4.1])
+    assert plane_data(at)["queries"][0] == [0.5, 7.0]
+    open_tab(at, PLANE_TAB[0], "Q (queries)")  # the plane's tab shares the place of the Q editor: open Q's
     editor = next(e for e in at.get("data_editor") if e.proto.id.endswith(f"playground_editor_Q_{_rev(at)}"))
     np.testing.assert_array_equal(editor.value.iloc[0, 1:].to_numpy(float), [0.5, 7.0, 4.1])
     lab = at.session_state["session"].lab
     np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0]), run_single_head(lab).result.weights, atol=1e-12)
     gold = softmax_row(np.array([0.5, 7.0, 4.1]), table(at, "K"), 1 / np.sqrt(3))
     np.testing.assert_allclose(heatmap_z(plotly_figures(at)[0])[0], gold, rtol=1e-12)
-    assert plane_data(at)["queries"][0] == [0.5, 7.0]
     # the same finished drag, still the component's state on later runs, is not written again over a later edit
     edit_cells(at, editor_key(at, "playground", "Q"), {0: {"d0": 2.0}})
     np.testing.assert_array_equal(table(at, "Q")[0], [2.0, 7.0, 4.1])
+    open_tab(at, *PLANE_TAB)
+    assert plane_data(at)["queries"][0] == [2.0, 7.0]
     at.run()
     np.testing.assert_array_equal(table(at, "Q")[0], [2.0, 7.0, 4.1])
 
@@ -189,13 +198,13 @@ def _rev(at) -> int:
 
 
 def test_a_dragged_position_is_rounded_to_the_planes_grid():
-    at = open_page("playground", "mammal-query")  # the plane reaches 15: a grid of 0.1
+    at = open_plane("mammal-query")  # the plane reaches 15: a grid of 0.1
     drag(at, "Q", 1, 3.14159, -2.71828, done=True)
     np.testing.assert_array_equal(table(at, "Q")[1], [3.1, -2.7, 1.6])
 
 
 def test_dragging_a_key_moves_its_row_of_k():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "K", 4, -5.0, 1.0, done=True)  # wolf
     assert_clean(at)
     np.testing.assert_array_equal(table(at, "K")[4], [-5.0, 1.0, 2.7])
@@ -204,7 +213,7 @@ def test_dragging_a_key_moves_its_row_of_k():
 
 
 def test_with_more_than_two_dimensions_the_picked_two_move_and_the_others_hold():
-    at = open_page("playground", "emma-friend")  # d_k = 4: Pers, Anim, Noun, Adj
+    at = open_plane("emma-friend")  # d_k = 4: Pers, Anim, Noun, Adj
     at.selectbox(key="playground_plane_x").set_value(3).run()
     at.selectbox(key="playground_plane_y").set_value(0).run()
     assert plane_data(at)["dims"] == ["Adj", "Pers"]
@@ -221,7 +230,7 @@ def test_with_more_than_two_dimensions_the_picked_two_move_and_the_others_hold()
     [(1e300, "d0 = 1e+300, beyond ±1e+06"), (-2e6, "d0 = -2e+06, beyond ±1e+06"), ("huge", "d0 = 'huge'")],
 )
 def test_a_huge_or_unreadable_position_says_so_and_the_last_view_stays(x, shown):
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=False)
     last = plane_data(at)
     drag(at, "Q", 0, x, 1.0, done=True, gesture="g2")
@@ -233,14 +242,14 @@ def test_a_huge_or_unreadable_position_says_so_and_the_last_view_stays(x, shown)
 
 
 def test_a_drag_of_a_row_that_is_gone_says_so():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 5, 1.0, 1.0, done=True)
     assert any("not on the plane any more" in e.value for e in at.error)
     np.testing.assert_array_equal(table(at, "Q"), new_lab("mammal-query").tables["Q"].iloc[:, 1:].to_numpy(float))
 
 
 def test_hostile_tokens_reach_the_plane_as_data():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     lab = at.session_state["session"].lab
     K = lab.tables["K"].copy()  # tables are replaced, never edited in place
     K.iat[0, 0] = "<img src=x onerror=alert(1)>"
@@ -250,7 +259,7 @@ def test_hostile_tokens_reach_the_plane_as_data():
 
 
 def test_scenarios_built_from_x_and_w_say_where_to_edit_instead():
-    at = open_page("playground", "random-seed42")
+    at = open_plane("random-seed42")
     assert_clean(at)
     assert not [n for n in _nodes(at._tree) if _is_plane(n)]
     assert any("X · W_Q" in c.value for c in at.caption)
@@ -270,6 +279,7 @@ def _model_head_page():
     at.button(key="real_model_open").click().run()
     at.switch_page("pages/playground.py")
     at.run()
+    open_tab(at, *PLANE_TAB)
     return at.selectbox(key="playground_plane_query").set_value(TO).run()
 
 

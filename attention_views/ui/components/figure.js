@@ -34,7 +34,17 @@ function build(parent) {
   const plot = document.createElement("div");
   plot.className = "figure-in-place";
   parent.appendChild(plot);
-  return { plot, data: null, drawing: Promise.resolve() };
+  const view = { plot, data: null, drawing: Promise.resolve() };
+  // the figure follows its element's width (plotly's `responsive` follows the window's only): a column beside it
+  // that grows or shrinks (another table's tab opened) resizes it, after any drawing under way; a plot not displayed
+  // (width 0) waits, as plotly asks, until it is shown again, which is another resize
+  new ResizeObserver(() => {
+    view.drawing = view.drawing
+      .catch(() => undefined)
+      .then(() => plot.data && plot.offsetWidth && window.Plotly.Plots.resize(plot))
+      .catch(() => undefined); // a plot taken off the page meanwhile: nothing to resize
+  }).observe(plot);
+  return view;
 }
 
 function draw(view, spec) {

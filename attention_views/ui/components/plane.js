@@ -80,31 +80,79 @@ function place(view, a, xy) {
   a.line.setAttribute("y2", y);
   a.handle.setAttribute("cx", x);
   a.handle.setAttribute("cy", y);
-  a.label.setAttribute("x", x + (x >= C ? 10 : -10));
-  a.labelY = y + (y >= C ? 16 : -8);
-  a.label.setAttribute("y", a.labelY);
-  a.label.setAttribute("text-anchor", x >= C ? "start" : "end");
+  a.hx = x; // the handle's centre, where layoutLabels puts the label beside
+  a.hy = y;
 }
+
+const GAP = 3; // viewBox units kept clear between two labels, and between a label and a handle
+const BESIDE = 10; // from a handle's centre to the near end of its label
 
 function overlaps(p, q) {
-  return p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height;
+  return p.x < q.x + q.width + GAP && q.x < p.x + p.width + GAP && p.y < q.y + q.height + GAP && q.y < p.y + p.height + GAP;
 }
 
-// Each label in turn (by rank) moves a line at a time away from the horizontal axis until it overlaps none
-// placed before it (the axis names first); a label the browser does not lay out (width 0: hidden) stays put.
+// A label's box by its handle: to its right ("start"), to its left ("end") or over it ("over": centred on it, moved
+// sideways to stay inside the drawing, never on the handle's own line), `lines` lines down (negative: up) from its
+// first place, which is above the handle on the upper half of the plane and below it on the lower.
+function spot(a, size, side, lines) {
+  const x = {
+    start: a.hx + BESIDE,
+    end: a.hx - BESIDE - size.width,
+    over: Math.max(-PAD, Math.min(SIZE + PAD - size.width, a.hx - size.width / 2)),
+  }[side];
+  const y = (a.hy >= C ? a.hy + 16 : a.hy - 8) + size.baseline + lines * size.height;
+  return { x, y, width: size.width, height: size.height };
+}
+
+// Inside the drawing: above and below the viewBox are the pickers and the bars (the label would cover them); to
+// the sides the element keeps a margin wider than PAD (plane.css) where a label at the plane's edge is drawn whole.
+function inside(b) {
+  return b.y >= 0 && b.y + b.height <= SIZE && b.x >= -PAD && b.x + b.width <= SIZE + PAD;
+}
+
+// The places to try for a label, nearest first: on its own line, then a line further from the horizontal axis,
+// a line nearer, two lines ...; on each, on the handle's own side (away from the vertical axis), the other, over it.
+function* spots(a, size) {
+  const own = a.hx >= C ? "start" : "end";
+  const sides = [own, own === "start" ? "end" : "start"];
+  const away = a.hy >= C ? 1 : -1;
+  for (const side of sides) yield spot(a, size, side, 0);
+  for (let n = 1; n * size.height <= SIZE; n++) {
+    for (const lines of [n * away, -n * away]) {
+      for (const side of [...sides, "over"]) yield spot(a, size, side, lines);
+    }
+  }
+}
+
+// Each label in turn (by rank: the chosen query's first, then the keys' by weight) takes the nearest free place
+// by its handle (spots), clear of the labels placed before it, of every other handle and of the axis
+// names, and inside the drawing; where none is free, it is not shown (the bars name every key and its weight). Sizes are the browser's (getBBox); a label
+// the browser does not lay out (width 0: hidden) is left alone.
 function layoutLabels(view) {
   const order = [...view.handles.values()].sort((a, b) => a.rank - b.rank);
   const placed = [view.xName, view.yName, view.reach].map((t) => t.getBBox()).filter((b) => b.width);
+  const handles = order.map((a) => [a, a.handle.getBBox()]);
   for (const a of order) {
-    a.label.setAttribute("y", a.labelY);
     if (!a.label.textContent) continue;
+    a.label.setAttribute("text-anchor", "start");
+    a.label.setAttribute("x", 0);
+    a.label.setAttribute("y", 0);
     const box = a.label.getBBox();
     if (!box.width) continue;
-    const step = a.labelY >= C ? box.height : -box.height;
-    const at = { x: box.x, y: box.y, width: box.width, height: box.height };
-    for (let n = 0; n < order.length && placed.some((b) => overlaps(b, at)); n++) at.y += step;
-    a.label.setAttribute("y", a.labelY + (at.y - box.y));
-    placed.push(at);
+    const size = { width: box.width, height: box.height, baseline: box.y }; // baseline: the box's top from y = 0
+    const clear = [...placed, ...handles.filter(([b]) => b !== a).map(([, h]) => h)];
+    let best = null;
+    for (const b of spots(a, size)) {
+      if (inside(b) && !clear.some((c) => overlaps(c, b))) {
+        best = b;
+        break;
+      }
+    }
+    a.label.classList.toggle("unplaced", !best);
+    if (!best) continue;
+    a.label.setAttribute("x", best.x);
+    a.label.setAttribute("y", best.y - size.baseline);
+    placed.push(best);
   }
 }
 

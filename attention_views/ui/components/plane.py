@@ -57,7 +57,8 @@ def plane_section(lab: Lab, prefix: str, big: bool, follow: Follow | None = None
             "The vector plane (drag a query and watch its weights) opens on scenarios that give Q, K and V directly."
         )
         return
-    plane_fragment(lab, prefix, big, follow)
+    with st.container(key=f"{prefix}_plane_place"):  # as wide as frame.py's CSS makes it
+        plane_fragment(lab, prefix, big, follow)
 
 
 @st.fragment  # a drag reruns this section only; a finished drag reruns the whole page
@@ -75,7 +76,8 @@ def plane_fragment(lab: Lab, prefix: str, big: bool, follow: Follow | None = Non
     if spanned and len(head.key_tokens) < 2:
         st.caption("The vector plane of a real head is spanned by two keys; this head has one.")
         return
-    pick = st.columns(3 if d_k > 2 else 1)
+    row = st.container(horizontal=True, gap="small", wrap=True)  # side by side where they fit
+    pick = [row] * 3
     query = pick[0].selectbox(
         "Query to drag",
         range(len(qt)),
