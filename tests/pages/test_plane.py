@@ -113,7 +113,7 @@ def report(at, x: float, gesture: str, seq: object):
 
 
 def test_each_run_says_which_report_it_computed_so_the_plane_can_pace_its_reports():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     assert plane_data(at)["answered"] is None  # nothing reported yet
     report(at, 0.5, "g1", 3)
     assert_clean(at)
@@ -139,7 +139,7 @@ def ahead_text(data: dict, x: float, y: float) -> list[str]:
 
 
 def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sent_ahead():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     assert "ahead" not in plane_data(at)  # a page's own run sends none
     drag(at, "Q", 0, 0.5, 7.0, done=False)
     assert_clean(at)
@@ -156,7 +156,7 @@ def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sen
 
 
 def test_a_drag_let_go_on_a_point_sent_ahead_draws_the_very_weights_sent():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=False)
     sent = ahead_text(plane_data(at), -0.2, 7.5)
     drag(at, "Q", 0, -0.2, 7.5, done=True)
@@ -167,7 +167,7 @@ def test_a_drag_let_go_on_a_point_sent_ahead_draws_the_very_weights_sent():
 
 
 def test_while_dragging_a_key_the_chosen_querys_weights_at_the_points_around_it_are_sent_ahead():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "K", 4, -5.0, 1.0, done=False)  # wolf; the chosen query is mammal
     assert_clean(at)
     data, K0 = plane_data(at), table(at, "K")
@@ -180,7 +180,7 @@ def test_while_dragging_a_key_the_chosen_querys_weights_at_the_points_around_it_
 
 
 def test_nothing_is_sent_ahead_for_a_drag_that_cannot_change_the_bars_or_has_ended_or_cannot_be_drawn():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 1, 0.5, 7.0, done=False)  # reptile: the bars are mammal's
     assert_clean(at)
     assert "ahead" not in plane_data(at)
