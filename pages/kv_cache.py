@@ -28,7 +28,11 @@ full = ac.scaled_dot_product_attention(
 )
 
 n = len(tokens)
-t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
+if n > 1:
+    t = st.slider("Decoding step: the position being generated (from 0)", 0, n - 1, min(2, n - 1), key="kv_cache_step")
+else:  # a slider needs two ends
+    t = 0
+    st.caption("One token: decoding has one step, position 0.")
 step = decode.steps[t]
 K, V = lessons.cache_frames(step, tokens)
 cache_col, step_col = beside("kv_cache", whole=True)  # the whole cache, beside the attention its rows equal

@@ -15,7 +15,9 @@ from attention_views.pure.tables import matrix_table
 
 PAGES = sorted(p.stem for p in (ROOT / "pages").glob("*.py") if p.stem != "real_model")  # its own sizes: 128 tokens
 SIZES = {"largest": (MAX_TOKENS, MAX_DIMS, MAX_HEADS), "two-tokens": (2, 1, 1), "one-token": (1, 1, 1)}
-CASES = [("random-causal", size) for size in SIZES] + [("random-seed42", "largest")]  # Q, K, V; X and the W's
+CASES = [("random-causal", size) for size in SIZES] + [
+    ("random-seed42", s) for s in ("largest", "one-token")
+]  # Q, K, V; X, W
 
 
 def _tables(direct: bool, n: int, d: int) -> dict:
