@@ -51,12 +51,23 @@ LOG = logging.getLogger(__name__)
 ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
 SIGNAL_JS = """
+const KEPT = "attention-lab-lecturer";  // this tab's class and lecturer key: sessionStorage, one tab, kept on reload
 export default function ({ parentElement, data, setTriggerValue }) {
   // Called again with new data on every run, on the same element: the state lives on the element.
   const host = parentElement.host || parentElement;
-  const state = host.labClass || (host.labClass = { asked: null, timer: null });
+  const state = host.labClass || (host.labClass = { asked: null, timer: null, reclaimed: false });
   state.data = data;
-  if (state.timer !== null) return;
+  try {
+    if (data.remember) sessionStorage.setItem(KEPT, JSON.stringify(data.remember));
+    if (data.reclaim && !state.reclaimed) {  // a student's seat: did this tab lead the class before a reload?
+      state.reclaimed = true;
+      const kept = JSON.parse(sessionStorage.getItem(KEPT) || "null");
+      if (kept && kept.code === data.reclaim && kept.key) setTriggerValue("reclaim", kept.key);
+    }
+  } catch (e) {
+    // storage refused (a browser's privacy setting): the lecturer takes the class back by hand
+  }
+  if (!data.every_ms || state.timer !== null) return;
   const poll = async () => {
     if (!host.isConnected) { clearInterval(state.timer); state.timer = null; return; }
     try {
@@ -288,17 +299,46 @@ def _publish(s: Session, seat: ClassSeat) -> None:
 # -- the sidebar -------------------------------------------------------------------------------------------------
 
 
-def section(s: Session):
-    """The sidebar's place for the class (filled by :func:`fill_section` after the page), holding a student's
-    signal. Drawn before the page, so a page that stops early still keeps the signal."""
+def section(s: Session, replace_lab: ReplaceLab):
+    """The sidebar's place for the class (filled by :func:`fill_section` after the page), holding the signal. Drawn
+    before the page, so a page that stops early still keeps it.
+
+    The signal of a student's page polls the room's file. The lecturer's page gives its signal the code and key
+    to keep in the tab's ``sessionStorage`` (that tab only, kept across a reload, never sent anywhere else); after
+    a reload the tab joins its own class as a student, and its signal hands the kept key back
+    (:func:`_on_reclaim`), so the tab leads the class again without typing the key."""
     place = st.sidebar.container(key="sidebar_class")
     seat = s.seat
-    if seat is not None and not seat.lecturer:
+    if seat is None:
+        return place
+    with place:
+        if seat.lecturer:
+            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}}
+            signal(key="class_signal", data=data, height=0, on_moved_change=_nothing, on_reclaim_change=_nothing)
+            return place
         watcher().watch(seat.code)
-        with place:
-            data = {"url": signal_url(seat.code), "version": seat.version, "every_ms": POLL_MS}
-            signal(key="class_signal", data=data, height=0, on_moved_change=lambda: None)
+        data = {"url": signal_url(seat.code), "version": seat.version, "every_ms": POLL_MS, "reclaim": seat.code}
+        signal(
+            key="class_signal",
+            data=data,
+            height=0,
+            on_moved_change=_nothing,
+            on_reclaim_change=lambda: _on_reclaim(s, replace_lab),
+        )
     return place
+
+
+def _nothing() -> None:
+    """A trigger's callback that only lets it rerun the app (the run reads what moved)."""
+
+
+def _on_reclaim(s: Session, replace_lab: ReplaceLab) -> None:
+    """The key this tab kept while it led its class: the tab leads it again if the store accepts the key; a key
+    it refuses (the class ended, another class with that code) leaves the tab a student, saying nothing."""
+    key = (st.session_state.get("class_signal") or {}).get("reclaim")
+    if s.seat is None or s.seat.lecturer or not isinstance(key, str) or not key:
+        return
+    _take_back(s, s.seat.code, key, replace_lab, quiet=True)
 
 
 def fill_section(s: Session, place, replace_lab: ReplaceLab) -> None:
@@ -326,7 +366,7 @@ def _no_class(s: Session, replace_lab: ReplaceLab) -> None:
         st.button("Start a class", key="sidebar_class_start", on_click=_on_start, args=(s,), width="stretch")
         st.text_input("Class code", key="sidebar_class_join_code", placeholder="K7P-2QX")
         st.button("Join a class", key="sidebar_class_join", on_click=_on_join, args=(s,), width="stretch")
-        st.caption("Your class, after a reload of this page:")
+        st.caption("Your class, in another tab or browser:")
         st.text_input("Code of your class", key="sidebar_class_back_code")
         st.text_input("Your lecturer key", key="sidebar_class_back_key", type="password")
         st.button(
@@ -354,7 +394,12 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
         st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
         class_questions.ask_panel(s)  # ask the room about the current view
         with st.expander("Your lecturer key", icon=":material/key:"):
-            st.caption("Keep it to take the class back after a reload. Never show it: it lets anyone lead the class.")
+            st.caption(
+                st.caption(
+                    "This tab keeps it across a reload; keep it to take the class back in another tab or browser. "
+                    "Never show it: it lets anyone lead the class."
+                )
+            )
             st.code(seat.lecturer_key, language=None)
 
 
@@ -427,18 +472,23 @@ def _on_join(s: Session) -> None:
 
 
 def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
-    """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
-    this session's, so the students see no change."""
     code, key = st.session_state.get("sidebar_class_back_code", ""), st.session_state.get("sidebar_class_back_key", "")
+    _take_back(s, code, key, replace_lab)
+    st.session_state["sidebar_class_back_key"] = ""  # the key stays in no widget
+
+
+def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: bool = False) -> None:
+    """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
+    this session's, so the students see no change. ``quiet``: a refusal is not shown."""
     try:
         store().check_lecturer(code, key)
         room = store().room(code)
         view_version, payload = store().view(room.code)
     except RoomError as err:
-        _fail(s, f"The class was not taken back: {err}")
+        if not quiet:
+            _fail(s, f"The class was not taken back: {err}")
         return
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
-    st.session_state["sidebar_class_back_key"] = ""  # the key stays in no widget
     if payload:
         lab, page = links.from_json(payload, model_runs.head_lab)
         lab.projector = s.lab.projector

@@ -131,7 +131,7 @@ def run(page: StreamlitPage) -> None:
         target, s.goto = s.goto, ""
         st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
     slot = sidebar(s)
-    place = classroom.section(s)
+    place = classroom.section(s, replace_lab)
     top = classroom.banner(s)
     class_questions.question_banner(s)  # the class's open or revealed question, above the page
     page.run()

@@ -349,6 +349,19 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         assert ", right." in question_text(students[0]) and ", not right." in question_text(students[2])
         screenshot(lecturer, "class_nginx_lecturer_revealed")
         screenshot(students[1], "class_nginx_student_revealed")
+
+        # -- a reload: the lecturer's tab leads the class again by itself (the key its tab kept); a student's does not
+        lecturer.reload()
+        wait_until(
+            lecturer, lambda: "Bring everyone back" in sidebar_text(lecturer), "the lecturer's controls after a reload"
+        )
+        assert f"class={code}" in lecturer.url and key not in lecturer.url
+        assert_clean(lecturer)
+        students[1].reload()
+        wait_until(
+            students[1], lambda: "Following the lecturer" in sidebar_text(students[1]), "a reloaded student follows"
+        )
+        assert "Bring everyone back" not in sidebar_text(students[1]), "a student's reload gives no lecturer controls"
         keys = [sticky_key(c) for c, _ in students_on]
     finally:
         for c in contexts:
