@@ -43,7 +43,6 @@ VIEWS = [(path, DEFAULT_SCENARIO) for path, _ in APP_PAGES] + [
     ("/multi_head", "apple-orange"),  # X and the projections, two heads
     ("/playground", "online-softmax"),  # a lesson's scenario on the playground
     ("/playground", "random-causal"),  # a few tokens: the digits written even on a 1024 projector
-    ("/playground", "random-seed42"),
     ("/step_by_step", "random-seed42"),
     ("/kv_cache", "apple-orange"),
 ]

@@ -12,7 +12,7 @@ the page must show no exception element, no "Traceback" text, and no user text a
 
 Environment variables:
 
-- ``FUZZ_ACTIONS``: actions per scenario (default 100: 7-10 s a scenario on the 2-core machine, beside the rest
+- ``FUZZ_ACTIONS``: actions per scenario (default 70: 5-7 s a scenario on the 2-core machine, beside the rest
   of the suite on its other workers). Longer runs scale linearly:
   ``FUZZ_ACTIONS=2000 python -m pytest tests/fuzz/test_fuzz_pages.py``.
 - ``FUZZ_SEED``: the base seed (default 2024); scenario ``k`` uses ``FUZZ_SEED + k``. A failure message
@@ -42,7 +42,7 @@ from tests.hostile_text import HOSTILE, markup_problems
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))
 SCENARIOS = tuple(ac.list_scenarios())
-ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "100"))
+ACTIONS = int(os.environ.get("FUZZ_ACTIONS", "70"))
 BASE_SEED = int(os.environ.get("FUZZ_SEED", "2024"))
 TEXT_ELEMENTS = ("markdown", "error", "warning", "info", "success", "caption", "code", "text", "latex")
 WIDGETS = (
