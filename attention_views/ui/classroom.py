@@ -37,12 +37,12 @@ from attention_views.pure import links
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
-from attention_views.ui import class_questions
+from attention_views.ui import class_questions, static
 from attention_views.ui.class_store import store
 from attention_views.ui.controls import projector
 from attention_views.ui.sections import model_runs
 
-STATIC = Path(__file__).resolve().parents[2] / "static" / "class"  # Streamlit serves static/ as /app/static/
+STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
 POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
@@ -178,7 +178,7 @@ def signal_now(code: str) -> None:
 def signal_url(code: str) -> str:
     """Where the browser fetches the room's file: Streamlit's static folder under the app's base path."""
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"{'/' + base if base else ''}/app/static/class/{code}.json"
+    return f"{'/' + base if base else ''}/{static.URL}/class/{code}.json"
 
 
 # -- following ---------------------------------------------------------------------------------------------------

@@ -64,6 +64,8 @@ def test_the_heatmap_element_survives_five_edits_and_still_hovers(page):
 
 def test_the_heatmap_rows_follow_a_dragged_query_with_the_planes_weights_and_keep_the_zoom(page):
     open_page(page, "/playground?scenario=mammal-query")
+    page.get_by_role("tab", name="Vector plane").click()  # the tables' tab that holds the plane
+    wait_idle(page)
     before = weights(page)
     mark(page)
     zoomed = zoom(page)

@@ -5,7 +5,7 @@ attention_core's numbers. AppTest runs no JavaScript: the plane's drag is set th
 import json
 
 import numpy as np
-from apptest_pages import assert_clean, heatmap_z, open_page, plotly_figures
+from apptest_pages import assert_clean, heatmap_z, open_page, open_tab, plotly_figures
 
 KEY = "playground_plane"
 
@@ -56,12 +56,12 @@ def test_the_heatmap_is_sent_in_place_with_the_heads_weights_and_the_apps_chart_
 
 
 def test_no_follow_until_a_handle_is_dragged():
-    at = open_page("playground", "mammal-query")
+    at = open_tab(open_page("playground", "mammal-query"), "playground_tables_tab", "Vector plane")
     assert "follow" not in component_data(at, "attention_lab.plane")
 
 
 def test_while_a_query_is_dragged_the_plane_sends_the_heatmap_its_moved_row():
-    at = open_page("playground", "mammal-query")
+    at = open_tab(open_page("playground", "mammal-query"), "playground_tables_tab", "Vector plane")
     before = heatmap_z(plotly_figures(at)[0])
     drag(at, "Q", 0, 0.5, 7.0, done=False)
     assert_clean(at)
@@ -77,7 +77,7 @@ def test_while_a_query_is_dragged_the_plane_sends_the_heatmap_its_moved_row():
 
 
 def test_a_dragged_key_moves_a_column_of_the_followed_scores():
-    at = open_page("playground", "mammal-query")
+    at = open_tab(open_page("playground", "mammal-query"), "playground_tables_tab", "Vector plane")
     at.radio(key="playground_stage").set_value("scores").run()
     drag(at, "K", 1, -3.0, 2.0, done=False)
     assert_clean(at)
@@ -88,7 +88,7 @@ def test_a_dragged_key_moves_a_column_of_the_followed_scores():
 
 
 def test_a_drag_the_plane_cannot_take_sends_no_new_heatmap():
-    at = open_page("playground", "mammal-query")
+    at = open_tab(open_page("playground", "mammal-query"), "playground_tables_tab", "Vector plane")
     drag(at, "Q", 0, 1e9, 0.0, done=False)
     assert at.error, "a drag beyond the plane's reach should be named"
     assert "follow" not in component_data(at, "attention_lab.plane")

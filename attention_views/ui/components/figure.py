@@ -24,8 +24,9 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
 
+from attention_views.ui import static
+
 HERE = Path(__file__).parent
-STATIC = HERE.parents[2] / "static"  # served as app/static/ (.streamlit/config.toml)
 VENDOR = "vendor"
 
 
@@ -34,13 +35,13 @@ def plotly_js() -> str:
     """The URL of plotly.js, relative to a page: the plotly package's bundle, copied into ``static/vendor/`` once
     (a copy per plotly version, written whole before it is renamed into place)."""
     name = f"plotly-{plotly.__version__}.min.js"
-    target = STATIC / VENDOR / name
+    target = static.FOLDER / VENDOR / name
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(f".{os.getpid()}.part")  # replicas starting together each write their own
         shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", partial)
         partial.replace(target)
-    return f"app/static/{VENDOR}/{name}"
+    return f"{static.URL}/{VENDOR}/{name}"
 
 
 @functools.cache
