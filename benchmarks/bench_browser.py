@@ -220,8 +220,12 @@ _DRAWN_JS = "(name) => performance.getEntriesByName(name).length"
 _MOVES_JS = """() => {
   performance.clearMarks();
   window.__moves = [];  // every pointer move the page received, on its own clock
+  window.__atOnce = 0;  // of them, the moves whose weights were drawn while the move was handled
   if (!window.__movesArmed) {
-    document.addEventListener('pointermove', e => window.__moves.push(e.timeStamp), {capture: true});
+    const drawn = () => performance.getEntriesByName('attention-lab:plane-drawn').length;
+    document.addEventListener('pointermove', e => { window.__moves.push(e.timeStamp); window.__drawn = drawn(); },
+                              {capture: true});
+    window.addEventListener('pointermove', () => { if (drawn() > window.__drawn) window.__atOnce += 1; });
     window.__movesArmed = true;
   }
 }"""
@@ -276,11 +280,15 @@ def plane_drag(
         page.wait_for_timeout(16)
     seconds = (page.evaluate("() => performance.now()") - start) / 1000
     counts = {n: page.evaluate(_DRAWN_JS, f"attention-lab:{n}-drawn") for n in ("plane", "figure")}
+    received = page.evaluate("() => window.__moves.length")  # the pointer moves the page got: at most as many drawn
+    at_once = page.evaluate("() => window.__atOnce")
     page.mouse.up()
     wait_idle(page)
     context.close()
     out["weights drawn per second (continuous)"] = [counts["plane"] / seconds]
     out["heatmap drawn per second (continuous)"] = [counts["figure"] / seconds]
+    out["pointer moves received per second (continuous)"] = [received / seconds]
+    out["% of moves drawn at the move (continuous)"] = [100 * at_once / max(received, 1)]
     return out
 
 

@@ -30,8 +30,9 @@ HUGE = 1e6  # a coordinate beyond ±HUGE is refused: no drag on the plane reache
 WEIGHT_DECIMALS = 3  # the weights are printed to this many decimals (the bars and the labels)
 STEPS = (1, 1.5, 2, 3, 4, 5, 6, 8, 10)  # the plane's reach is one of these times a power of ten
 ROOM = 1.25  # the plane reaches this far past the longest arrow, so a handle can be dragged outward
-AHEAD_STEPS = 8  # while a handle is dragged, the weights are sent for the grid points this many steps each way ...
-AHEAD_WEIGHTS = 3000  # ... fewer when n_k is large: at most this many printed weights a run (about 24 kB of JSON)
+AHEAD_STEPS = 8  # while a handle is dragged, the weights are sent for the grid points up to this many steps ...
+AHEAD_WEIGHTS = 3000  # ... from the drag's path, fewer when n_k is large: at most this many printed weights a run
+LEAD_STEPS = 32  # a drag's lead (where the pointer will be when the answer arrives) reaches this many steps at most
 
 
 class PlaneError(ValueError):
@@ -58,13 +59,15 @@ class Plane:
 @dataclass(frozen=True)
 class Drag:
     """A handle moved on the plane: row ``row`` of table ``kind`` ("Q" or "K") now at ``xy`` in the plane's
-    two dimensions; ``id`` names the gesture (one per drag or key press); ``done``: the pointer was let go."""
+    two dimensions; ``id`` names the gesture (one per drag or key press); ``done``: the pointer was let go;
+    ``lead``: how far the pointer is expected to move on until this report is answered (plane units, capped)."""
 
     kind: str
     row: int
     xy: tuple[float, float]
     id: str
     done: bool
+    lead: tuple[float, float] = (0.0, 0.0)
 
 
 def plane_dims(d_k: int, picked: tuple[int, int] | None = None) -> tuple[int, int]:
@@ -183,7 +186,25 @@ def parse_drag(state: object, tokens: dict[str, list[str]], dim_names: tuple[str
                 f"{name} was moved to {dim} = {value:.4g}, beyond ±{HUGE:g}, the farthest the plane goes; "
                 "drag it closer to the origin"
             )
-    return Drag(kind, row, (snap(xy[0], grid), snap(xy[1], grid)), str(state.get("id", "")), state.get("done") is True)
+    at = (snap(xy[0], grid), snap(xy[1], grid))
+    return Drag(kind, row, at, str(state.get("id", "")), state.get("done") is True, parse_lead(state.get("lead"), grid))
+
+
+def parse_lead(value: object, grid: float) -> tuple[float, float]:
+    """A report's lead [dx, dy] (plane units): as reported when within LEAD_STEPS grid steps, else shortened to that
+    length along its direction; (0, 0) when it is not two finite numbers. A lead only chooses which weights are sent
+    ahead, never a weight or a position, so a bad one is ignored rather than refused."""
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        return (0.0, 0.0)
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) for v in value):
+        return (0.0, 0.0)
+    dx, dy = float(value[0]), float(value[1])
+    cap = LEAD_STEPS * grid
+    if not math.hypot(dx, dy) > cap:
+        return (dx, dy)
+    m = max(abs(dx), abs(dy))  # > 0 here; divided by it first, hypot stays finite however long the lead
+    n = math.hypot(dx / m, dy / m)
+    return (cap * (dx / m) / n, cap * (dy / m) / n)
 
 
 def moved(M: np.ndarray, row: int, p: Plane, xy: tuple[float, float]) -> np.ndarray:
@@ -204,32 +225,50 @@ def drag_result(result: ac.AttentionResult, drag: Drag | None, p: Plane) -> ac.A
     )
 
 
-def ahead_steps(n_k: int) -> int:
-    """How many grid steps each way :func:`ahead` reaches: AHEAD_STEPS, fewer (at least 1) so that the
-    (2 steps + 1)^2 points times n_k weights stay within AHEAD_WEIGHTS."""
-    side = math.isqrt(AHEAD_WEIGHTS // max(n_k, 1))  # points along one side of the square
-    return max(1, min(AHEAD_STEPS, (side - 1) // 2))
+def ahead_points(lead: tuple[float, float], budget: int) -> np.ndarray:
+    """The grid steps (i, j) (m, 2) from the drag's point whose weights :func:`ahead` sends: the points of a band
+    along the lead (grid steps), from the drag's point (covered) to twice the lead, so it is centred where the
+    pointer is expected when the answer arrives and reaches on while the next answer is awaited; half as wide
+    as the widest h (at most AHEAD_STEPS) that keeps the points within ``budget``. A point is in the band of
+    half-width h when its distance across the lead is at most h + 1/2 and along it from -(h + 1/2) to 2|lead| + h
+    + 1/2; with no lead the band is the square |i|, |j| <= h. When even h = 0 holds more than ``budget`` points,
+    the ``budget`` nearest along the lead are kept. Order: i, then j."""
+    length = math.hypot(*lead)
+    u = np.array(lead) / length if length > 0 else np.array([1.0, 0.0])  # (2,) along the lead
+    r = math.ceil(2 * length) + AHEAD_STEPS + 1
+    side = np.arange(-r, r + 1)
+    ij = np.stack(np.meshgrid(side, side, indexing="ij"), axis=-1).reshape(-1, 2)  # (points, 2), i then j
+    along, across = ij @ u, np.abs(ij @ np.array([-u[1], u[0]]))  # (points,) each
+    for h in range(AHEAD_STEPS, -1, -1):
+        band = (across <= h + 0.5) & (along >= -(h + 0.5)) & (along <= 2 * length + h + 0.5)
+        if band.sum() <= budget or h == 0:
+            break
+    if band.sum() > budget:
+        nearest = np.flatnonzero(band)[np.argsort(along[band], kind="stable")[:budget]]
+        band = np.isin(np.arange(len(ij)), nearest)
+    return ij[band]
 
 
 def ahead(result: ac.AttentionResult, drag: Drag | None, p: Plane, query: int, grid: float) -> dict | None:
     """The chosen query's weights, printed, for the dragged handle moved to each grid point near the drag's
-    position, so that plane.js draws them as soon as the pointer reaches one (JSON), or None when no drag is
+    path, so that plane.js draws them as soon as the pointer reaches one (JSON), or None when no drag is
     running or the drag cannot change them (another query dragged).
 
-    ``result``: the head's attention before the drag. The points are (i, j) grid steps from the drag's point
-    ``at`` = (grid_index(x), grid_index(y)), |i|, |j| <= ``steps`` (:func:`ahead_steps`); ``text`` holds, for
-    each point in the order i, then j, from -steps, the query's weights (n_k,) as :func:`weight_text` prints them.
-    One call of attention_core for all points: the moved table stacked, one (n, d_k) table per point, through
-    the stages scaled_dot_product_attention runs (each point's table alone is what :func:`drag_result` computes).
+    ``result``: the head's attention before the drag. The points (``points``: grid indices [x, y]) are the drag's
+    point ``at`` = (grid_index(x), grid_index(y)) plus :func:`ahead_points` of the drag's lead, within
+    AHEAD_WEIGHTS // n_k points; ``text`` holds, for each point, the query's weights (n_k,) as :func:`weight_text`
+    prints them. One call of attention_core for all points: the moved table stacked, one (n, d_k) table per
+    point, through the stages scaled_dot_product_attention runs (each point's table alone is what
+    :func:`drag_result` computes).
     """
     if drag is None or drag.done or (drag.kind == "Q" and drag.row != query):
         return None
-    steps, at = ahead_steps(result.K.shape[0]), (grid_index(drag.xy[0], grid), grid_index(drag.xy[1], grid))
-    near = range(-steps, steps + 1)
-    points = [(grid_point(at[0] + i, grid), grid_point(at[1] + j, grid)) for i in near for j in near]
+    at = np.array([grid_index(drag.xy[0], grid), grid_index(drag.xy[1], grid)])  # (2,)
+    budget = max(1, AHEAD_WEIGHTS // result.K.shape[0])
+    indices = at + ahead_points((drag.lead[0] / grid, drag.lead[1] / grid), budget)  # (points, 2)
     table = result.Q if drag.kind == "Q" else result.K
-    stack = np.stack([moved(table, drag.row, p, xy) for xy in points])  # (points, n, d_k)
-    Q, K = (stack, result.K) if drag.kind == "Q" else (result.Q, stack)
+    stack = np.stack([moved(table, drag.row, p, (grid_point(i, grid), grid_point(j, grid))) for i, j in indices])
+    Q, K = (stack, result.K) if drag.kind == "Q" else (result.Q, stack)  # stack: (points, n, d_k)
     r = attention_stages(Q, K, result.V, result.additive_mask, result.scale, result.temperature)
     w = r.weights[:, query]  # (points, n_k)
     return {
@@ -237,8 +276,8 @@ def ahead(result: ac.AttentionResult, drag: Drag | None, p: Plane, query: int, g
         "kind": drag.kind,
         "row": drag.row,
         "grid": grid,
-        "at": list(at),
-        "steps": steps,
+        "at": at.tolist(),
+        "points": indices.tolist(),
         "text": [[weight_text(x) for x in row] for row in w.tolist()],
     }
 

@@ -101,7 +101,7 @@ class Wire:
     answers (which report a run computed) as the server sends them, and the server's messages held while
     ``hold`` is set (released in order by :meth:`release`)."""
 
-    REPORT = re.compile(rb'\{"kind":"Q".*?"done":(?:true|false),"seq":\d+\}')
+    REPORT = re.compile(rb'\{"kind":"Q".*?"done":(?:true|false),"seq":\d+,"lead":\[[^\]]*\]\}')
     ANSWER = re.compile(rb'"answered": ?\{"id": ?"[^"]*", ?"seq": ?(\d+)\}')
 
     def __init__(self, page):
@@ -207,6 +207,49 @@ def test_a_move_near_the_last_answered_point_draws_the_cores_weights_there_befor
     wait_idle(page)
     np.testing.assert_allclose(table_q(page)[0], q, atol=1e-12)
     wait_until(page, lambda: bars(page) == core_weights(q), "the drag's end drawn with the same weights")
+    assert_clean(page)
+    assert_same_plane(page)
+
+
+def test_a_fast_drag_is_drawn_with_the_cores_weights_ahead_of_the_last_answered_report_along_its_lead(page):
+    """Each report carries the pointer's lead (its velocity times the answer round trip): the answer holds the weights
+    of the points along it, so the pointer, moved on to where the lead pointed, more than the eight grid steps of
+    the square around the reported point, is drawn with attention_core's weights there while the answers wait."""
+    wire = Wire(page)
+    handle = open_plane(page)
+    box = handle.bounding_box()
+    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
+    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x0, y0)
+    page.mouse.down()
+    page.mouse.move(x0 - units, y0)
+    wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
+    target = None
+    for k in range(2, 15):  # a unit left and half down each 16 ms, until an answer's lead points past its square
+        page.mouse.move(x0 - k * units, y0 + k / 2 * units)
+        page.wait_for_timeout(16)
+        last = next(r for r in wire.reports if r["seq"] == wire.answers[-1])
+        lead = np.array(last["lead"]) * min(1.0, 3.2 / max(np.hypot(*last["lead"]), 1e-9))  # capped at 32 steps
+        at = snapped(last)[:2] * 10
+        if np.abs(np.round(at + lead * 10) - at).max() > 8:
+            wire.hold = True  # the answer to `last` is the last to reach the page
+            target = (np.round(at + lead * 10) / 10).round(1)  # where its lead points, on the grid
+            break
+    assert target is not None, [r["lead"] for r in wire.reports]
+    assert lead[0] < 0 and lead[1] < 0, lead  # along the motion: left and down
+    answers = len(wire.answers)
+    page.mouse.move(x0 + (target[0] - Q0[0, 0]) * units, y0 - (target[1] - Q0[0, 1]) * units)
+    cx, cy = (float(handle.get_attribute(c)) for c in ("cx", "cy"))  # where plane.js placed the handle
+    s = (SIZE / 2 - PAD) / REACH
+    q = np.array([round(round((cx - SIZE / 2) / s / 0.1) * 0.1, 1), round(round((SIZE / 2 - cy) / s / 0.1) * 0.1, 1)])
+    assert np.abs(q - target).max() <= 0.1 + 1e-9, (q, target)  # the pointer's grid point, or one beside it
+    q = np.append(q, 4.1)
+    assert core_weights(q) != core_weights(snapped(last))
+    wait_until(page, lambda: bars(page) == core_weights(q), "the weights of the point the lead pointed to")
+    assert len(wire.answers) == answers and wire.held, "no answer reached the page"
+    wire.release()
+    page.mouse.up()
+    wait_idle(page)
     assert_clean(page)
     assert_same_plane(page)
 

@@ -39,8 +39,8 @@ def _nodes(node):
         yield from _nodes(child)
 
 
-def drag(at, kind: str, row: int, x, y, *, done: bool, gesture: str = "g1"):
-    at.session_state[KEY] = {"drag": {"kind": kind, "row": row, "x": x, "y": y, "id": gesture, "done": done}}
+def drag(at, kind: str, row: int, x, y, *, done: bool, gesture: str = "g1", **more):
+    at.session_state[KEY] = {"drag": {"kind": kind, "row": row, "x": x, "y": y, "id": gesture, "done": done, **more}}
     return at.run()
 
 
@@ -133,9 +133,15 @@ def test_each_run_says_which_report_it_computed_so_the_plane_can_pace_its_report
 def ahead_text(data: dict, x: float, y: float) -> list[str]:
     """The weights the run sent ahead for the dragged handle at (x, y), looked up as plane.js looks them up."""
     near = data["ahead"]
-    i, j = round(x / near["grid"]) - near["at"][0], round(y / near["grid"]) - near["at"][1]
-    assert max(abs(i), abs(j)) <= near["steps"], (x, y, near["at"])
-    return near["text"][(i + near["steps"]) * (2 * near["steps"] + 1) + (j + near["steps"])]
+    point = [round(x / near["grid"]), round(y / near["grid"])]
+    assert point in near["points"], (x, y, near["at"])
+    return near["text"][near["points"].index(point)]
+
+
+def square(near: dict, steps: int) -> list[list[int]]:
+    """The grid points at most ``steps`` each way from the drag's point, i then j."""
+    (x, y), side = near["at"], range(-steps, steps + 1)
+    return [[x + i, y + j] for i in side for j in side]
 
 
 def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sent_ahead():
@@ -146,13 +152,58 @@ def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sen
     data = plane_data(at)
     near, K = data["ahead"], table(at, "K")
     assert (near["id"], near["kind"], near["row"], near["grid"], near["at"]) == ("g1", "Q", 0, 0.1, [5, 70])
-    assert near["steps"] == 8 and len(near["text"]) == 17 * 17
+    assert near["points"] == square(near, 8) and len(near["text"]) == 17 * 17  # no lead: the square around it
     assert len(json.dumps(data)) < 30_000
     assert ahead_text(data, 0.5, 7.0) == data["weight_text"]
     for x, y in [(0.6, 7.0), (0.5, 6.9), (-0.3, 7.8), (1.3, 6.2), (0.0, 7.4)]:  # corners and between
         gold = softmax_row(np.array([x, y, 4.1]), K, 1 / np.sqrt(3))  # d2 held at the table's 4.1
         assert ahead_text(data, x, y) == [f"{w:.3f}" for w in gold], (x, y)
     np.testing.assert_array_equal(table(at, "Q")[0], [8.7, 3.2, 4.1])  # the table waits for the drag's end
+
+
+def test_the_points_sent_ahead_reach_from_the_reported_point_along_the_lead_centred_where_the_pointer_will_be():
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=False, lead=[2.4, -1.2])  # 24 steps right, 12 down while the answer comes
+    assert_clean(at)
+    data = plane_data(at)
+    near, K = data["ahead"], table(at, "K")
+    points = np.array(near["points"])
+    assert near["at"] == [5, 70] and len(points) * 5 <= 3000 and len(near["text"]) == len(points)  # 5 keys
+    np.testing.assert_allclose(points.mean(axis=0), [5 + 24, 70 - 12], atol=0.5)  # centred on the lead's end
+    for point in ([5, 70], [29, 58], [53, 46], [40, 52]):  # the reported point, the lead's end, twice it, between
+        assert point in near["points"], point
+    for point in ([5, 80], [-10, 78], [29, 70], [60, 70]):  # beside the path, behind it, across it
+        assert point not in near["points"], point
+    assert sum(map(len, near["text"])) <= 3000 and len(json.dumps(data)) < 40_000  # the heatmap's payload included
+    assert ahead_text(data, 0.5, 7.0) == data["weight_text"]
+    for x, y in [(2.9, 5.8), (5.3, 4.6), (4.0, 5.4), (0.3, 7.1)]:
+        gold = softmax_row(np.array([x, y, 4.1]), K, 1 / np.sqrt(3))  # d2 held at the table's 4.1
+        assert ahead_text(data, x, y) == [f"{w:.3f}" for w in gold], (x, y)
+    np.testing.assert_array_equal(table(at, "Q")[0], [8.7, 3.2, 4.1])  # the table waits for the drag's end
+
+
+@pytest.mark.parametrize("lead", [[float("nan"), 1.0], "fast", [1.0, 2.0, 3.0], [True, 0.0], None, ["1", 2], 7])
+def test_a_lead_that_is_not_two_finite_numbers_is_ignored(lead):
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=False, lead=lead)
+    assert_clean(at)
+    near = plane_data(at)["ahead"]
+    assert near["points"] == square(near, 8), lead  # as with no lead
+    assert plane_data(at)["queries"][0] == [0.5, 7.0]
+
+
+@pytest.mark.parametrize("lead", [[1e308, 1e308], [-1e9, 0.0], [-6.4, 0.0]])
+def test_a_lead_longer_than_32_grid_steps_is_shortened_to_32_along_its_direction(lead):
+    at = open_page("playground", "mammal-query")
+    drag(at, "Q", 0, 0.5, 7.0, done=False, lead=lead)
+    assert_clean(at)
+    near, K = plane_data(at)["ahead"], table(at, "K")
+    unit = np.array(lead) / np.abs(lead).max()
+    end = np.array([5, 70]) + 32 * unit / np.hypot(*unit)
+    np.testing.assert_allclose(np.mean(near["points"], axis=0), end, atol=0.5)
+    x, y = np.round(end) / 10
+    gold = softmax_row(np.array([x, y, 4.1]), K, 1 / np.sqrt(3))
+    assert ahead_text(plane_data(at), x, y) == [f"{w:.3f}" for w in gold]
 
 
 def test_a_drag_let_go_on_a_point_sent_ahead_draws_the_very_weights_sent():
@@ -324,7 +375,8 @@ def test_dragging_a_real_heads_query_writes_the_held_part_plus_the_dragged_plane
     assert_clean(at)
     np.testing.assert_allclose(plane_data(at)["weights"], causal_gold(q, K, TO), rtol=1e-9, atol=1e-15)
     assert plane_data(at)["weight_text"][MARY] == f"{causal_gold(q, K, TO)[MARY]:.3f}" == "0.988"
-    assert plane_data(at)["ahead"]["steps"] == 6  # 14 keys: 13 x 13 points keep the weights sent small
+    near = plane_data(at)["ahead"]
+    assert near["points"] == square(near, 6)  # 14 keys: 13 x 13 points keep the weights sent small
     near = Q0[TO] - (Q0[TO] @ E.T) @ E + np.array([-0.6, 20.3]) @ E  # 6 steps left, 3 up: all 64 directions
     assert ahead_text(plane_data(at), -0.6, 20.3) == [f"{w:.3f}" for w in causal_gold(near, K, TO)]
     np.testing.assert_array_equal(table(at, "Q"), Q0)  # the table waits for the pointer to be let go

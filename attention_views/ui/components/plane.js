@@ -8,9 +8,11 @@
 // that arrive during a run, so one answer may cover several); otherwise the newest position waits for the next
 // answer. The end of a drag is always reported, last, with done: true, so the tables get the drag's end.
 // Weights ahead: while a drag runs, each answer also holds data.ahead, the weights Python printed for the grid
-// points around the handle (pure/plane.ahead); a move onto one of them draws its weights at once, the very text
-// Python sent for that point (the bars as long as the printed weights), never a number made here. Elsewhere the
-// last answer's weights stay until the next answer.
+// points along the handle's path (pure/plane.ahead); a move onto one of them draws its weights at once, the very
+// text Python sent for that point (the bars as long as the printed weights), never a number made here. Elsewhere
+// the last answer's weights stay until the next answer. Each report carries a lead: the pointer's velocity (plane
+// units a second, over the last VELOCITY_MS) times the drag's last answer round trip, at most the plane's reach;
+// Python sends the points from the reported one on along the lead, where the pointer will be.
 // Labels that would overlap (keys at one point, or close) are set apart a line at a time, measured by the browser
 // (getBBox): the chosen query's label stays by its arrow, then the keys' in order of weight.
 const SVG = "http://www.w3.org/2000/svg";
@@ -19,6 +21,7 @@ const PAD = 36;
 const C = SIZE / 2;
 const IN_FLIGHT = 2; // reports of a drag unanswered at once
 const STALLED_MS = 2000; // an answer this late is taken as lost: the waiting position is sent anyway
+const VELOCITY_MS = 100; // the pointer's velocity is measured over its moves this recent
 const KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
 
 function make(name, attrs, parent, ns = SVG) {
@@ -165,17 +168,18 @@ function gridIndex(value, grid) {
   return f % 2 === 0 ? f : f + 1;
 }
 
+const pointsOf = new WeakMap(); // data.ahead -> Map "x,y" (grid indices) -> its index in data.ahead.text
+
 // The weights `near` (data.ahead) holds for the dragged handle's grid point, with that point's name, or null when
-// it holds none for it (another drag, another handle, or a point beyond its steps).
+// it holds none for it (another drag, another handle, or a point it does not cover).
 function lookup(view, near) {
   const drag = view.drag;
   if (!drag || !near || near.id !== drag.id || near.kind !== drag.a.kind || near.row !== drag.a.row) return null;
+  if (!pointsOf.has(near)) pointsOf.set(near, new Map(near.points.map(([x, y], k) => [`${x},${y}`, k])));
   const [x, y] = drag.a.xy.map((v) => gridIndex(v, near.grid));
-  const i = x - near.at[0];
-  const j = y - near.at[1];
-  if (Math.abs(i) > near.steps || Math.abs(j) > near.steps) return null;
-  const text = near.text[(i + near.steps) * (2 * near.steps + 1) + (j + near.steps)];
-  return { text, at: `${drag.id} ${drag.a.kind}:${drag.a.row} ${x},${y}` };
+  const k = pointsOf.get(near).get(`${x},${y}`);
+  if (k === undefined) return null;
+  return { text: near.text[k], at: `${drag.id} ${drag.a.kind}:${drag.a.row} ${x},${y}` };
 }
 
 // `data` with the chosen query's weights `text` (printed by Python) in place of its own.
@@ -183,8 +187,22 @@ function withWeights(data, text) {
   return { ...data, weight_text: text, weights: text.map(Number) };
 }
 
-function report(view, a, done, id, seq = 0) {
-  view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done, seq });
+function report(view, a, done, id, seq = 0, lead = [0, 0]) {
+  view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done, seq, lead });
+}
+
+// How far the pointer will have moved when a report sent now is answered: its velocity over the last VELOCITY_MS
+// times the drag's last round trip, at most the plane's reach long ([0, 0] before the first answer).
+function lead(view, drag, now) {
+  const trail = drag.trail;
+  while (trail.length > 2 && now - trail[1][0] > VELOCITY_MS) trail.shift();
+  const [t0, x0, y0] = trail[0];
+  const seconds = (now - t0) / 1000;
+  if (trail.length < 2 || !(seconds > 0) || !(drag.roundTrip > 0)) return [0, 0];
+  const ahead = drag.roundTrip / 1000 / seconds;
+  const d = [(drag.a.xy[0] - x0) * ahead, (drag.a.xy[1] - y0) * ahead];
+  const shorten = Math.min(1, view.data.reach / (Math.hypot(d[0], d[1]) || 1));
+  return d.map((v) => v * shorten);
 }
 
 // Send the dragged handle's position if it moved since the last report and an answer slot is free (or the
@@ -203,13 +221,17 @@ function pump(view) {
   drag.waiting = false;
   drag.sent += 1;
   drag.sentAt = now;
-  report(view, drag.a, false, drag.id, drag.sent);
+  drag.sentTimes.set(drag.sent, now);
+  report(view, drag.a, false, drag.id, drag.sent, lead(view, drag, now));
 }
 
 // Python's answer to a report of the current drag: every report up to its seq is answered.
 function answered(view, answer) {
   const drag = view.drag;
   if (!drag || !answer || answer.id !== drag.id) return;
+  const sentAt = drag.sentTimes.get(answer.seq);
+  if (sentAt !== undefined) drag.roundTrip = performance.now() - sentAt;
+  for (const seq of drag.sentTimes.keys()) if (seq <= answer.seq) drag.sentTimes.delete(seq);
   drag.answered = Math.max(drag.answered, Math.min(answer.seq, drag.sent));
   pump(view);
 }
@@ -224,6 +246,7 @@ function start(view, a, e) {
   a.handle.setPointerCapture(e.pointerId);
   a.handle.focus();
   view.drag = { a, id: gestureId(), sent: 0, answered: 0, sentAt: 0, waiting: false, timer: 0 };
+  Object.assign(view.drag, { sentTimes: new Map(), roundTrip: 0, trail: [[performance.now(), ...a.xy]] });
 }
 
 function move(view, a, e) {
@@ -232,6 +255,7 @@ function move(view, a, e) {
   const point = new DOMPoint(e.clientX, e.clientY).matrixTransform(view.svg.getScreenCTM().inverse());
   const s = (C - PAD) / view.data.reach;
   place(view, a, [clamp(view, (point.x - C) / s), clamp(view, (C - point.y) / s)]);
+  drag.trail.push([performance.now(), ...a.xy]);
   const near = lookup(view, view.data.ahead);
   if (near) update(view, withWeights(view.data, near.text), near.at);
   else layoutLabels(view);

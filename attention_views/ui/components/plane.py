@@ -4,8 +4,9 @@ The plane is a custom component (st.components.v2, ``plane.js`` and ``plane.css`
 fragment: a drag reruns only this section. While the pointer moves, the component reports the handle's position
 (state "drag"), this section computes the weights for the moved vector with attention_core and sends them back
 as the component's data, with which report they answer (the component keeps at most two unanswered), and the
-weights for the grid points around the handle (pure/plane.ahead), which the component draws as soon as the
-pointer reaches one, before the next answer; the component keeps its DOM node and redraws in place. When the
+weights for the grid points from the handle on along the report's lead, where the pointer will be when the answer
+arrives (pure/plane.ahead), which the component draws as soon as the pointer reaches one, before the next answer;
+the component keeps its DOM node and redraws in place. When the
 pointer is let go (or an arrow key moves a handle a step), the vector is written into the lab's Q or K table and
 the whole page reruns, so the editors and the heatmap show it.
 
