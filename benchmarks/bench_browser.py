@@ -236,10 +236,15 @@ _SINCE_MOVE_JS = """(name) => {
 
 
 def plane_drag(
-    browser, url: str, moves: int, path: str = "/playground?scenario=mammal-query", handle_css: str = PLANE_HANDLE
+    browser,
+    url: str,
+    moves: int,
+    path: str = "/playground?scenario=mammal-query",
+    handle_css: str = PLANE_HANDLE,
+    tab: str | None = "Vector plane",
 ) -> dict[str, list[float]]:
-    """The playground's vector plane (mammal-query): its query handle dragged with the mouse (or ``handle_css`` on
-    ``path``: the drag floor's).
+    """The playground's vector plane (mammal-query; the tables' tab ``tab`` opened first): its query handle dragged
+    with the mouse (or ``handle_css`` on ``path``: the drag floor's, with no tab).
 
     - paced: one pointer move at a time, the next once the weights it produced are drawn (plane.js marks
       ``attention-lab:plane-drawn``; the heatmap drawn in place marks ``attention-lab:figure-drawn``): ms from the
@@ -249,6 +254,8 @@ def plane_drag(
     context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
     page = context.new_page()
     page.goto(path, wait_until="domcontentloaded")
+    if tab is not None:
+        page.get_by_role("tab", name=tab).click(timeout=60_000)
     handle = page.locator(handle_css)
     handle.wait_for(timeout=60_000)
     wait_idle(page)
@@ -368,7 +375,7 @@ def drag_floor(browser, moves: int) -> dict[str, list[float]]:
         shutil.copytree(ROOT / ".streamlit", app / ".streamlit")
         server = devserver.start(app)
         try:
-            return plane_drag(browser, server.url, moves, "/", '[aria-label="floor handle"]')
+            return plane_drag(browser, server.url, moves, "/", '[aria-label="floor handle"]', tab=None)
         finally:
             devserver.stop_server(server)
 
