@@ -138,16 +138,23 @@ class Wire:
             self.ws.send(message)
 
 
-def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_written(page):
-    """While the server has not answered, the plane sends two reports of a drag and holds the newest position; the
-    pointer's last position, let go without a pause, is the one computed, drawn and written into Q."""
+def press_on_query(page) -> tuple[Wire, object, float, float, float]:
+    """The plane opened with its websocket relayed (a :class:`Wire`) and the mouse pressed on the chosen query's
+    handle: (the wire, the handle, its centre x and y, pixels per plane unit)."""
     wire = Wire(page)
     handle = open_plane(page)
     box = handle.bounding_box()
-    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
+    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH
     x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x0, y0)
     page.mouse.down()
+    return wire, handle, x0, y0, units
+
+
+def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_written(page):
+    """While the server has not answered, the plane sends two reports of a drag and holds the newest position; the
+    pointer's last position, let go without a pause, is the one computed, drawn and written into Q."""
+    wire, handle, x0, y0, units = press_on_query(page)
     wire.hold = True  # the server's answers wait
     for k in range(1, 5):
         page.mouse.move(x0 - k * units, y0)
@@ -180,13 +187,7 @@ def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_wr
 def test_a_move_near_the_last_answered_point_draws_the_cores_weights_there_before_the_next_answer(page):
     """Each answer during a drag holds the weights of the grid points around it: a move onto one is drawn with
     attention_core's weights for that point while the server's next answer is held back."""
-    wire = Wire(page)
-    handle = open_plane(page)
-    box = handle.bounding_box()
-    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
-    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x0, y0)
-    page.mouse.down()
+    wire, handle, x0, y0, units = press_on_query(page)
     page.mouse.move(x0 - 2 * units, y0)
     wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
     first = wire.reports[-1]
@@ -215,13 +216,7 @@ def test_a_fast_drag_is_drawn_with_the_cores_weights_ahead_of_the_last_answered_
     """Each report carries the pointer's lead (its velocity times the answer round trip): the answer holds the weights
     of the points along it, so the pointer, moved on to where the lead pointed, more than the eight grid steps of
     the square around the reported point, is drawn with attention_core's weights there while the answers wait."""
-    wire = Wire(page)
-    handle = open_plane(page)
-    box = handle.bounding_box()
-    units = page.locator(".plane svg").bounding_box()["width"] / SIZE * (SIZE / 2 - PAD) / REACH  # px per unit
-    x0, y0 = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x0, y0)
-    page.mouse.down()
+    wire, handle, x0, y0, units = press_on_query(page)
     page.mouse.move(x0 - units, y0)
     wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
     target = None

@@ -162,7 +162,7 @@ def test_while_dragging_a_query_its_weights_at_the_grid_points_around_it_are_sen
 
 
 def test_the_points_sent_ahead_reach_from_the_reported_point_along_the_lead_centred_where_the_pointer_will_be():
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=False, lead=[2.4, -1.2])  # 24 steps right, 12 down while the answer comes
     assert_clean(at)
     data = plane_data(at)
@@ -184,7 +184,7 @@ def test_the_points_sent_ahead_reach_from_the_reported_point_along_the_lead_cent
 
 @pytest.mark.parametrize("lead", [[float("nan"), 1.0], "fast", [1.0, 2.0, 3.0], [True, 0.0], None, ["1", 2], 7])
 def test_a_lead_that_is_not_two_finite_numbers_is_ignored(lead):
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=False, lead=lead)
     assert_clean(at)
     near = plane_data(at)["ahead"]
@@ -194,7 +194,7 @@ def test_a_lead_that_is_not_two_finite_numbers_is_ignored(lead):
 
 @pytest.mark.parametrize("lead", [[1e308, 1e308], [-1e9, 0.0], [-6.4, 0.0]])
 def test_a_lead_longer_than_32_grid_steps_is_shortened_to_32_along_its_direction(lead):
-    at = open_page("playground", "mammal-query")
+    at = open_plane("mammal-query")
     drag(at, "Q", 0, 0.5, 7.0, done=False, lead=lead)
     assert_clean(at)
     near, K = plane_data(at)["ahead"], table(at, "K")
