@@ -21,8 +21,9 @@ def bound(widget: Callable, label: str, key: str, field: str, *, owner: object =
     """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it), or in ``owner``'s
     (a part of the lab, such as ``lab.learning``)."""
     owner = session.current().lab if owner is None else owner
-    if key not in st.session_state:
-        st.session_state[key] = getattr(owner, field)
+    # set before the widget on every run, so the browser is sent the value this run uses (a value set only on the
+    # first run is lost when a click cuts that run short: the browser then drew the widget's default)
+    st.session_state[key] = st.session_state[key] if key in st.session_state else getattr(owner, field)
     value = widget(label, key=key, **kwargs)
     setattr(owner, field, value)
     return value

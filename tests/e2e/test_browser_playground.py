@@ -10,6 +10,7 @@ from streamlit_browser import (
     chart,
     choose_option,
     edit_last_column_cell,
+    new_context,
     open_page,
     screenshot,
     shape,
@@ -248,3 +249,26 @@ def test_the_snapshot_and_permutation_controls_rerun_their_section_only(page):
     wait_idle(page)
     assert sent[before:] and not any(sent[before:]), "the temperature should rerun the whole page"
     assert_clean(page)
+
+
+def test_a_tab_clicked_while_the_first_run_draws_leaves_every_control_showing_what_the_page_computes(browser, app_url):
+    """The tables' tab "Vector plane" clicked the moment it shows, while the page's first run is still drawing: the
+    new run cut that one short, and the temperature slider and the stage radio (values kept in the lab) once showed
+    their widget defaults (0.10, QKᵀ) beside a heatmap computed at 1.00 and on the weights. Three fresh sessions."""
+    for _ in range(3):
+        context = new_context(browser, app_url)
+        try:
+            page = context.new_page()
+            page.goto("/playground?scenario=mammal-query", wait_until="domcontentloaded")
+            tab = page.get_by_role("tab", name="Vector plane")
+            tab.wait_for(timeout=60_000)
+            tab.click()
+            wait_until(page, lambda p=page: weights(p), "the heatmap")
+            wait_idle(page)
+            thumb = page.locator('.st-key-playground_temperature [data-testid="stSliderThumbValue"]').inner_text()
+            stage = page.locator(".st-key-playground_stage").get_by_role("radio", name="Weights")
+            assert thumb.strip() == "1.00", f"the slider shows {thumb!r}; the page computed at temperature 1.00"
+            assert stage.is_checked(), "the stage radio shows another stage than the heatmap's (Weights)"
+            assert_clean(page)
+        finally:
+            context.close()

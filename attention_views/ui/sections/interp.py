@@ -55,9 +55,8 @@ def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> 
     """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
     their ids, or None after a message."""
     ss = st.session_state
-    for field in ("answer", "other"):
-        if ss.get(f"real_model_{field}") != getattr(view, field):
-            ss[f"real_model_{field}"] = getattr(view, field)
+    for field in ("answer", "other"):  # set on every run: the browser is sent the view's value (controls.bound)
+        ss[f"real_model_{field}"] = getattr(view, field)
     a_col, b_col = places or st.columns(2)
     for col, field, label in ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")):
         key = f"real_model_{field}"
@@ -236,8 +235,7 @@ def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int],
     ss = st.session_state
     for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
         key = f"real_model_{field}"
-        if ss.get(key) != getattr(view, field):
-            ss[key] = getattr(view, field)
+        ss[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
         col.text_input(label, key=key, on_change=_on_text_box, args=(view, field, key), max_chars=2_000)
     clean, corrupt = text_ids(model, view.clean), text_ids(model, view.corrupt)
     if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:

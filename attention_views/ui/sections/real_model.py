@@ -193,8 +193,7 @@ def _view_selectbox(where, view: ModelView, field: str, label: str, options: tup
     """A selectbox (in ``where``) keyed ``real_model_<field>`` over ``options`` (shown by ``labels``), showing the
     view's ``field``; a change goes to ``on_change(view)``."""
     key = f"real_model_{field}"
-    if st.session_state.get(key) != getattr(view, field):
-        st.session_state[key] = getattr(view, field)
+    st.session_state[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
     where.selectbox(label, options, format_func=labels.get, key=key, on_change=on_change, args=(view,))
 
 
