@@ -371,7 +371,7 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
     streams = wait_until_value(
         lambda: (
             (s := [(up, k) for r, up, k in access_lines(top) if "/_stcore/stream" in r and k in keys])
-            and len(s) >= len(keys)
+            and {k for _, k in s} == set(keys)  # each student's (a reloaded tab's two websockets are both logged)
             and s
         ),
         "the students' websockets in nginx's log",
