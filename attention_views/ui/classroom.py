@@ -395,10 +395,8 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
         class_questions.ask_panel(s)  # ask the room about the current view
         with st.expander("Your lecturer key", icon=":material/key:"):
             st.caption(
-                st.caption(
-                    "This tab keeps it across a reload; keep it to take the class back in another tab or browser. "
-                    "Never show it: it lets anyone lead the class."
-                )
+                "This tab keeps it across a reload; keep it to take the class back in another tab or browser. "
+                "Never show it: it lets anyone lead the class."
             )
             st.code(seat.lecturer_key, language=None)
 

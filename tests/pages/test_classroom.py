@@ -103,6 +103,9 @@ def test_starting_a_class_shows_the_code_the_link_and_qr_code_and_keeps_the_key_
     at.slider(key="playground_temperature").set_value(2.0).run()
     assert not any(key in v for v in params(at).values())
     assert set(LECTURER_BUTTONS) <= button_keys(at)
+    captions = [c.value for c in at.sidebar.caption]
+    assert sum("This tab keeps it across a reload" in c for c in captions) == 1, captions
+    assert not any("DeltaGenerator" in c for c in captions), captions
 
 
 def test_a_student_on_the_link_follows_a_cell_edit_a_control_and_a_page_switch():
