@@ -248,20 +248,28 @@ def lecturer_view(payload: str) -> tuple[Lab, str, str]:
 
 
 def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> bool:
-    """Make the lecturer's view this session's (its own projector mode kept) and open the lecturer's page; False
-    when it could not be opened."""
+    """Make the lecturer's view this session's and open the lecturer's page; False when it could not be opened."""
+    page = _take_view(s, payload, replace_lab)
+    if page is None:
+        return False
+    if page in PAGES and page != s.page:
+        st.switch_page(f"pages/{page}.py", query_params={"scenario": s.lab.scenario, CLASS_PARAM: s.seat.code})
+    return True
+
+
+def _take_view(s: Session, payload: str, replace_lab: ReplaceLab) -> str | None:
+    """The room's view ``payload`` made this session's (a copy of the process's decoding, its own projector mode
+    kept) and the seat's published view; its page, or None (the seat told why) when it could not be opened."""
     try:
         shared, page, published = lecturer_view(payload)
     except links.ShareError as err:
         s.seat.notice = f"The lecturer's view could not be opened: {err}."
-        return False
+        return None
     lab = copy.deepcopy(shared)
     lab.projector = s.lab.projector
     replace_lab(lab)
     s.seat.published = published
-    if page in PAGES and page != s.page:
-        st.switch_page(f"pages/{page}.py", query_params={"scenario": lab.scenario, CLASS_PARAM: s.seat.code})
-    return True
+    return page
 
 
 def after_page(s: Session, took: bool = False) -> None:
@@ -487,13 +495,8 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
             _fail(s, f"The class was not taken back: {err}")
         return
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
-    if payload:
-        lab, page = links.from_json(payload, model_runs.head_lab)
-        lab.projector = s.lab.projector
-        replace_lab(lab)
-        s.seat.published = view_payload(lab, page)
-        if page in PAGES:
-            s.goto = page
+    if payload and (page := _take_view(s, payload, replace_lab)) in PAGES:
+        s.goto = page  # a callback cannot switch pages: frame.run does
 
 
 def _on_bring_back(s: Session) -> None:
