@@ -44,9 +44,10 @@ _LATE = "class_late_answer"  # what became of an answer sent to a question repla
 _REPLACED = "The lecturer asked a new question before your answer arrived; please answer this one."
 
 
-def _key(part: str, q: Question) -> str:
-    """The widget key of a question's ``part`` ("answer", "send", "reveal"): each question's widgets are its own."""
-    return f"class_{part}_{q.id}"
+def _key(part: str, qid: int) -> str:
+    """The widget key of question ``qid``'s ``part`` ("answer", "send", "reveal"): each question's widgets are its
+    own."""
+    return f"class_{part}_{qid}"
 
 
 # ---------------------------------------------------------------- the lecturer's panel (sidebar)
@@ -133,10 +134,10 @@ def _latest(seat: ClassSeat) -> Question | None:
 def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
     late = st.session_state.pop(_LATE, None)  # left by the answer form before it drew the page again
     if late is None and any(
-        v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != _key("send", q)
+        v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != _key("send", q.id)
     ):
         late = ("warning", _REPLACED)  # the form of a question the lecturer replaced was sent
-    if late is None and q.revealed and st.session_state.get(_key("send", q)):  # sent as the lecturer revealed
+    if late is None and q.revealed and st.session_state.get(_key("send", q.id)):  # sent as the lecturer revealed
         late = _send(seat, q)
     if late is not None:
         kind, text = late
@@ -150,7 +151,7 @@ def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
 def _send(seat: ClassSeat, q: Question) -> tuple[str, str] | None:
     """Store the answer in ``q``'s form; the store's refusal, as an error to show, or None."""
     try:
-        store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q)))
+        store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q.id)))
     except RoomError as err:
         return ("error", plain(err))
     return None
@@ -166,7 +167,7 @@ def _answer_form(seat: ClassSeat, shown: int) -> None:
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    sent = bool(st.session_state.get(f"class_send_{shown}"))
+    sent = bool(st.session_state.get(_key("send", shown)))
     if q is None or q.id != shown or q.revealed:
         if sent:
             st.session_state[_LATE] = _send(seat, q) if q is not None and q.id == shown else ("warning", _REPLACED)
@@ -176,7 +177,9 @@ def _answer_form(seat: ClassSeat, shown: int) -> None:
     mine = store().my_answer(seat.code, q.id, seat.student_id)
     with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
         _answer_widget(q, mine)
-        st.form_submit_button("Change my answer" if mine is not None else "Answer", key=_key("send", q), type="primary")
+        st.form_submit_button(
+            "Change my answer" if mine is not None else "Answer", key=_key("send", q.id), type="primary"
+        )
     if mine is None:
         st.caption("Not answered yet.")
     else:
@@ -185,7 +188,7 @@ def _answer_form(seat: ClassSeat, shown: int) -> None:
 
 
 def _answer_widget(q: Question, mine: int | float | None) -> None:
-    key = _key("answer", q)
+    key = _key("answer", q.id)
     if q.kind is QuestionKind.NUMBER:
         st.number_input(
             "Your answer: a weight from 0 to 1",
@@ -215,7 +218,7 @@ def _lecturer(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
         st.markdown(plain(askable.answer_text(q, q.correct)))
     with side:
         _live_spread(seat.code, seat.lecturer_key, q, projector())
-    if st.button("Reveal the answer", key=_key("reveal", q), type="primary", icon=":material/visibility:"):
+    if st.button("Reveal the answer", key=_key("reveal", q.id), type="primary", icon=":material/visibility:"):
         store().reveal(seat.code, seat.lecturer_key, q.id)  # a refusal is shown by question_banner
         st.rerun()
 
