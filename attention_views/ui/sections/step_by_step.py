@@ -72,22 +72,17 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     e = ac.explain_cell(r, i, j)
 
     query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")
-    query_col.selectbox(
-        "Query (row)",
-        range(len(qt)),
-        format_func=token_choice(qt),
-        key=QUERY,
-        on_change=_pick_from_box,
-        args=(lab, 0, QUERY),
-    )
-    key_col.selectbox(
-        "Key (column)",
-        range(len(kt)),
-        format_func=token_choice(kt),
-        key=KEY,
-        on_change=_pick_from_box,
-        args=(lab, 1, KEY),
-    )
+    for side, (col, label, tokens, key) in enumerate(
+        ((query_col, "Query (row)", qt, QUERY), (key_col, "Key (column)", kt, KEY))
+    ):
+        col.selectbox(
+            label,
+            range(len(tokens)),
+            format_func=token_choice(tokens),
+            key=key,
+            on_change=_pick_from_box,
+            args=(lab, side, key),
+        )
     headline.latex(rf"q_{{{i}}} \cdot k_{{{j}}} = {latex(e.dot)} \;\to\; w_{{{i},{j}}} = {latex(e.weight)}")
     if not e.allowed:
         st.warning(
