@@ -133,13 +133,13 @@ def _draw(lab, prefix, head, query, p, reach, big, follow) -> None:  # noqa: ANN
     memo, key = session.current().plane, f"{prefix}_plane"
     tokens = {"Q": head.query_tokens, "K": head.key_tokens}
     movable = tokens if p.keys_move else {"Q": tokens["Q"]}
-    drag, state = None, (st.session_state.get(key) or {}).get("drag")
+    drag, state, grid = None, (st.session_state.get(key) or {}).get("drag"), plane.resolution(reach)
     try:
-        drag = plane.parse_drag(state, movable, p.names, plane.resolution(reach))
+        drag = plane.parse_drag(state, movable, p.names, grid)
         drag = None if drag is not None and drag.id == memo.applied else drag  # already in the tables
         moved = plane.drag_result(head.result, drag, p)
         data = plane.plane_data(moved, query, p, tokens, reach, big=big)
-        near = plane.ahead(head.result, drag, p, query, plane.resolution(reach))
+        near = plane.ahead(head.result, drag, p, query, grid)
         if near is not None:  # only while a drag runs: a page's own run sends no more than before
             data["ahead"] = near
         if follow is not None and drag is not None:
