@@ -31,11 +31,12 @@ It prints figures (medians and the slowest) and whether each target is met; it n
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -369,13 +370,20 @@ def drag_floor(browser, moves: int) -> dict[str, list[float]]:
     """The drag's measures on a Streamlit app of one fragment holding one handle that reports its position as
     plane.js does (at most two reports unanswered) and five weights NumPy computes for it: what Streamlit itself
     costs a drag on this machine, with the app's settings."""
+    with floor_app(FLOOR_DRAG_APP) as server:
+        return plane_drag(browser, server.url, moves, "/", '[aria-label="floor handle"]', tab=None)
+
+
+@contextlib.contextmanager
+def floor_app(source: str) -> Iterator[devserver.Server]:
+    """The one-file Streamlit app ``source``, with the app's settings (.streamlit/), served from a temporary folder."""
     with tempfile.TemporaryDirectory() as folder:
         app = Path(folder)
-        (app / "app.py").write_text(FLOOR_DRAG_APP)
+        (app / "app.py").write_text(source)
         shutil.copytree(ROOT / ".streamlit", app / ".streamlit")
         server = devserver.start(app)
         try:
-            return plane_drag(browser, server.url, moves, "/", '[aria-label="floor handle"]', tab=None)
+            yield server
         finally:
             devserver.stop_server(server)
 
@@ -431,28 +439,21 @@ with st.container(key="floor_chart"):
 def floor(browser, repeats: int) -> dict[str, list[float]]:
     """The same three measures on a one-radio, one-table, one-heatmap Streamlit app with the app's settings:
     what Streamlit itself costs (its data editor, for one, waits 150 ms after an edit before sending it)."""
-    with tempfile.TemporaryDirectory() as folder:
-        app = Path(folder)
-        (app / "app.py").write_text(FLOOR_APP)
-        shutil.copytree(ROOT / ".streamlit", app / ".streamlit")
-        server = devserver.start(app)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=server.url)
-            page = context.new_page()
-            open_ready(page, "/", "floor_chart")
-            out = {"radio": [], "cell edit": []}
-            for k in range(repeats):
-                label = "causal" if k % 2 == 0 else "none"
-                radio = page.locator(".st-key-floor_mask").get_by_text(label, exact=True)
-                out["radio"].append(timed_change(page, "floor_chart", radio.click))
-            editor = page.locator(EDITOR).first
-            for k in range(repeats):
-                type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
-                out["cell edit"].append(timed_change(page, "floor_chart", lambda: page.keyboard.press("Enter")))
-            context.close()
-            out["fresh browser"] = first_chart(browser, server.url, repeats, "/", "floor_chart")
-        finally:
-            devserver.stop_server(server)
+    with floor_app(FLOOR_APP) as server:
+        context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=server.url)
+        page = context.new_page()
+        open_ready(page, "/", "floor_chart")
+        out = {"radio": [], "cell edit": []}
+        for k in range(repeats):
+            label = "causal" if k % 2 == 0 else "none"
+            radio = page.locator(".st-key-floor_mask").get_by_text(label, exact=True)
+            out["radio"].append(timed_change(page, "floor_chart", radio.click))
+        editor = page.locator(EDITOR).first
+        for k in range(repeats):
+            type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
+            out["cell edit"].append(timed_change(page, "floor_chart", lambda: page.keyboard.press("Enter")))
+        context.close()
+        out["fresh browser"] = first_chart(browser, server.url, repeats, "/", "floor_chart")
     return out
 
 
