@@ -13,8 +13,8 @@
 // the last answer's weights stay until the next answer. Each report carries a lead: the pointer's velocity (plane
 // units a second, over the last VELOCITY_MS) times the drag's last answer round trip, at most the plane's reach;
 // Python sends the points from the reported one on along the lead, where the pointer will be.
-// Labels that would overlap (keys at one point, or close) are set apart a line at a time, measured by the browser
-// (getBBox): the chosen query's label stays by its arrow, then the keys' in order of weight.
+// Labels are placed by layoutLabels: each, by rank (the chosen query's first, then the keys' by weight), at the
+// nearest free place by its handle, measured by the browser (getBBox); one with no free place is hidden.
 const SVG = "http://www.w3.org/2000/svg";
 const SIZE = 400; // the viewBox is SIZE x SIZE; the browser scales it to the element's width
 const PAD = 36;
@@ -129,8 +129,8 @@ function* spots(a, size) {
 
 // Each label in turn (by rank: the chosen query's first, then the keys' by weight) takes the nearest free place
 // by its handle (spots), clear of the labels placed before it, of every other handle and of the axis
-// names, and inside the drawing; where none is free, it is not shown (the bars name every key and its weight). Sizes are the browser's (getBBox); a label
-// the browser does not lay out (width 0: hidden) is left alone.
+// names, and inside the drawing; where none is free, it is not shown (the bars name every key and its weight).
+// Sizes are the browser's (getBBox); a label the browser does not lay out (width 0: hidden) is left alone.
 function layoutLabels(view) {
   const order = [...view.handles.values()].sort((a, b) => a.rank - b.rank);
   const placed = [view.xName, view.yName, view.reach].map((t) => t.getBBox()).filter((b) => b.width);
