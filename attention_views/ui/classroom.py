@@ -19,13 +19,14 @@ address bar or a link (the address bar holds ``?class=CODE``, the student link).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import json
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -44,10 +45,13 @@ from attention_views.ui.sections import model_runs
 
 STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
-POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
+POLL_MS = 150  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
+# The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
+# share one core however many run, and one at a time the first is on its screen after one run, not after all.
+_TURNS = threading.Lock()
 ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
 SIGNAL_JS = """
@@ -270,6 +274,17 @@ def _take_view(s: Session, payload: str, replace_lab: ReplaceLab) -> str | None:
     replace_lab(lab)
     s.seat.published = published
     return page
+
+
+@contextlib.contextmanager
+def turn(took: bool) -> Iterator[None]:
+    """The rest of a run that ``took`` the lecturer's view, run when no other follower's is running in this
+    process; any other run at once."""
+    if not took:
+        yield
+        return
+    with _TURNS:
+        yield
 
 
 def after_page(s: Session, took: bool = False) -> None:

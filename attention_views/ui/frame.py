@@ -130,15 +130,16 @@ def run(page: StreamlitPage) -> None:
     if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
         target, s.goto = s.goto, ""
         st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
-    slot = sidebar(s)
-    place = classroom.section(s, replace_lab)
-    top = classroom.banner(s)
-    class_questions.question_banner(s)  # the class's open or revealed question, above the page
-    page.run()
-    classroom.after_page(s, took)
-    classroom.fill_banner(s, top)
-    classroom.fill_section(s, place, replace_lab)
-    finish(s, slot)
+    with classroom.turn(took):
+        slot = sidebar(s)
+        place = classroom.section(s, replace_lab)
+        top = classroom.banner(s)
+        class_questions.question_banner(s)  # the class's open or revealed question, above the page
+        page.run()
+        classroom.after_page(s, took)
+        classroom.fill_banner(s, top)
+        classroom.fill_section(s, place, replace_lab)
+        finish(s, slot)
 
 
 def start(page: str) -> Session:

@@ -6,6 +6,7 @@ Every session here is an AppTest of app.py; they share this process's class stor
 from __future__ import annotations
 
 import json
+import threading
 
 import numpy as np
 import pytest
@@ -161,6 +162,23 @@ def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_l
     assert not seat(pupils[0]).following
     run(pupils[1])
     assert lab(pupils[1]).tables["Q"].at[0, "Pers"] != 7.0 and seat(pupils[1]).following  # not the other's edit
+
+
+def test_a_follower_taking_a_new_view_waits_for_the_run_of_the_follower_before_and_other_runs_do_not():
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    lecturer.slider(key="playground_temperature").set_value(2.5).run()
+    done = threading.Event()
+    with classroom._TURNS:  # another follower of this process is running the page
+        behind = threading.Thread(target=lambda: (run(pupil), done.set()))
+        behind.start()
+        assert not done.wait(2.0), "a follower taking a new view ran beside another follower's run"
+        lecturer.slider(key="playground_temperature").set_value(3.0).run()  # the lecturer's run goes on meanwhile
+        assert lab(lecturer).temperature == 3.0
+    behind.join(60)
+    assert done.is_set() and lab(pupil).temperature == 2.5 and seat(pupil).following
+    run(pupil)
+    assert lab(pupil).temperature == 3.0
 
 
 def test_the_lecturers_projector_mode_is_not_forced_on_the_students():
