@@ -42,18 +42,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # devserver.py beside 
 
 import devserver  # noqa: E402  (deploy/devserver.py, beside this file)
 
+ROUTING = re.compile(r"(?ms)^    upstream attention_lab \{.*?(?=^    # replicas: end$)")  # nginx.conf's replicas
+
+
+def replica_routing(addresses: list[str], params: str) -> str:
+    """nginx.conf's part between ``# replicas: begin`` and ``end`` for the replicas at ``addresses`` (host:port, each
+    port its own), each server line with ``params``: a new browser's upstream (``least_conn``), one upstream per
+    replica (the others its backups), the cookie's replica number -> its upstream, the answering port -> number."""
+    numbered = list(enumerate(addresses, 1))
+    lines = ["upstream attention_lab {  # a browser with no replica yet: the one with the fewest open connections"]
+    lines += ["    least_conn;", *(f"    server {a}{params};" for a in addresses), "    keepalive 32;", "}"]
+    for n, a in numbered:
+        backups = [f"    server {b}{params} backup;" for b in addresses if b != a]
+        lines += [f"upstream attention_lab_{n} {{", f"    server {a}{params};", *backups, "    keepalive 16;", "}"]
+    lines += ["map $cookie_lab_replica $lab_upstream {  # the browser's replica; any other cookie value is no replica"]
+    lines += ["    default attention_lab;", *(f"    {n} attention_lab_{n};" for n, _ in numbered), "}"]
+    lines += ["map $upstream_addr $lab_served {  # the replica that answered (the last one tried), by its port"]
+    lines += ['    default "";', *(f"    ~:{a.rsplit(':', 1)[1]}$ {n};" for n, a in numbered), "}"]
+    return "".join(f"    {line}\n" for line in lines)
+
 
 def local_nginx_conf(
     template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1", app_dir: Path = ROOT
 ) -> str:
     """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``, the class signal
     files from ``app_dir``'s static/class/; proxying as it is."""
-    first = re.search(r"(?m)^        server app\d+:8501([^;\n]*);\n", template)
-    if first is None:
-        raise ValueError("deploy/nginx.conf has no `server appN:8501` lines in its upstream to replace")
-    servers = "".join(f"        server 127.0.0.1:{p}{first[1]};\n" for p in replica_ports)  # the same parameters
-    conf = re.sub(r"(?m)^        server app\d+:8501[^\n]*\n", "", template)
-    conf = conf.replace("        keepalive 32;\n", servers + "        keepalive 32;\n", 1)
+    first = re.search(r"(?m)^        server app1:\d+([^;\n]*);\n", template)
+    if first is None or not ROUTING.search(template):
+        raise ValueError("deploy/nginx.conf has no `upstream attention_lab` with `server app1:PORT` to replace")
+    routing = replica_routing([f"127.0.0.1:{p}" for p in replica_ports], first[1])  # the same parameters
+    conf = ROUTING.sub(lambda _: routing, template, count=1)
     temp = "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("client_body", "proxy", "fastcgi"))
     temp += "".join(f"    {kind}_temp_path {run}/{kind}_temp;\n" for kind in ("uwsgi", "scgi"))
     swaps = {
@@ -134,12 +152,13 @@ def topology(
 
 
 def sticky_report(run: Path) -> str:
-    """From nginx's access log: how many sticky keys each replica served, and keys seen on two replicas."""
+    """From nginx's access log: how many sticky keys (browsers' cookies) each replica served, and keys seen on two
+    replicas (a browser's first request, with no cookie yet, is left out)."""
     upstreams: dict[str, set[str]] = {}
     for line in (run / "access.log").read_text().splitlines():
         up, key = re.search(r"up=(\S+) key=(\S+)$", line).groups()
-        if up != "-":
-            upstreams.setdefault(key, set()).add(up)
+        if up != "-" and key != "-":
+            upstreams.setdefault(key, set()).add(up.split(", ")[-1])
     per_replica: dict[str, int] = {}
     for ups in upstreams.values():
         for up in ups:

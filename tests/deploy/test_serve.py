@@ -180,6 +180,15 @@ def logged_lines(log: Path, needle: str, timeout: float = 10.0) -> list[str]:
         time.sleep(0.1)
 
 
+def answers(url: str) -> bool:
+    """True when ``url`` answers 200."""
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
 def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path: Path):
     """deploy/nginx.conf's upstream as run_local writes it, in front of two plain HTTP servers standing in for the
     replicas: both killed, nginx asked meanwhile (its 502s mark them failed), both started again on their ports.
@@ -192,13 +201,6 @@ def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path:
             [sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1", "--directory", str(tmp_path / "www")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-
-    def answers(url: str) -> bool:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                return response.status == 200
-        except OSError:
-            return False
 
     def until_answered(target: str, within: float) -> float:
         """Seconds until ``target`` answered 200, asked every 0.05 s; fails after ``within`` seconds."""
@@ -226,6 +228,69 @@ def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path:
             until_answered(f"http://127.0.0.1:{p}/", 20)
         late = until_answered(url, 30)
         assert late < 3, f"nginx kept students out {late:.1f} s after both replicas answered again"
+    finally:
+        for r in replicas:
+            r.kill()
+        devserver.stop(nginx)
+
+
+def test_nginx_spreads_new_browsers_evenly_and_keeps_each_on_the_replica_its_cookie_names(tmp_path: Path):
+    """deploy/nginx.conf's routing as run_local writes it, in front of two plain HTTP servers standing in for the
+    replicas: a browser with no cookie goes to the replica with fewer open connections and is handed the cookie
+    naming the one that answered; a cookie keeps every request on its replica (on the other while it is down, with
+    no new cookie); a cookie naming no replica is taken as none. The template's routing is the generator's."""
+    template = run_local.NGINX_CONF.read_text()
+    assert run_local.ROUTING.search(template)[0] == run_local.replica_routing(
+        ["app1:8501", "app2:8502"], " max_fails=3 fail_timeout=1s"
+    ), "nginx.conf's replicas part is what replica_routing writes for compose's two replicas"
+    ports, port = [devserver.free_port(), devserver.free_port()], devserver.free_port()
+    (tmp_path / "www").mkdir()
+    replicas = [
+        subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1", "--directory", str(tmp_path / "www")],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        for p in ports
+    ]
+    nginx = run_local.start_nginx(run_local.local_nginx_conf(template, port, ports, tmp_path), tmp_path)
+    log = tmp_path / "access.log"
+
+    asked = iter(range(1_000_000))
+
+    def get(cookie: str | None = None) -> tuple[str | None, str]:
+        """(the lab_replica cookie handed out or None, the replica's port that answered, from nginx's log)."""
+        path = f"/?request={next(asked)}"
+        request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+        if cookie is not None:
+            request.add_header("Cookie", f"lab_replica={cookie}")
+        with urllib.request.urlopen(request, timeout=5) as response:
+            handed = re.search(r"lab_replica=(\w+)", response.headers.get("Set-Cookie") or "")
+        line = logged_lines(log, f"GET {path} ", timeout=5)
+        assert line, f"nginx logged no line for {path}"
+        return (handed[1] if handed else None), re.search(r"up=(?:\S+, )?\S+:(\d+) ", line[0])[1]
+
+    try:
+        for url in [f"http://127.0.0.1:{p}/" for p in [*ports, port]]:
+            deadline = time.monotonic() + 20
+            while not answers(url):
+                assert time.monotonic() < deadline, f"{url} did not answer"
+                time.sleep(0.05)
+        number = {str(p): str(n) for n, p in enumerate(ports, 1)}
+        first = [get() for _ in range(10)]
+        assert all(handed == number[up] for handed, up in first), (
+            f"each cookie names the replica that answered: {first}"
+        )
+        counts = [sum(up == str(p) for _, up in first) for p in ports]
+        assert abs(counts[0] - counts[1]) <= 1, f"ten new browsers, one after another, split {counts}"
+        for n, p in enumerate(ports, 1):
+            assert {get(str(n)) for _ in range(4)} == {(None, str(p))}, f"cookie {n} stays on port {p}, no new cookie"
+        for forged in ("7", "x", "attention_lab_1"):
+            handed, up = get(forged)
+            assert handed == number[up], f"the cookie {forged!r} names no replica: a new one is handed out"
+        replicas[1].kill()
+        replicas[1].wait(10)
+        assert [get("2") for _ in range(4)][-1] == (None, str(ports[0])), "replica 2 down: its browsers go to 1"
     finally:
         for r in replicas:
             r.kill()
