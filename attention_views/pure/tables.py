@@ -75,6 +75,7 @@ def value_columns(frame: pd.DataFrame) -> list[str]:
 
 
 SHOWN_DECIMALS = 4  # an editor's numbers are shown to this many decimals (Streamlit's grid writes up to four)
+PROJECTOR_DECIMALS = 2  # ... and to this many in projector mode, as the heatmaps
 
 
 def display_table(

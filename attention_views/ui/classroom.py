@@ -38,6 +38,7 @@ from attention_views.pure import links
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
+from attention_views.pure.tables import PROJECTOR_DECIMALS, SHOWN_DECIMALS, TableError, display_table, table_to_matrix
 from attention_views.ui import class_questions, static
 from attention_views.ui.class_store import store
 from attention_views.ui.controls import projector
@@ -45,7 +46,7 @@ from attention_views.ui.sections import model_runs
 
 STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
-POLL_MS = 150  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
+POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
@@ -248,7 +249,18 @@ def lecturer_view(payload: str) -> tuple[Lab, str, str]:
     """A published view decoded once per process, whichever of its followers asks first: (lab, page, the view's
     payload as :func:`view_payload` makes it). The lab is shared: a follower takes a deep copy of it."""
     lab, page = links.from_json(payload, model_runs.head_lab)
+    _read_tables(lab)
     return lab, page, view_payload(lab, page)
+
+
+def _read_tables(lab: Lab) -> None:
+    """Read the lab's tables into its memo (``lab.read``) as every follower's page will, its editors in either
+    projector mode: a follower's copy keeps what was read (:func:`_take_view`)."""
+    for name, frame in lab.tables.items():
+        for decimals in (PROJECTOR_DECIMALS, SHOWN_DECIMALS):
+            display_table(frame, lab.read, name, decimals)
+        with contextlib.suppress(TableError):  # a table the lecturer is still typing: each follower's page says so
+            table_to_matrix(frame, name, lab.read)
 
 
 def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> bool:
@@ -269,7 +281,7 @@ def _take_view(s: Session, payload: str, replace_lab: ReplaceLab) -> str | None:
     except links.ShareError as err:
         s.seat.notice = f"The lecturer's view could not be opened: {err}."
         return None
-    lab = copy.deepcopy(shared)
+    lab = copy.deepcopy(shared, {id(made): made for _, made in shared.read.values()})  # read once, never changed
     lab.projector = s.lab.projector
     replace_lab(lab)
     s.seat.published = published

@@ -23,6 +23,7 @@ from attention_views.pure.single_head import (
     table_errors,
 )
 from attention_views.pure.tables import (
+    PROJECTOR_DECIMALS,
     SHOWN_DECIMALS,
     TOKEN,
     Delta,
@@ -71,7 +72,7 @@ def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: b
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
     st.data_editor(
-        display_table(frame, lab.read, name, 2 if big else SHOWN_DECIMALS),
+        display_table(frame, lab.read, name, PROJECTOR_DECIMALS if big else SHOWN_DECIMALS),
         key=editor_key(lab, prefix, name),
         num_rows="dynamic" if dynamic_rows else "fixed",
         hide_index=TOKEN in frame.columns,

@@ -158,6 +158,10 @@ def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_l
         run(pupil)
     assert len(decoded) == 2 and all(lab(p).temperature == 2.5 and seat(p).following for p in pupils)
     assert len({id(lab(p)) for p in pupils}) == 3 and len({id(lab(p).tables["Q"]) for p in pupils}) == 3
+    shown = [key for key in lab(pupils[0]).read if isinstance(key, tuple)]  # the editors' tables, as shown
+    assert shown and all(len({id(lab(p).read[key][1]) for p in pupils}) == 1 for key in shown), (
+        "the followers' editors show the one reading of the view's tables made when it was decoded"
+    )
     edit_cells(pupils[0], editor_key(pupils[0], "playground", "Q"), {0: {"Pers": 7.0}})
     assert not seat(pupils[0]).following
     run(pupils[1])
