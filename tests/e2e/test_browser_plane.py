@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import numpy as np
 import pytest
@@ -106,6 +107,7 @@ class Wire:
 
     def __init__(self, page):
         self.reports: list[dict] = []  # each report the page sent, with the answers it had had by then
+        self.sent_at: list[float] = []  # time.monotonic() when each report passed
         self.answers: list[int] = []  # the seq of each answer the server sent
         self.hold, self.held = False, []
         page.route_web_socket(re.compile(r".*/_stcore/stream"), self._route)
@@ -118,6 +120,7 @@ class Wire:
     def _sent(self, message, server) -> None:
         for raw in self.REPORT.findall(message if isinstance(message, bytes) else message.encode()):
             self.reports.append({**json.loads(raw), "answered_by_then": max(self.answers, default=0)})
+            self.sent_at.append(time.monotonic())
         server.send(message)
 
     def _received(self, ws):
@@ -184,24 +187,32 @@ def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_wr
     assert_same_plane(page)
 
 
-def test_a_move_near_the_last_answered_point_draws_the_cores_weights_there_before_the_next_answer(page):
+def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_once_the_pointer_rests(page):
     """Each answer during a drag holds the weights of the grid points around it: a move onto one is drawn with
-    attention_core's weights for that point while the server's next answer is held back."""
+    attention_core's weights for that point at once, while the server's answers are held back, and is not reported
+    at the move (each report reruns the page's plane) but once the pointer has rested (plane.js's REST_MS, 120 ms),
+    so that the heatmap follows it."""
     wire, handle, x0, y0, units = press_on_query(page)
     page.mouse.move(x0 - 2 * units, y0)
     wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
     first = wire.reports[-1]
     wait_until(page, lambda: bars(page) == core_weights(snapped(first)), "the first report's weights")
+    page.wait_for_timeout(300)  # the pointer rests: its rest report, if any, is sent and answered
     wire.hold = True  # no answer reaches the page from here on
-    answers = len(wire.answers)
-    for k in (1, 2):  # 0.5 units further left and 0.3 down, within the eight grid steps sent ahead; both moves
-        # are reported (two reports may wait for answers), the last as the pointer's position plane.js holds
-        page.mouse.move(x0 - (2 + 0.25 * k) * units, y0 + 0.15 * k * units)
-    wait_until(page, lambda: len(wire.reports) == 3, "both moves reported")
-    moved_to = wire.reports[-1]
-    q = snapped(moved_to)
+    answers, reports = len(wire.answers), len(wire.reports)
+    page.mouse.move(x0 - 2.5 * units, y0 + 0.3 * units)  # 0.5 left and 0.3 down: within the eight grid steps sent
+    moved_at = time.monotonic()
+    cx, cy = (float(handle.get_attribute(c)) for c in ("cx", "cy"))  # where plane.js placed the handle
+    s = (SIZE / 2 - PAD) / REACH
+    q = np.array([round(round((cx - SIZE / 2) / s / 0.1) * 0.1, 1), round(round((SIZE / 2 - cy) / s / 0.1) * 0.1, 1)])
+    q = np.append(q, 4.1)
     assert q[:2].tolist() != snapped(first)[:2].tolist()
     wait_until(page, lambda: bars(page) == core_weights(q), "the weights of the point under the pointer")
+    wait_until(page, lambda: len(wire.reports) > reports, "the resting pointer's point reported")
+    assert wire.sent_at[reports] - moved_at >= 0.1, "a covered move is reported only after the pointer rested"
+    assert snapped(wire.reports[reports]).tolist() == q.tolist()
+    page.wait_for_timeout(300)
+    assert len(wire.reports) == reports + 1, "one report for the resting pointer"
     assert len(wire.answers) == answers and wire.held, "no answer reached the page"
     wire.release()
     page.mouse.up()

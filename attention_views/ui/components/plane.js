@@ -3,16 +3,19 @@
 // on that element, and each call only updates attributes and text. Labels are user text: set as textContent only.
 // Every weight shown is data.weight_text, printed by Python from attention_core; the drawing only moves the
 // handle under the pointer (or by a key press) and reports its position as the state value "drag".
-// Pacing: a move is reported at once while fewer than IN_FLIGHT reports of the drag are unanswered (Python
-// echoes the drag's id and the number `seq` of the report it computed as data.answered; Streamlit merges reports
-// that arrive during a run, so one answer may cover several); otherwise the newest position waits for the next
-// answer. The end of a drag is always reported, last, with done: true, so the tables get the drag's end.
+// Pacing: each report reruns the plane's fragment, which makes Streamlit render the page again, so a move is
+// reported only when the weights ahead in hand (below) do not reach the pointer's point and where it will be
+// LOOK_MS later, or once the pointer rests REST_MS (its point's answer then redraws the heatmap that follows).
+// A report goes at once while fewer than IN_FLIGHT reports of the drag are unanswered (Python echoes the drag's
+// id and the number `seq` of the report it computed as data.answered; Streamlit merges reports that arrive during
+// a run, so one answer may cover several); otherwise the newest position waits for the next answer. The end of a
+// drag is always reported, last, with done: true, so the tables get the drag's end.
 // Weights ahead: while a drag runs, each answer also holds data.ahead, the weights Python printed for the grid
 // points along the handle's path (pure/plane.ahead); a move onto one of them draws its weights at once, the very
 // text Python sent for that point (the bars as long as the printed weights), never a number made here. Elsewhere
 // the last answer's weights stay until the next answer. Each report carries a lead: the pointer's velocity (plane
-// units a second, over the last VELOCITY_MS) times the drag's last answer round trip, at most the plane's reach;
-// Python sends the points from the reported one on along the lead, where the pointer will be.
+// units a second, over the last VELOCITY_MS) times the drag's last answer round trip and LOOK_MS, at most the
+// plane's reach; Python sends the points from the reported one on along the lead, where the pointer will be.
 // Labels are placed by layoutLabels: each, by rank (the chosen query's first, then the keys' by weight), at the
 // nearest free place by its handle, measured by the browser (getBBox); one with no free place is hidden.
 const SVG = "http://www.w3.org/2000/svg";
@@ -22,7 +25,19 @@ const C = SIZE / 2;
 const IN_FLIGHT = 2; // reports of a drag unanswered at once
 const STALLED_MS = 2000; // an answer this late is taken as lost: the waiting position is sent anyway
 const VELOCITY_MS = 100; // the pointer's velocity is measured over its moves this recent
+const LOOK_MS = 300; // a move is not reported while the weights in hand reach where the pointer will be this much later
+const REST_MS = 120; // ... unless the pointer then rests this long: its point is reported (the heatmap follows)
 const KEYS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, 1], ArrowDown: [0, -1] };
+
+// Set the attributes `attrs` of `node` that differ from what it has (an unchanged drawing is not laid out again).
+function set(node, attrs) {
+  for (const [k, v] of Object.entries(attrs)) if (node.getAttribute(k) !== String(v)) node.setAttribute(k, v);
+}
+
+// Set a node's text only when it differs.
+function text(node, value) {
+  if (node.textContent !== value) node.textContent = value;
+}
 
 function make(name, attrs, parent, ns = SVG) {
   const node = ns ? document.createElementNS(ns, name) : document.createElement(name);
@@ -79,10 +94,8 @@ function px(view, [x, y]) {
 function place(view, a, xy) {
   a.xy = xy;
   const [x, y] = px(view, xy);
-  a.line.setAttribute("x2", x);
-  a.line.setAttribute("y2", y);
-  a.handle.setAttribute("cx", x);
-  a.handle.setAttribute("cy", y);
+  set(a.line, { x2: x, y2: y });
+  set(a.handle, { cx: x, cy: y });
   a.hx = x; // the handle's centre, where layoutLabels puts the label beside
   a.hy = y;
 }
@@ -133,15 +146,14 @@ function* spots(a, size) {
 // Sizes are the browser's (getBBox); a label the browser does not lay out (width 0: hidden) is left alone.
 function layoutLabels(view) {
   const order = [...view.handles.values()].sort((a, b) => a.rank - b.rank);
+  for (const a of order) set(a.label, { "text-anchor": "start", x: 0, y: 0 }); // every label measured where it
+  // starts, all written before any is read: the browser lays the drawing out once for all the measures below
   const placed = [view.xName, view.yName, view.reach].map((t) => t.getBBox()).filter((b) => b.width);
+  const boxes = new Map(order.map((a) => [a, a.label.textContent ? a.label.getBBox() : null]));
   const handles = order.map((a) => [a, a.handle.getBBox()]);
   for (const a of order) {
-    if (!a.label.textContent) continue;
-    a.label.setAttribute("text-anchor", "start");
-    a.label.setAttribute("x", 0);
-    a.label.setAttribute("y", 0);
-    const box = a.label.getBBox();
-    if (!box.width) continue;
+    const box = boxes.get(a);
+    if (!box || !box.width) continue;
     const size = { width: box.width, height: box.height, baseline: box.y }; // baseline: the box's top from y = 0
     const clear = [...placed, ...handles.filter(([b]) => b !== a).map(([, h]) => h)];
     let best = null;
@@ -153,8 +165,7 @@ function layoutLabels(view) {
     }
     a.label.classList.toggle("unplaced", !best);
     if (!best) continue;
-    a.label.setAttribute("x", best.x);
-    a.label.setAttribute("y", best.y - size.baseline);
+    set(a.label, { x: best.x, y: best.y - size.baseline });
     placed.push(best);
   }
 }
@@ -172,11 +183,11 @@ const pointsOf = new WeakMap(); // data.ahead -> Map "x,y" (grid indices) -> its
 
 // The weights `near` (data.ahead) holds for the dragged handle's grid point, with that point's name, or null when
 // it holds none for it (another drag, another handle, or a point it does not cover).
-function lookup(view, near) {
+function lookup(view, near, xy = view.drag && view.drag.a.xy) {
   const drag = view.drag;
   if (!drag || !near || near.id !== drag.id || near.kind !== drag.a.kind || near.row !== drag.a.row) return null;
   if (!pointsOf.has(near)) pointsOf.set(near, new Map(near.points.map(([x, y], k) => [`${x},${y}`, k])));
-  const [x, y] = drag.a.xy.map((v) => gridIndex(v, near.grid));
+  const [x, y] = xy.map((v) => gridIndex(v, near.grid));
   const k = pointsOf.get(near).get(`${x},${y}`);
   if (k === undefined) return null;
   return { text: near.text[k], at: `${drag.id} ${drag.a.kind}:${drag.a.row} ${x},${y}` };
@@ -194,15 +205,28 @@ function report(view, a, done, id, seq = 0, lead = [0, 0]) {
 // How far the pointer will have moved when a report sent now is answered: its velocity over the last VELOCITY_MS
 // times the drag's last round trip, at most the plane's reach long ([0, 0] before the first answer).
 function lead(view, drag, now) {
+  if (!(drag.roundTrip > 0)) return [0, 0];
+  const d = travel(drag, now, drag.roundTrip + LOOK_MS);
+  const shorten = Math.min(1, view.data.reach / (Math.hypot(d[0], d[1]) || 1));
+  return d.map((v) => v * shorten);
+}
+
+// How far the pointer moves in `ms` at its velocity over the last VELOCITY_MS ([0, 0] before it has one).
+function travel(drag, now, ms) {
   const trail = drag.trail;
   while (trail.length > 2 && now - trail[1][0] > VELOCITY_MS) trail.shift();
   const [t0, x0, y0] = trail[0];
   const seconds = (now - t0) / 1000;
-  if (trail.length < 2 || !(seconds > 0) || !(drag.roundTrip > 0)) return [0, 0];
-  const ahead = drag.roundTrip / 1000 / seconds;
-  const d = [(drag.a.xy[0] - x0) * ahead, (drag.a.xy[1] - y0) * ahead];
-  const shorten = Math.min(1, view.data.reach / (Math.hypot(d[0], d[1]) || 1));
-  return d.map((v) => v * shorten);
+  if (trail.length < 2 || !(seconds > 0)) return [0, 0];
+  const ahead = ms / 1000 / seconds;
+  return [(drag.a.xy[0] - x0) * ahead, (drag.a.xy[1] - y0) * ahead];
+}
+
+// True when the answer in hand holds the weights for the pointer's point and for where it will be LOOK_MS later.
+function covered(view, drag, now) {
+  const near = view.data.ahead;
+  const d = travel(drag, now, LOOK_MS);
+  return Boolean(lookup(view, near) && lookup(view, near, [drag.a.xy[0] + d[0], drag.a.xy[1] + d[1]]));
 }
 
 // Send the dragged handle's position if it moved since the last report and an answer slot is free (or the
@@ -233,7 +257,7 @@ function answered(view, answer) {
   if (sentAt !== undefined) drag.roundTrip = performance.now() - sentAt;
   for (const seq of drag.sentTimes.keys()) if (seq <= answer.seq) drag.sentTimes.delete(seq);
   drag.answered = Math.max(drag.answered, Math.min(answer.seq, drag.sent));
-  pump(view);
+  next(view);
 }
 
 function clamp(view, v) {
@@ -245,7 +269,7 @@ function start(view, a, e) {
   e.preventDefault();
   a.handle.setPointerCapture(e.pointerId);
   a.handle.focus();
-  view.drag = { a, id: gestureId(), sent: 0, answered: 0, sentAt: 0, waiting: false, timer: 0 };
+  view.drag = { a, id: gestureId(), sent: 0, answered: 0, sentAt: 0, waiting: false, timer: 0, rest: 0 };
   Object.assign(view.drag, { sentTimes: new Map(), roundTrip: 0, trail: [[performance.now(), ...a.xy]] });
 }
 
@@ -260,13 +284,24 @@ function move(view, a, e) {
   if (near) update(view, withWeights(view.data, near.text), near.at);
   else layoutLabels(view);
   drag.waiting = true;
-  pump(view);
+  next(view);
+}
+
+// The dragged handle's new position is reported (pump) unless the answer in hand already covers the pointer's way
+// (covered): then only once the pointer rests REST_MS, so that its point's answer (and the heatmap) follows.
+function next(view) {
+  const drag = view.drag;
+  if (!drag) return;
+  clearTimeout(drag.rest);
+  if (drag.waiting && covered(view, drag, performance.now())) drag.rest = setTimeout(() => pump(view), REST_MS);
+  else pump(view);
 }
 
 function end(view, a, e) {
   const drag = view.drag;
   if (!drag || drag.a !== a) return;
   clearTimeout(drag.timer);
+  clearTimeout(drag.rest);
   view.drag = null; // nothing of this drag is sent after its end
   if (a.handle.hasPointerCapture(e.pointerId)) a.handle.releasePointerCapture(e.pointerId);
   report(view, a, true, drag.id, drag.sent + 1);
@@ -286,14 +321,11 @@ function draw(view, id, xy, { draggable, name, token, weight, cls, rank }) {
   const a = arrow(view, id);
   a.draggable = draggable;
   a.rank = rank;
-  a.g.setAttribute("class", `arrow ${cls}`);
-  a.token.textContent = token;
-  a.weight.textContent = weight;
+  set(a.g, { class: `arrow ${cls}` });
+  text(a.token, token);
+  text(a.weight, weight);
   if (draggable) {
-    a.handle.setAttribute("tabindex", "0");
-    a.handle.setAttribute("role", "slider");
-    a.handle.setAttribute("aria-label", name);
-    a.handle.setAttribute("aria-valuetext", `${token} ${weight}`.trim());
+    set(a.handle, { tabindex: "0", role: "slider", "aria-label": name, "aria-valuetext": `${token} ${weight}`.trim() });
   } else {
     for (const k of ["tabindex", "role", "aria-label", "aria-valuetext"]) a.handle.removeAttribute(k);
   }
@@ -315,9 +347,10 @@ function drawBars(view, data) {
   }
   data.key_tokens.forEach((t, j) => {
     const r = view.rows[j];
-    r.token.textContent = t;
-    r.value.textContent = data.weight_text[j];
-    r.fill.style.width = `${Math.max(0, Math.min(1, data.weights[j])) * 100}%`;
+    text(r.token, t);
+    text(r.value, data.weight_text[j]);
+    const width = `${Math.max(0, Math.min(1, data.weights[j])) * 100}%`;
+    if (r.fill.style.width !== width) r.fill.style.width = width;
   });
 }
 
@@ -326,9 +359,9 @@ function drawBars(view, data) {
 function update(view, data, at = null) {
   view.data = data;
   view.root.classList.toggle("big", Boolean(data.big));
-  view.xName.textContent = data.dims[0];
-  view.yName.textContent = data.dims[1];
-  view.reach.textContent = `±${data.reach}`;
+  text(view.xName, data.dims[0]);
+  text(view.yName, data.dims[1]);
+  text(view.reach, `±${data.reach}`);
   const seen = new Set();
   data.keys.forEach((xy, j) => {
     const masked = data.masked[j];
