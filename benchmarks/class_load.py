@@ -419,6 +419,7 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     await gather_errors(stats, [student_joins(f, stats, t, current) for f, t in zip(followers, arrivals, strict=True)])
     joined = [f for f in followers if f.tab is not None and f.tab.widgets.get(SIGNAL_KEY)]
 
+    reference = [cpu_reference()]  # how fast the machine runs Python just before the follow phase ...
     until = time.monotonic() + args.duration
     client0, follow0 = time.process_time(), time.monotonic()  # the load generator's own CPU (it shares the cores)
     server0 = lt.cpu_seconds(pids)
@@ -433,6 +434,7 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     if missed:
         stats.error(f"{missed} (edit, follower) pairs never shown")
     cores = (lt.cpu_seconds(pids) - cpu0) / (time.monotonic() - wall0)
+    reference.append(cpu_reference())  # ... and just after it
 
     apps = [s.process.pid for s in box.processes] if box else pids  # without nginx
     idle_cpu0, idle_apps0, idle0 = lt.cpu_seconds(pids), lt.cpu_seconds(apps), time.monotonic()
@@ -455,8 +457,24 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     return (
         result
         | summary(args, stats, idle, cores)
-        | {"client_cores_follow": client, "server_ms_per_pair": 1000 * per_pair}
+        | {"client_cores_follow": client, "server_ms_per_pair": 1000 * per_pair, "reference_ms": reference}
     )
+
+
+REFERENCE_LOOP = 3_000_000  # additions
+
+
+def cpu_reference(tries: int = 3) -> float:
+    """Milliseconds of this process's CPU for a fixed pure-Python loop of REFERENCE_LOOP additions, the best of
+    ``tries``: the machine's speed just now, as the app processes meet it (a machine whose cores are slowed by other
+    work runs the same loop slower; about 90 ms on this project's 2-core machine when quiet)."""
+    best = float("inf")
+    for _ in range(tries):
+        start, total = time.process_time(), 0
+        for i in range(REFERENCE_LOOP):
+            total += i
+        best = min(best, time.process_time() - start)
+    return 1000 * best
 
 
 async def restart_phase(args, box, stats, lecturer, joined, code, key, value) -> dict:
@@ -597,6 +615,8 @@ def print_table(r: dict) -> None:
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),
         ("server CPU per pair", f"{r['server_ms_per_pair']:.1f} ms (the follow phase's server CPU / pairs)"),
         ("load generator, follow", f"{r['client_cores_follow']:.2f} cores (this process, on the same machine)"),
+        ("machine speed reference", " / ".join(f"{v:.0f}" for v in r["reference_ms"]) + " ms (a fixed Python loop, "
+         "before / after the follow phase: the same code runs this much slower on a slowed machine)"),
     ]  # fmt: skip
     if r["answers"]:
         rows += [
