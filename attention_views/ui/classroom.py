@@ -53,6 +53,7 @@ LOG = logging.getLogger(__name__)
 # The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
 # share one core however many run, and one at a time the first is on its screen after one run, not after all.
 _TURNS = threading.Lock()
+_DECODING = threading.Lock()  # lecturer_view's
 ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
 SIGNAL_JS = """
@@ -244,10 +245,16 @@ def follow(s: Session, replace_lab: ReplaceLab) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=8)
 def lecturer_view(payload: str) -> tuple[Lab, str, str]:
     """A published view decoded once per process, whichever of its followers asks first: (lab, page, the view's
-    payload as :func:`view_payload` makes it). The lab is shared: a follower takes a deep copy of it."""
+    payload as :func:`view_payload` makes it). The lab is shared: a follower takes a deep copy of it. Followers
+    signalled together ask together: one decodes, the others wait for it and take its result."""
+    with _DECODING:
+        return _decoded(payload)
+
+
+@functools.lru_cache(maxsize=8)
+def _decoded(payload: str) -> tuple[Lab, str, str]:
     lab, page = links.from_json(payload, model_runs.head_lab)
     _read_tables(lab)
     return lab, page, view_payload(lab, page)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, open_page,
 from streamlit.testing.v1 import AppTest
 
 from attention_rooms.codes import format_code
+from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
 from attention_views.ui import class_store, classroom
 from tests.hostile_text import HOSTILE, MARKUP, markup_problems, read_texts
 
@@ -29,7 +31,7 @@ def class_store_in(tmp_path, monkeypatch):
     monkeypatch.setattr(classroom, "STATIC", tmp_path / "static")
     class_store.store.clear()
     classroom.watcher.clear()
-    classroom.lecturer_view.cache_clear()
+    classroom._decoded.cache_clear()
     yield
     classroom.watcher().stopped.set()
     classroom.watcher.clear()
@@ -166,6 +168,27 @@ def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_l
     assert not seat(pupils[0]).following
     run(pupils[1])
     assert lab(pupils[1]).tables["Q"].at[0, "Pers"] != 7.0 and seat(pupils[1]).following  # not the other's edit
+
+
+def test_followers_asking_for_a_new_view_at_once_decode_it_once(monkeypatch):
+    decoded = []
+    from_json = classroom.links.from_json
+
+    def slow(*args):  # a decoding long enough for every follower to ask while it runs
+        decoded.append(1)
+        time.sleep(0.2)
+        return from_json(*args)
+
+    monkeypatch.setattr(classroom.links, "from_json", slow)
+    payload = classroom.view_payload(new_lab(DEFAULT_SCENARIO), "playground")
+    views = []
+    followers = [threading.Thread(target=lambda: views.append(classroom.lecturer_view(payload))) for _ in range(8)]
+    for f in followers:
+        f.start()
+    for f in followers:
+        f.join(30)
+    assert len(views) == 8 and len(decoded) == 1, f"eight followers at once: {len(decoded)} decodings"
+    assert all(v is views[0] for v in views)
 
 
 def test_a_follower_taking_a_new_view_waits_for_the_run_of_the_follower_before_and_other_runs_do_not():
