@@ -38,7 +38,8 @@ from attention_views.pure import links
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
-from attention_views.pure.tables import PROJECTOR_DECIMALS, SHOWN_DECIMALS, TableError, display_table, table_to_matrix
+from attention_views.pure.single_head import table_errors
+from attention_views.pure.tables import PROJECTOR_DECIMALS, SHOWN_DECIMALS, display_table
 from attention_views.ui import class_questions, static
 from attention_views.ui.class_store import store
 from attention_views.ui.controls import projector
@@ -266,8 +267,7 @@ def _read_tables(lab: Lab) -> None:
     for name, frame in lab.tables.items():
         for decimals in (PROJECTOR_DECIMALS, SHOWN_DECIMALS):
             display_table(frame, lab.read, name, decimals)
-        with contextlib.suppress(TableError):  # a table the lecturer is still typing: each follower's page says so
-            table_to_matrix(frame, name, lab.read)
+    table_errors(lab.tables, lab.read)  # a table the lecturer is still typing: each follower's page says so
 
 
 def _apply(s: Session, payload: str, replace_lab: ReplaceLab) -> bool:
