@@ -138,8 +138,7 @@ def sticky_key(context: BrowserContext) -> str:
 def student_contexts(browser, top: run_local.Topology, n: int = 3, tries: int = 20) -> list[tuple[BrowserContext, str]]:
     """``n`` browser contexts, each a browser of its own with nginx's sticky cookie, at least one on each replica:
     each asks /_stcore/health twice (nginx hands out the cookie, then the access log names the replica of the request
-    carrying it), and a context
-    that would leave a replica without a student is closed and another is opened."""
+    carrying it), and a context that would leave a replica without a student is closed and another is opened."""
     chosen: list[tuple[BrowserContext, str]] = []
     for _ in range(tries):
         context = new_context(browser, top.url)

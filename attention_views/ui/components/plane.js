@@ -41,7 +41,7 @@ function text(node, value) {
 
 function make(name, attrs, parent, ns = SVG) {
   const node = ns ? document.createElementNS(ns, name) : document.createElement(name);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, v);
+  set(node, attrs);
   parent.appendChild(node);
   return node;
 }
@@ -202,8 +202,9 @@ function report(view, a, done, id, seq = 0, lead = [0, 0]) {
   view.setState("drag", { kind: a.kind, row: a.row, x: a.xy[0], y: a.xy[1], id, done, seq, lead });
 }
 
-// How far the pointer will have moved when a report sent now is answered: its velocity over the last VELOCITY_MS
-// times the drag's last round trip, at most the plane's reach long ([0, 0] before the first answer).
+// How far the pointer will have moved LOOK_MS after a report sent now is answered: its velocity over the last
+// VELOCITY_MS times the drag's last round trip and LOOK_MS, at most the plane's reach long ([0, 0] before the first
+// answer).
 function lead(view, drag, now) {
   if (!(drag.roundTrip > 0)) return [0, 0];
   const d = travel(drag, now, drag.roundTrip + LOOK_MS);

@@ -2,13 +2,14 @@
 
 The plane is a custom component (st.components.v2, ``plane.js`` and ``plane.css`` beside this file) inside a
 fragment: a drag reruns only this section. While the pointer moves, the component reports the handle's position
-(state "drag"), this section computes the weights for the moved vector with attention_core and sends them back
+(state "drag") whenever the weights it holds do not reach where the pointer is heading, and once the pointer rests
+(plane.js's pacing); this section computes the weights for the moved vector with attention_core and sends them back
 as the component's data, with which report they answer (the component keeps at most two unanswered), and the
 weights for the grid points from the handle on along the report's lead, where the pointer will be when the answer
 arrives (pure/plane.ahead), which the component draws as soon as the pointer reaches one, before the next answer;
-the component keeps its DOM node and redraws in place. When the
-pointer is let go (or an arrow key moves a handle a step), the vector is written into the lab's Q or K table and
-the whole page reruns, so the editors and the heatmap show it.
+the component keeps its DOM node and redraws in place. When the pointer is let go (or an arrow key moves a handle
+a step), the vector is written into the lab's Q or K table and the whole page reruns, so the editors and the
+heatmap show it.
 
 It moves rows of the lab's Q and K tables, so it is offered when the scenario gives them directly (as every
 real model's head does: its lab holds the head's own Q, K (after RoPE) and V, not X and W); when queries and
