@@ -4,6 +4,7 @@ answers through nginx, every browser's requests (websocket included) stay on one
 spreads over both, nginx serves Streamlit's frontend files itself, and SIGTERM stops everything."""
 
 import asyncio
+import itertools
 import os
 import re
 import signal
@@ -189,28 +190,30 @@ def answers(url: str) -> bool:
         return False
 
 
+def until_answered(target: str, within: float) -> float:
+    """Seconds until ``target`` answered 200, asked every 0.05 s; fails after ``within`` seconds."""
+    start = time.monotonic()
+    while not answers(target):
+        assert time.monotonic() - start < within, f"{target} did not answer within {within} s"
+        time.sleep(0.05)
+    return time.monotonic() - start
+
+
+def stand_in(port: int, folder: Path) -> subprocess.Popen:
+    """A plain HTTP server on loopback ``port`` serving ``folder``: a replica as nginx sees one."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
 def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path: Path):
     """deploy/nginx.conf's upstream as run_local writes it, in front of two plain HTTP servers standing in for the
     replicas: both killed, nginx asked meanwhile (its 502s mark them failed), both started again on their ports.
     nginx must route to them soon after they answer (with fail_timeout=10s it refused for about 7 s more)."""
     ports, port = [devserver.free_port(), devserver.free_port()], devserver.free_port()
     (tmp_path / "www").mkdir()
-
-    def replica(p: int) -> subprocess.Popen:
-        return subprocess.Popen(
-            [sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1", "--directory", str(tmp_path / "www")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    def until_answered(target: str, within: float) -> float:
-        """Seconds until ``target`` answered 200, asked every 0.05 s; fails after ``within`` seconds."""
-        start = time.monotonic()
-        while not answers(target):
-            assert time.monotonic() - start < within, f"{target} did not answer within {within} s"
-            time.sleep(0.05)
-        return time.monotonic() - start
-
-    replicas = [replica(p) for p in ports]
+    replicas = [stand_in(p, tmp_path / "www") for p in ports]
     conf = run_local.local_nginx_conf(run_local.NGINX_CONF.read_text(), port, ports, tmp_path)
     nginx = run_local.start_nginx(conf, tmp_path)
     url = f"http://127.0.0.1:{port}/"
@@ -223,7 +226,7 @@ def test_replicas_back_from_a_crash_take_requests_again_within_seconds(tmp_path:
         while time.monotonic() < down:  # students retrying while the replicas are down
             assert not answers(url), "no replica runs, yet nginx answered 200"
             time.sleep(0.05)
-        replicas = [replica(p) for p in ports]
+        replicas = [stand_in(p, tmp_path / "www") for p in ports]
         for p in ports:
             until_answered(f"http://127.0.0.1:{p}/", 20)
         late = until_answered(url, 30)
@@ -245,18 +248,11 @@ def test_nginx_spreads_new_browsers_evenly_and_keeps_each_on_the_replica_its_coo
     ), "nginx.conf's replicas part is what replica_routing writes for compose's two replicas"
     ports, port = [devserver.free_port(), devserver.free_port()], devserver.free_port()
     (tmp_path / "www").mkdir()
-    replicas = [
-        subprocess.Popen(
-            [sys.executable, "-m", "http.server", str(p), "--bind", "127.0.0.1", "--directory", str(tmp_path / "www")],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        for p in ports
-    ]
+    replicas = [stand_in(p, tmp_path / "www") for p in ports]
     nginx = run_local.start_nginx(run_local.local_nginx_conf(template, port, ports, tmp_path), tmp_path)
     log = tmp_path / "access.log"
 
-    asked = iter(range(1_000_000))
+    asked = itertools.count()
 
     def get(cookie: str | None = None) -> tuple[str | None, str]:
         """(the lab_replica cookie handed out or None, the replica's port that answered, from nginx's log)."""
@@ -271,11 +267,8 @@ def test_nginx_spreads_new_browsers_evenly_and_keeps_each_on_the_replica_its_coo
         return (handed[1] if handed else None), re.search(r"up=(?:\S+, )?\S+:(\d+) ", line[0])[1]
 
     try:
-        for url in [f"http://127.0.0.1:{p}/" for p in [*ports, port]]:
-            deadline = time.monotonic() + 20
-            while not answers(url):
-                assert time.monotonic() < deadline, f"{url} did not answer"
-                time.sleep(0.05)
+        for p in [*ports, port]:
+            until_answered(f"http://127.0.0.1:{p}/", 20)
         number = {str(p): str(n) for n, p in enumerate(ports, 1)}
         first = [get() for _ in range(10)]
         assert all(handed == number[up] for handed, up in first), (
