@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections import Counter
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -35,10 +36,17 @@ def test_without_redis_server_the_tests_fail_saying_how_to_install_it(monkeypatc
 
 def test_codes_avoid_characters_read_alike_and_are_random():
     assert not set("01ILOU") & set(CODE_ALPHABET) and len(set(CODE_ALPHABET)) == len(CODE_ALPHABET) == 30
-    codes = {new_code() for _ in range(2000)}
-    assert len(codes) == 2000  # 2000 draws of 729 million codes: a repeat has probability 0.003
-    assert all(len(c) == CODE_LENGTH and set(c) <= set(CODE_ALPHABET) for c in codes)
-    assert set("".join(codes)) == set(CODE_ALPHABET)
+    draws = [new_code() for _ in range(20_000)]
+    assert all(len(c) == CODE_LENGTH and set(c) <= set(CODE_ALPHABET) for c in draws)
+    # 20,000 draws of 30**6 codes repeat a code 0.27 times on average (Poisson); 9 or more repeats has probability
+    # below 1e-10, while a generator with even 10**7 codes would repeat about 20 times.
+    assert len(draws) - len(set(draws)) <= 8
+    # Each character at each position: 20,000 draws of p = 1/30, mean 667, standard deviation 25; 8 standard
+    # deviations off has probability below 1e-14 for any of the 180 counts.
+    for position in range(CODE_LENGTH):
+        counts = Counter(code[position] for code in draws)
+        assert set(counts) == set(CODE_ALPHABET)
+        assert all(abs(n - 20_000 / 30) < 8 * 25.4 for n in counts.values()), (position, counts)
 
 
 @pytest.mark.parametrize("typed", ["k7p2qx", "K7P-2QX", " k7p 2qx ", "K7P_2QX", "k.7.p.2.q.x", "K7P\t2QX"])
