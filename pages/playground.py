@@ -26,11 +26,12 @@ PLANE_TAB = "Vector plane"
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 lab = session.current().lab
 big = projector()
-# a real model's head: where it comes from and "Put back into the model" at the top, beside the edits (filled
-# once the head has run); otherwise the lecture's introduction
+# a real model's head: where it comes from and "Put back into the model" at the top, above the edits (filled once
+# the head has run; on a projector under the tables and the heatmap, which fill the first screen); otherwise the
+# lecture's introduction
 page_header("Playground" if lab.origin is None else f"Playground: {plain(lab.origin.title)}", intro=lab.origin is None)
-summary = st.container() if lab.origin is not None else None
-if not big and summary is None:  # on a projector the screen is for the tables and the heatmap
+summary = st.container() if lab.origin is not None and not big else None
+if not big and lab.origin is None:  # on a projector the screen is for the tables and the heatmap
     st.caption(
         "One attention head. Edit any table and the figures follow. Rows are tokens, columns are dimensions; "
         "positions count from 0, as in NumPy."
@@ -89,6 +90,7 @@ with right:
             )
 
 if lab.origin is not None:  # a real model's head: it can go back into the model
+    summary = summary if summary is not None else st.container()
     back = put_back.put_back(lab.origin, head, message(err) if stale else "")
     with summary:
         put_back.summary_ui(lab.origin, back, big)

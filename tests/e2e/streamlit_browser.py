@@ -298,6 +298,46 @@ def token_grid_problem(page: Page, grid: tuple[int, int]) -> str | None:
     return f"no {grid} token grid among the heatmaps {grids()}"
 
 
+def set_projector(page: Page, on: bool) -> None:
+    """Turn projector mode on or off with the sidebar's toggle, as the lecturer does, and wait for the rerun."""
+    toggle = page.locator(".st-key-sidebar_projector input[type=checkbox]")
+    if toggle.is_checked() != on:
+        page.locator(".st-key-sidebar_projector").get_by_text("Projector mode").click()
+        wait_idle(page)
+    assert toggle.is_checked() == on
+
+
+# what of a chart must be on the first screen: its svg, tick labels, axis titles and colour bar, as drawn (page
+# pixels); of a grid of panels only the first row's (the x axes of that row, ``first_row`` of them)
+_FIRST_SCREEN_JS = """([key, firstRow]) => {
+  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+  if (!gd) return null;
+  const box = e => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, left: b.left,
+                                                                  right: b.right, what: e.textContent || ''}; };
+  const scroller = document.querySelector('[data-testid="stMain"]');
+  const x = ['x', ...Array.from({length: firstRow - 1}, (_, k) => `x${k + 2}`)];
+  const parts = firstRow
+    ? [...x.map(a => `g.${a}tick > text`), 'g.ytick > text', '.annotation-text', '.cbfill']
+    : ['svg.main-svg', 'g[class$="tick"] > text', 'text[class$="title"]', '.cbfill'];
+  return {scrolled: scroller ? scroller.scrollTop : 0,
+          boxes: parts.flatMap(sel => [...gd.querySelectorAll(sel)].map(box)).filter(b => b.bottom > b.top)};
+}"""
+
+
+def off_screen(page: Page, key: str, first_row: int = 0) -> list[str]:
+    """The parts of chart ``key`` (:data:`_FIRST_SCREEN_JS`) outside the window, unscrolled; none drawn, said."""
+    drawn = wait_until(page, lambda: page.evaluate(_FIRST_SCREEN_JS, [key, first_row]), f"the chart {key}")
+    size = page.viewport_size
+    if not drawn["boxes"]:
+        return [f"{key}: nothing drawn"]
+    out = [
+        f"{key}: {b['what'][:20]!r} at y {b['top']:.0f}..{b['bottom']:.0f}, x {b['left']:.0f}..{b['right']:.0f}"
+        for b in drawn["boxes"]
+        if b["top"] < -1 or b["left"] < -1 or b["bottom"] > size["height"] + 1 or b["right"] > size["width"] + 1
+    ]
+    return out + ([f"the page is scrolled by {drawn['scrolled']} px"] if drawn["scrolled"] else [])
+
+
 def wait_until(page: Page, probe: Callable[[], Any], what: str, timeout_s: float = 30, required: bool = True) -> Any:
     """Poll ``probe`` until it returns something truthy and return that. On time-out: fail saying
     ``what`` was awaited, or (``required=False``) return the last value so the test can say more."""

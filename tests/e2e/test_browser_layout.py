@@ -16,9 +16,11 @@ from streamlit_browser import (
     choose_option,
     cut_text_problems,
     label_problems,
+    off_screen,
     open_page,
     pick_sidebar_scenario,
     screenshot,
+    set_projector,
     token_grid_problem,
     wait_idle,
     wait_laid_out,
@@ -167,15 +169,6 @@ def _small_projector_problems(page, path: str, scenario: str) -> list[str]:
             problems += [f"the Q, K, V tab at {size}: {p}" for p in label_problems(page, QKV_CHARTS)]
             screenshot(page, f"layout_playground_qkv_{size}")
     return problems
-
-
-def set_projector(page, on: bool) -> None:
-    """Turn projector mode on or off with the sidebar's toggle, as the lecturer does, and wait for the rerun."""
-    toggle = page.locator(".st-key-sidebar_projector input[type=checkbox]")
-    if toggle.is_checked() != on:
-        page.locator(".st-key-sidebar_projector").get_by_text("Projector mode").click()
-        wait_idle(page)
-    assert toggle.is_checked() == on
 
 
 def _layout_problems(page, name: str, sizes: tuple[str, ...], laid_out: bool = False) -> list[str]:
@@ -403,36 +396,7 @@ MAIN_CHARTS = [
     ("/step_by_step", "emma-friend", "step_by_step_grid"),
     ("/exercises", DEFAULT_SCENARIO, "exercises_weights"),
 ]
-# what of a chart must be on the first screen: its svg, tick labels, axis titles and colour bar, as drawn (page
-# pixels); of a grid of panels only the first row's (the x axes of that row, ``first_row`` of them)
-_DRAWN_JS = """([key, firstRow]) => {
-  const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
-  if (!gd) return null;
-  const box = e => { const b = e.getBoundingClientRect(); return {top: b.top, bottom: b.bottom, left: b.left,
-                                                                  right: b.right, what: e.textContent || ''}; };
-  const scroller = document.querySelector('[data-testid="stMain"]');
-  const x = ['x', ...Array.from({length: firstRow - 1}, (_, k) => `x${k + 2}`)];
-  const parts = firstRow
-    ? [...x.map(a => `g.${a}tick > text`), 'g.ytick > text', '.annotation-text', '.cbfill']
-    : ['svg.main-svg', 'g[class$="tick"] > text', 'text[class$="title"]', '.cbfill'];
-  return {scrolled: scroller ? scroller.scrollTop : 0,
-          boxes: parts.flatMap(sel => [...gd.querySelectorAll(sel)].map(box)).filter(b => b.bottom > b.top)};
-}"""
 LEARN_BUTTONS = ("exercises_play", "exercises_step", "exercises_until", "exercises_random")
-
-
-def _off_screen(page, key: str, first_row: int = 0) -> list[str]:
-    """The parts of chart ``key`` (:data:`_DRAWN_JS`) that lie outside the window, unscrolled; none drawn, said."""
-    drawn = wait_until(page, lambda: page.evaluate(_DRAWN_JS, [key, first_row]), f"the chart {key}")
-    size = page.viewport_size
-    if not drawn["boxes"]:
-        return [f"{key}: nothing drawn"]
-    out = [
-        f"{key}: {b['what'][:20]!r} at y {b['top']:.0f}..{b['bottom']:.0f}, x {b['left']:.0f}..{b['right']:.0f}"
-        for b in drawn["boxes"]
-        if b["top"] < -1 or b["left"] < -1 or b["bottom"] > size["height"] + 1 or b["right"] > size["width"] + 1
-    ]
-    return out + ([f"the page is scrolled by {drawn['scrolled']} px"] if drawn["scrolled"] else [])
 
 
 @pytest.mark.parametrize(("path", "scenario", "key"), MAIN_CHARTS)
@@ -444,7 +408,7 @@ def test_the_main_chart_is_whole_on_the_first_screen_of_a_projector(module_tab, 
     page = _show(module_tab, path, scenario, projector=True, size="1280x720")
     page.locator('[data-testid="stMain"]').evaluate("m => m.scrollTo(0, 0)")
     first_row = 2 if key == "multi_head_grid" else 0  # two heads a row
-    problems = _off_screen(page, key, first_row)
+    problems = off_screen(page, key, first_row)
     if path == "/exercises":
         for button in LEARN_BUTTONS:
             box = page.locator(f".st-key-{button} button").bounding_box()
@@ -538,7 +502,7 @@ def test_the_planes_handle_and_the_heatmap_it_moves_are_on_one_screen(module_tab
     wait_laid_out(page)
     assert_clean(page)
     page.locator('[data-testid="stMain"]').evaluate("m => m.scrollTo(0, 0)")
-    problems = _off_screen(page, "playground_heatmap") if projector else []
+    problems = off_screen(page, "playground_heatmap") if projector else []
     problems += _below_the_fold(page, {"the heatmap": ".st-key-playground_heatmap .js-plotly-plot"}, 720)
     box = handle.bounding_box()
     if box is None or box["y"] < 0 or box["y"] + box["height"] > 720 or box["x"] + box["width"] > 1280:

@@ -6,7 +6,18 @@ from __future__ import annotations
 import re
 
 import pytest
-from streamlit_browser import assert_clean, chart, figures, open_page, screenshot, wait_idle, wait_until
+from streamlit_browser import (
+    assert_clean,
+    chart,
+    figures,
+    off_screen,
+    open_page,
+    screenshot,
+    set_projector,
+    wait_idle,
+    wait_laid_out,
+    wait_until,
+)
 
 from attention_views.pure import links
 
@@ -77,6 +88,11 @@ def test_the_tabs_attribute_patch_and_lens_and_a_head_goes_back_into_the_model(p
     wait_idle(page)
     page.get_by_role("button", name="Open this head in the playground").click()
     wait_idle(page)
+    set_projector(page, on=True)  # the head's fourteen tokens whole on a projector's first screen, summary and all
+    wait_laid_out(page)
+    page.locator('[data-testid="stMain"]').evaluate("m => m.scrollTo(0, 0)")
+    screenshot(page, "real_model_head_in_the_playground_projector")
+    assert off_screen(page, "playground_heatmap") == []
     page.get_by_role("button", name="Put back into the model").click()
     wait_idle(page)
     wait_until(page, lambda: "With your head" in page.inner_text("body"), "the prediction with the head put back")
