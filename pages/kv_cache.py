@@ -35,9 +35,9 @@ else:  # a slider needs two ends
     st.caption("One token: decoding has one step, position 0.")
 step = decode.steps[t]
 K, V = lessons.cache_frames(step, tokens)
+st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
 cache_col, step_col = beside("kv_cache", whole=True)  # the whole cache, beside the attention its rows equal
 with cache_col:
-    st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
     number_table(K, "kv_cache_K")
     number_table(V, "kv_cache_V")
 with step_col:

@@ -76,10 +76,11 @@ def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple
 
     The browser lays them out (frame.py's CSS): the chart keeps a least width, and the tables scroll sideways
     before the chart goes narrower; ``chart_first`` puts the chart on the left. ``whole``: a result table that
-    never scrolls, with the chart under it.
+    never scrolls, the chart beside it where the chart's least width is left, else under it.
     """
     if whole:
-        return st.container(key=f"besidewhole_{key}"), st.container(key=f"besideunder_{key}")
+        row = st.container(horizontal=True, gap="medium", wrap=True, key=f"besidewrap_{key}")
+        return row.container(width="content", key=f"besidewhole_{key}"), row.container(key=f"besideunder_{key}")
     row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
     if chart_first:
         chart_place = row.container(key=f"besidechart_{key}")

@@ -45,6 +45,10 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) '
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
+    # ... with whole tables (charts.beside(whole=True)) the tables never shrink: the chart goes under them instead
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidewhole_"]) { flex: 0 0 auto; max-width: 100%; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besideunder_"]) '
+    "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
     # the vector plane has no width of its own (its drawing is a share of its place): beside a chart, in the
     # tables' place that is as wide as its content, it asks for 26rem and takes what the chart leaves
     '[class*="_plane_place"] { width: 26rem; max-width: 100%; }',

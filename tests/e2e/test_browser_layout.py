@@ -395,6 +395,7 @@ MAIN_CHARTS = [
     ("/multi_head", "apple-orange", "multi_head_grid"),
     ("/step_by_step", "emma-friend", "step_by_step_grid"),
     ("/exercises", DEFAULT_SCENARIO, "exercises_weights"),
+    ("/kv_cache", "kv-cache", "kv_cache_full"),  # beside the cache it equals (under it, the heatmap ended at "I")
 ]
 LEARN_BUTTONS = ("exercises_play", "exercises_step", "exercises_until", "exercises_random")
 
