@@ -396,6 +396,7 @@ MAIN_CHARTS = [
     ("/step_by_step", "emma-friend", "step_by_step_grid"),
     ("/exercises", DEFAULT_SCENARIO, "exercises_weights"),
     ("/kv_cache", "kv-cache", "kv_cache_full"),  # beside the cache it equals (under it, the heatmap ended at "I")
+    ("/real_model", DEFAULT_SCENARIO, "real_model_heatmap"),  # the opened head's 14 tokens (it ended at "store")
 ]
 LEARN_BUTTONS = ("exercises_play", "exercises_step", "exercises_until", "exercises_random")
 

