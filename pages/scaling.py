@@ -9,7 +9,7 @@ from attention_views.ui.sections import scaling
 session.current()  # every page runs inside app.py's frame: see streamlit_compat.run_through_app
 big = projector()
 st.title("Scaling: why divide by √d_k")
-scaling.why_divide()
+scaling.why_divide(big)
 
 dk_col, keys_col, seed_col = st.columns([4, 2, 2])
 D_KS = [2**p for p in range(10)]  # 1, 2, 4 ... 512: the widths real heads use, evenly spaced on the slider

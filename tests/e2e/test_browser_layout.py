@@ -397,6 +397,8 @@ MAIN_CHARTS = [
     ("/exercises", DEFAULT_SCENARIO, "exercises_weights"),
     ("/kv_cache", "kv-cache", "kv_cache_full"),  # beside the cache it equals (under it, the heatmap ended at "I")
     ("/real_model", DEFAULT_SCENARIO, "real_model_heatmap"),  # the opened head's 14 tokens (it ended at "store")
+    ("/learning", DEFAULT_SCENARIO, "learning_weights"),  # it began at y 555, under the introduction and the job's
+    ("/scaling", DEFAULT_SCENARIO, "scaling_row_bars"),  # it began at y 600, under the argument and its formula
 ]
 LEARN_BUTTONS = ("exercises_play", "exercises_step", "exercises_until", "exercises_random")
 

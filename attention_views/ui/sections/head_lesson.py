@@ -26,6 +26,7 @@ JOB_TEXT = {
     "right after its earlier copy.",
 }
 VOCAB = "ABCDEFGHIJ"  # the task's 10 token ids as letters
+FIT = "23rem"  # on a projector, above the charts: the header, the folded introduction, the controls, the titles
 
 
 @st.cache_data(show_spinner="Training the head (a few seconds, once per job and seed)…")
@@ -80,7 +81,8 @@ def replay(s: Session, big: bool, timer: int | None) -> None:
     if timer is not None:
         tick(s, timer)
     controls(s)
-    st.caption(JOB_TEXT[learning.job])
+    if not big:  # on a projector under the charts, which start on the first screen
+        st.caption(JOB_TEXT[learning.job])
     bound(
         st.slider,
         "Training step",
@@ -97,12 +99,15 @@ def replay(s: Session, big: bool, timer: int | None) -> None:
     heat_col, loss_col = st.columns(2, gap="medium")
     with heat_col:
         title = f"The example's weights at step {snap.step}"
-        chart(figures.attention_heatmap(snap.weights, tokens, tokens, title=title, projector=big), "learning_weights")
+        heatmap = figures.attention_heatmap(snap.weights, tokens, tokens, title=title, projector=big)
+        chart(heatmap, "learning_weights", fit=FIT)
     with loss_col:
         steps = np.array([p.step for p in run.snapshots])  # (snapshots,)
         losses = np.array([p.loss for p in run.snapshots])
         title = f"Loss on held-out sequences: {snap.loss:.3f} at step {snap.step}"
-        chart(figures.loss_curve(steps, losses, now=snap.step, title=title, projector=big), "learning_loss")
+        chart(figures.loss_curve(steps, losses, now=snap.step, title=title, projector=big), "learning_loss", fit=FIT)
+    if big:
+        st.caption(JOB_TEXT[learning.job])
     if timer_generation(s) != timer:
         st.rerun()  # the whole page: the timer is set (or cleared) where the fragment is declared
 

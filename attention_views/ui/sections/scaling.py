@@ -36,8 +36,17 @@ def worked_case() -> tuple[tuple[str, ...], ac.ScoreVariance]:
     return sc.query_tokens, ac.score_variance(sc.Q, sc.K)
 
 
-def why_divide() -> None:
-    """The argument, in words and in one formula: the variances of the d_k products add up."""
+FIT = "22rem"  # on a projector, above the row's bars: the header, the folded argument, the controls and the titles
+
+
+def why_divide(big: bool) -> None:
+    """The argument, in words and in one formula: the variances of the d_k products add up. Folded on a projector
+    (``big``), where the lecturer tells it and the screen is for the controls and the bars they change."""
+    with st.expander("Why: the variances of the d_k products add up", expanded=not big, icon=":material/functions:"):
+        _argument()
+
+
+def _argument() -> None:
     st.markdown(
         "Each score is a sum of $d_k$ products $q_i k_i$. With independent entries of variance 1 the variances add up, "
         "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
@@ -62,7 +71,7 @@ def one_row(d_k: int, n_keys: int, seed: int, big: bool) -> None:
         y_range=(0.0, 1.05),
         projector=big,
     )
-    chart(bars, key="scaling_row_bars")
+    chart(bars, key="scaling_row_bars", fit=FIT)
     spread, scaled_spread = score_spread(row.scores, d_k)
     for name, weights in (("Unscaled", row.weights_unscaled), ("Scaled", row.weights_scaled)):
         st.markdown(
