@@ -78,14 +78,12 @@ def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple
     before the chart goes narrower; ``chart_first`` puts the chart on the left. ``whole``: a result table that
     never scrolls, the chart beside it where the chart's least width is left, else under it.
     """
-    if whole:
-        row = st.container(horizontal=True, gap="medium", wrap=True, key=f"besidewrap_{key}")
-        return row.container(width="content", key=f"besidewhole_{key}"), row.container(key=f"besideunder_{key}")
-    row = st.container(horizontal=True, gap="medium", wrap=False, key=f"beside_{key}")
+    row = st.container(horizontal=True, gap="medium", wrap=whole, key=f"beside_{key}")
+    tables = f"besidewhole_{key}" if whole else f"besidetables_{key}"
     if chart_first:
         chart_place = row.container(key=f"besidechart_{key}")
-        return row.container(width="content", key=f"besidetables_{key}"), chart_place
-    return row.container(width="content", key=f"besidetables_{key}"), row.container(key=f"besidechart_{key}")
+        return row.container(width="content", key=tables), chart_place
+    return row.container(width="content", key=tables), row.container(key=f"besidechart_{key}")
 
 
 @st.cache_data

@@ -47,10 +47,8 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
     # ... with whole tables (charts.beside(whole=True)) the tables never shrink: the chart goes under them instead
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidewhole_"]) { flex: 0 0 auto; max-width: 100%; }',
-    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besideunder_"]) '
-    "{ flex: 1 1 18rem; min-width: max(18rem, 55%); }",
     # ... the KV cache's heatmap of a few tokens beside its cache down to 45 % (a 1024 px projector's row)
-    '[data-testid="stLayoutWrapper"]:has(> .st-key-besideunder_kv_cache) { min-width: max(18rem, 45%); }',
+    '[data-testid="stLayoutWrapper"]:has(> .st-key-besidechart_kv_cache) { min-width: max(18rem, 45%); }',
     # the vector plane has no width of its own (its drawing is a share of its place): beside a chart, in the
     # tables' place that is as wide as its content, it asks for 26rem and takes what the chart leaves
     '[class*="_plane_place"] { width: 26rem; max-width: 100%; }',
