@@ -43,19 +43,15 @@ def why_divide(big: bool) -> None:
     """The argument, in words and in one formula: the variances of the d_k products add up. Folded on a projector
     (``big``), where the lecturer tells it and the screen is for the controls and the bars they change."""
     with st.expander("Why: the variances of the d_k products add up", expanded=not big, icon=":material/functions:"):
-        _argument()
-
-
-def _argument() -> None:
-    st.markdown(
-        "Each score is a sum of $d_k$ products $q_i k_i$. With independent entries of variance 1 the variances add up, "
-        "so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all weight on one "
-        "key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
-    )
-    st.latex(  # two lines: on one, a 1024-pixel projector cut off the "= 1" that is the point
-        r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k \\"
-        r"\Rightarrow\quad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}"
-    )
+        st.markdown(
+            "Each score is a sum of $d_k$ products $q_i k_i$. With independent entries of variance 1 the variances "
+            "add up, so wider vectors give wider-spread scores, and the softmax of a wide-spread row puts nearly all "
+            "weight on one key. Dividing by $\\sqrt{d_k}$ brings the variance back to 1 for every $d_k$."
+        )
+        st.latex(  # two lines: on one, a 1024-pixel projector cut off the "= 1" that is the point
+            r"\begin{gathered}\operatorname{Var}(q\cdot k)=\sum_{i=1}^{d_k}\operatorname{Var}(q_i k_i)=d_k \\"
+            r"\Rightarrow\quad\operatorname{Var}\!\left(\frac{q\cdot k}{\sqrt{d_k}}\right)=1\end{gathered}"
+        )
 
 
 def one_row(d_k: int, n_keys: int, seed: int, big: bool) -> None:
