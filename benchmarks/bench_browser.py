@@ -76,7 +76,6 @@ _ARM_JS = """() => {
     window.__armed = true;
   }
 }"""
-_SINCE_INPUT_JS = "() => " + _PAINTED_JS[6:] + ".then(() => performance.now() - window.__inputAt)"
 _WATCH_JS = """([condition, arg]) => {
   // checked at every frame from now on; once it holds, the time of the next frame's start: the frame that drew the
   // change has been painted (all on the page's clock, so Playwright's round trips are not counted)
