@@ -9,6 +9,8 @@ and the share panel, and offers the download and upload of the view. Pages only 
 
 from __future__ import annotations
 
+import functools
+import gc
 from dataclasses import replace
 
 import streamlit as st
@@ -144,6 +146,18 @@ def run(page: StreamlitPage) -> None:
         classroom.fill_banner(s, top)
         classroom.fill_section(s, place, replace_lab)
         finish(s, slot)
+    settle_heap()
+
+
+@functools.cache
+def settle_heap() -> None:
+    """Once per process, at the end of its first run (the libraries the pages use loaded by then): the objects
+    alive then, the libraries' modules, classes and tables, are moved out of the garbage collector's reach
+    (``gc.freeze``), so a full collection, which a server under load makes now and then and which holds up every
+    session while it runs, walks only what the sessions made. Those objects live as long as the process anyway;
+    the garbage among them is collected first."""
+    gc.collect()
+    gc.freeze()
 
 
 def start(page: str) -> Session:
