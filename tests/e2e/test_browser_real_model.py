@@ -58,6 +58,23 @@ def test_the_page_draws_every_head_and_a_click_picks_one(page):
     screenshot(page, "real_model")
 
 
+def test_on_a_projector_the_layer_box_and_the_heads_heatmap_share_the_first_screen(page):
+    # the 30 layers of heads run below the fold on a projector; the boxes that pick any of them do not
+    open_page(page, "/real_model")
+    wait_until(page, lambda: _overview(page) and chart(page, "real_model_heatmap"), "both charts")
+    set_projector(page, on=True)
+    layer = page.locator(".st-key-real_model_layer input")
+    box = layer.bounding_box()
+    assert box["y"] + box["height"] <= page.viewport_size["height"], box
+    layer.fill("23")
+    layer.press("Enter")
+    wait_idle(page)
+    wait_until(page, lambda: (_head_title(page) or "").startswith("Layer 23, head 2"), "layer 23's head")
+    wait_laid_out(page)
+    assert off_screen(page, "real_model_heatmap") == []
+    assert_clean(page)
+
+
 def _lens_text(page) -> list | None:
     """The logit lens's cell texts as drawn (rows of tokens), once drawn."""
     return page.evaluate(

@@ -234,9 +234,16 @@ def _on_score(view: ModelView) -> None:
 
 
 def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> None:
-    """The 30 x 9 grid of heads coloured by the chosen score; a click (or the boxes) picks a head."""
+    """The 30 x 9 grid of heads coloured by the chosen score; a click (or the boxes above it, on the first screen
+    beside the picked head's heatmap however far the grid runs below) picks a head."""
     label = "Colour every head by how much it attends to"
     _view_selectbox(st, view, "score", label, HEAD_SCORES, SCORE_LABELS, _on_score)
+    ss = st.session_state
+    ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
+    layer_col, head_col = st.columns(2)
+    for col, name, n in ((layer_col, "layer", scores["self"].shape[0]), (head_col, "head", scores["self"].shape[1])):
+        key = f"real_model_{name}"
+        col.number_input(name.capitalize(), 0, n - 1, key=key, on_change=_on_box, args=(view, name, key))
     chart(
         figures.head_score_grid(
             scores[view.score],
@@ -249,12 +256,6 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
         on_select=lambda: _pick_head(view),
         selection_mode="points",
     )
-    ss = st.session_state
-    ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
-    layer_col, head_col = st.columns(2)
-    for col, name, n in ((layer_col, "layer", scores["self"].shape[0]), (head_col, "head", scores["self"].shape[1])):
-        key = f"real_model_{name}"
-        col.number_input(name.capitalize(), 0, n - 1, key=key, on_change=_on_box, args=(view, name, key))
 
 
 LOOK_FOR = (
