@@ -54,6 +54,24 @@ def folded(frame: pd.DataFrame, key: str, apply: Callable = apply_delta) -> tupl
     return apply(frame, delta), delta.reshapes
 
 
+DRAWN = "editors_drawn"  # session state: (owner, table, key) of each editor the last run drew
+
+
+def fold_last_runs_edits() -> None:
+    """At a run's start, the edits the last run's editors hold folded into their tables, whatever page this run
+    draws: an editor stores an edit without a rerun (``on_change="ignore"``), and the rerun that carries it may be
+    another page's (a link clicked right after typing) or close the editor's tab."""
+    for owner, name, key in st.session_state.pop(DRAWN, ()):
+        owner.tables[name], moved = folded(owner.tables[name], key)
+        if moved:
+            bump_rev(owner)
+
+
+def drawn_keys() -> list[str]:
+    """The keys of the editors this run drew (so far): their edits are stored without a rerun."""
+    return [key for _, _, key in st.session_state.get(DRAWN, ())]
+
+
 def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
     """Fold the editor's reported edits into the lab's table; restart the editors when rows moved."""
     lab.tables[name], moved = folded(lab.tables[name], editor_key(lab, prefix, name))
@@ -71,16 +89,17 @@ def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: b
     config = {c: number(c, format="%.2f") for c in value_columns(frame)} if big else {}
     if TOKEN in frame.columns:
         config[TOKEN] = st.column_config.TextColumn("token", help="Token label shown on the axes")
+    key = editor_key(lab, prefix, name)
     st.data_editor(
         display_table(frame, lab.read, name, PROJECTOR_DECIMALS if big else SHOWN_DECIMALS),
-        key=editor_key(lab, prefix, name),
+        key=key,
         num_rows="dynamic" if dynamic_rows else "fixed",
         hide_index=TOKEN in frame.columns,
         column_config=config,
         width="content",
-        on_change=apply_pending_edits,  # at once, whatever page the next run draws (a link clicked mid-edit)
-        args=(lab, prefix, name),
+        on_change="ignore",  # stored at once; components/commits.py reruns the app (Streamlit would wait 150 ms)
     )
+    st.session_state.setdefault(DRAWN, []).append((lab, name, key))
     error = table_errors({name: frame}, lab.read).get(name)
     if error:
         st.error(message(error), icon="⚠️")

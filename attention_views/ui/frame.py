@@ -24,7 +24,9 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
-from attention_views.ui import class_questions, classroom, session
+from attention_views.ui import class_questions, classroom, editors, session
+from attention_views.ui.components.commits import KEY as COMMITS
+from attention_views.ui.components.commits import commits
 from attention_views.ui.controls import bound, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
@@ -42,6 +44,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     _STACKED.format(px=1279),
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
+    f".st-key-{COMMITS} {{ display: none; }}",  # components/commits.py draws nothing
     # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
     # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
@@ -132,6 +135,7 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
 def run(page: StreamlitPage) -> None:
     """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
     s = start(page.url_path or "home")
+    editors.fold_last_runs_edits()  # before a lecturer's view may replace the lab, as the editors' edits came first
     took = classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page
     if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
         target, s.goto = s.goto, ""
@@ -146,6 +150,7 @@ def run(page: StreamlitPage) -> None:
         classroom.fill_banner(s, top)
         classroom.fill_section(s, place, replace_lab)
         finish(s, slot)
+        commits(editors.drawn_keys())
     settle_heap()
 
 

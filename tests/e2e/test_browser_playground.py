@@ -11,6 +11,7 @@ from streamlit_browser import (
     choose_option,
     edit_last_column_cell,
     new_context,
+    open_last_column_cell,
     open_page,
     screenshot,
     shape,
@@ -52,6 +53,56 @@ def test_editing_a_cell_changes_the_heatmap(page):
     assert shape(after) == shape(before)
     assert_clean(page)
     screenshot(page, "playground_edited")
+
+
+# every message the page sends over Streamlit's websocket, as text (a rerun's names the widgets whose states it carries)
+_RECORD_SENDS_JS = """(() => {
+  window.__sends = [];
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (data) {
+    const bytes = data instanceof ArrayBuffer ? new Uint8Array(data)
+      : ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
+    window.__sends.push(bytes ? new TextDecoder("latin1").decode(bytes) : String(data));
+    return send.call(this, data);
+  };
+})()"""
+
+
+def test_each_way_a_grid_commits_an_edit_reruns_the_page_once_at_once(page):
+    # the editors store an edit without a rerun; the page's commits component asks for it (Streamlit's editor
+    # would wait 150 ms first): Enter, Tab, a click away, Delete on a selected cell each rerun the page with the edit
+    page.add_init_script(_RECORD_SENDS_JS)
+    z = open_playground(page)
+    editor = page.locator(EDITOR).first
+    key = "playground_editor_Q_"
+
+    def changed(since):
+        return wait_until(page, lambda: (now := weights(page)) and now != since and now, "the heatmap to change")
+
+    for row, text, commit in ((0, "4.25", "Enter"), (1, "-3.5", "Tab"), (2, "2.75", "click away")):
+        type_into_last_column_cell(page, editor, row, text)
+        sent = len(page.evaluate("() => window.__sends"))
+        if commit == "click away":
+            page.get_by_role("heading", name="Playground").click()
+        else:
+            page.keyboard.press(commit)
+        z = changed(z)
+        wait_idle(page)
+        sends = page.evaluate("() => window.__sends")[sent:]
+        # the first message after the commit is the rerun the commits component asked for, with the edit in it
+        assert sends and "lab_commits" in sends[0] and key in sends[0] and text in sends[0], f"{commit}: {sends[:1]}"
+        assert len([m for m in sends if key in m]) == 1, f"{commit}: more than one rerun carried the editor"
+    open_last_column_cell(page, editor, 0)
+    page.keyboard.press("Escape")  # the cell stays selected
+    page.keyboard.press("Delete")  # an empty cell: the page says so, and keeps the last valid heatmap
+    wait_until(page, lambda: page.locator(ALERT).count(), "an error message for the emptied cell")
+    assert weights(page) == z
+    # the component reruns for the table editors only: an editor with its own rerun (the mask painter) is not its
+    choose_option(page, "playground_mask", "custom")
+    wait_until(page, lambda: page.locator(".st-key-playground_mask_fig").count(), "the mask painter's chart")
+    keys = page.evaluate("() => [...window.__labCommits.keys]")
+    assert keys and all(k.startswith("playground_editor_") for k in keys), keys
+    assert_clean(page)
 
 
 def test_non_numeric_entry_shows_an_error_not_a_traceback(page):

@@ -119,6 +119,17 @@ def test_an_edit_changes_the_heatmap():
     assert after[8, 0] > before[8, 0]
 
 
+def test_an_edit_carried_by_another_pages_run_is_kept():
+    # the editors store an edit without a rerun; a link clicked right after typing carries it into another page's
+    # run, which folds it in (editors.fold_last_runs_edits) before the editor's state is dropped
+    at = open_page("playground", "emma-friend")
+    edit = {"edited_rows": {0: {"Anim": 9.0}}, "added_rows": [], "deleted_rows": []}
+    at.session_state[editor_key(at, PREFIX, "Q")] = edit  # the open tab's editor
+    at.switch_page("pages/multi_head.py").run()
+    assert_clean(at)
+    assert at.session_state["session"].lab.tables["Q"].at[0, "Anim"] == 9.0
+
+
 @pytest.mark.parametrize("value", ["abc", None, float("nan"), "inf"])
 def test_bad_cell_shows_message_and_keeps_last_valid_figure(value):
     at = open_page("playground", "emma-friend")
