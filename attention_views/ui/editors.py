@@ -54,29 +54,44 @@ def folded(frame: pd.DataFrame, key: str, apply: Callable = apply_delta) -> tupl
     return apply(frame, delta), delta.reshapes
 
 
-DRAWN = "editors_drawn"  # session state: (owner, table, key) of each editor the last run drew
+DRAWN = "editors_drawn"  # session state: (owner, table, key) of each editor the last whole run drew
+DRAWING = "editors_drawing"  # ... and of each this run has drawn so far
 
 
 def fold_last_runs_edits() -> None:
-    """At a run's start, the edits the last run's editors hold folded into their tables, whatever page this run
-    draws: an editor stores an edit without a rerun (``on_change="ignore"``), and the rerun that carries it may be
-    another page's (a link clicked right after typing) or close the editor's tab."""
-    for owner, name, key in st.session_state.pop(DRAWN, ()):
-        owner.tables[name], moved = folded(owner.tables[name], key)
-        if moved:
-            bump_rev(owner)
+    """At a run's start, the edits the last whole run's editors hold folded into their tables, whatever page this
+    run draws: an editor stores an edit without a rerun (``on_change="ignore"``), and the rerun that carries it may
+    be another page's (a link clicked right after typing) or close the editor's tab. An editor whose rows moved
+    restarts under a new key and is done; the others stay listed until this run ends (:func:`end_run`), so a run
+    cut short leaves them to the next (their cell edits fold in again as they were)."""
+    st.session_state[DRAWN] = [
+        (owner, name, key) for owner, name, key in st.session_state.get(DRAWN, ()) if not _fold(owner, name, key)
+    ]
+    st.session_state[DRAWING] = []
+
+
+def end_run() -> None:
+    """At a run's end: the editors it drew are the ones the next run folds in first."""
+    st.session_state[DRAWN] = st.session_state.pop(DRAWING, [])
 
 
 def drawn_keys() -> list[str]:
     """The keys of the editors this run drew (so far): their edits are stored without a rerun."""
-    return [key for _, _, key in st.session_state.get(DRAWN, ())]
+    return [key for _, _, key in st.session_state.get(DRAWING, ())]
 
 
 def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
     """Fold the editor's reported edits into the lab's table; restart the editors when rows moved."""
-    lab.tables[name], moved = folded(lab.tables[name], editor_key(lab, prefix, name))
+    _fold(lab, name, editor_key(lab, prefix, name))
+
+
+def _fold(owner: Lab | Vectors, name: str, key: str) -> bool:
+    """Fold the edits editor ``key`` reports into ``owner``'s table ``name``; when rows moved, restart the editors
+    (a new revision in their keys) and say so."""
+    owner.tables[name], moved = folded(owner.tables[name], key)
     if moved:
-        bump_rev(lab)
+        bump_rev(owner)
+    return moved
 
 
 def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: bool = False) -> None:
@@ -99,7 +114,7 @@ def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: b
         width="content",
         on_change="ignore",  # stored at once; components/commits.py reruns the app (Streamlit would wait 150 ms)
     )
-    st.session_state.setdefault(DRAWN, []).append((lab, name, key))
+    st.session_state.setdefault(DRAWING, []).append((lab, name, key))
     error = table_errors({name: frame}, lab.read).get(name)
     if error:
         st.error(message(error), icon="⚠️")

@@ -151,6 +151,7 @@ def run(page: StreamlitPage) -> None:
         classroom.fill_section(s, place, replace_lab)
         finish(s, slot)
         commits(editors.drawn_keys())
+        editors.end_run()
     settle_heap()
 
 

@@ -130,6 +130,29 @@ def test_an_edit_carried_by_another_pages_run_is_kept():
     assert at.session_state["session"].lab.tables["Q"].at[0, "Anim"] == 9.0
 
 
+def test_a_run_cut_short_leaves_the_last_whole_runs_editors_to_the_next(monkeypatch):
+    # a run that stops before it draws the editor (a link clicked right after Enter) ends without end_run: the next
+    # run still folds in what the editor holds then, and rows an editor moved are moved once, not once a run
+    from types import SimpleNamespace
+
+    from attention_views.ui import editors
+
+    ss = {}
+    monkeypatch.setattr(editors, "st", SimpleNamespace(session_state=ss))
+    lab = new_lab("emma-friend")
+    key = editors.editor_key(lab, PREFIX, "Q")
+    rows = len(lab.tables["Q"])
+    ss[editors.DRAWN] = [(lab, "Q", key)]
+    for value in (9.0, 7.0):  # the second: typed on, stored by the editor, carried by the run after the cut one
+        ss[key] = {"edited_rows": {0: {"Anim": value}}, "added_rows": [], "deleted_rows": []}
+        editors.fold_last_runs_edits()  # each run cut short: no end_run
+        assert lab.tables["Q"].at[0, "Anim"] == value
+    ss[key] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [1]}
+    for _ in range(2):
+        editors.fold_last_runs_edits()
+        assert len(lab.tables["Q"]) == rows - 1
+
+
 @pytest.mark.parametrize("value", ["abc", None, float("nan"), "inf"])
 def test_bad_cell_shows_message_and_keeps_last_valid_figure(value):
     at = open_page("playground", "emma-friend")
