@@ -7,6 +7,7 @@ from attention_views.ui import panels, session
 from attention_views.ui.charts import beside, chart, lecture_intro
 from attention_views.ui.controls import projector
 from attention_views.ui.editors import tables_box
+from attention_views.ui.frame import end_page
 from attention_views.ui.readonly_tables import number_table
 from attention_views.ui.sections import lessons
 
@@ -17,7 +18,7 @@ lecture_intro()
 lessons.lesson_offer(s, "cross_attention")
 if "Q" not in lab.tables:
     st.info("Cross-attention needs separate query and key tables, as its lesson has them.")
-    st.stop()
+    end_page()
 
 # as on the playground: the tables beside the heatmap they change
 tables, result = beside("cross_attention")
@@ -27,7 +28,7 @@ with tables:
     tables_box(lab, "cross_attention", big)
 head = lessons.current_head(lab)
 if head is None:
-    st.stop()
+    end_page()
 r = head.result
 n_q, n_k = r.weights.shape
 with result:

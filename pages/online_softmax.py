@@ -7,12 +7,13 @@ import attention_core as ac
 from attention_views.pure.formats import plain
 from attention_views.pure.single_head import lab_mask
 from attention_views.ui.charts import beside
+from attention_views.ui.frame import end_page
 from attention_views.ui.readonly_tables import number_table, numbers_frame
 from attention_views.ui.sections import lessons
 
 lab, big, head = lessons.open_lesson("How FlashAttention computes softmax without the whole row", "online_softmax")
 if head is None:
-    st.stop()
+    end_page()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens
 n_q, n_k = r.weights.shape
 

@@ -7,12 +7,13 @@ from attention_views.pure.formats import message
 from attention_views.pure.tables import TableError, table_to_matrix
 from attention_views.ui.charts import chart
 from attention_views.ui.editors import folded
+from attention_views.ui.frame import end_page
 from attention_views.ui.readonly_tables import numbers_frame
 from attention_views.ui.sections import lessons
 
 lab, big, head = lessons.open_lesson("Where am I? Positional encodings", "positions")
 if head is None:
-    st.stop()
+    end_page()
 n, tokens = len(head.query_tokens), head.query_tokens
 positions = max(len(head.query_tokens), len(head.key_tokens))  # keys can outnumber queries
 
@@ -41,7 +42,7 @@ if encoding == "learned":
         )
 if encoding == "rope" and head.result.Q.shape[1] % 2:
     st.error("RoPE rotates pairs of dimensions: d_k must be even. Add or remove a dimension on the Playground.")
-    st.stop()
+    end_page()
 
 at_zero = lessons.encoded_attention(lab, head, encoding, 0, slope, learned)
 shifted = lessons.encoded_attention(lab, head, encoding, shift, slope, learned)

@@ -6,6 +6,7 @@ import attention_models as am
 from attention_views.pure.formats import message
 from attention_views.ui import session
 from attention_views.ui.controls import projector
+from attention_views.ui.frame import end_page
 from attention_views.ui.sections import interp, model_runs
 from attention_views.ui.sections import real_model as rm
 
@@ -17,14 +18,14 @@ try:
     model = model_runs.load_model()
 except am.ModelNotInstalledError as err:
     rm.not_installed(err)
-    st.stop()
+    end_page()
 
 rm.input_ui(view)
 try:
     ids, run, _ = rm.run_for(model, view)
 except am.AttentionModelError as err:
     st.error(message(err), icon="⚠️")
-    st.stop()
+    end_page()
 
 # only the open tab is computed: a look at another head costs no attribution, patching or lens
 interp.start_default_patching()  # once per process, on a thread: ready when a student opens Patching

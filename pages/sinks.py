@@ -7,13 +7,14 @@ import streamlit as st
 import attention_core as ac
 from attention_views.pure.formats import plain
 from attention_views.ui import session
+from attention_views.ui.frame import end_page
 from attention_views.ui.readonly_tables import number_table
 from attention_views.ui.sections import lessons
 
 s = session.current()
 lab, big, head = lessons.open_lesson("Attention sinks", "sinks")
 if head is None:
-    st.stop()
+    end_page()
 r, queries, keys = head.result, head.query_tokens, head.key_tokens
 n_q, n_k = r.weights.shape
 

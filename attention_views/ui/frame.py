@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import gc
 from dataclasses import replace
+from typing import NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -145,7 +146,10 @@ def run(page: StreamlitPage) -> None:
         place = classroom.section(s, replace_lab)
         top = classroom.banner(s)
         class_questions.question_banner(s)  # the class's open or revealed question, above the page
-        page.run()
+        try:
+            page.run()
+        except PageEnd:  # the page showed what it could: the work after it is still done
+            pass
         classroom.after_page(s, took)
         classroom.fill_banner(s, top)
         classroom.fill_section(s, place, replace_lab)
@@ -153,6 +157,18 @@ def run(page: StreamlitPage) -> None:
         commits(editors.drawn_keys())
         editors.end_run()
     settle_heap()
+
+
+class PageEnd(Exception):  # noqa: N818 (an early end of a page, not an error)
+    """Raised by :func:`end_page`, caught by :func:`run` right after the page."""
+
+
+def end_page() -> NoReturn:
+    """End the page here: what it drew so far stays, and the frame's work after the page is still done (the link in
+    the address bar, the lecturer's view published, the live class's controls, the table editors' commits
+    component). Pages call this, never ``st.stop()``, which would end the whole run: a student would lose Break
+    away and Leave, and a table editor drawn above would rerun nothing when its bad cell is fixed."""
+    raise PageEnd
 
 
 @functools.cache

@@ -334,3 +334,39 @@ def test_a_hostile_class_name_is_shown_literally_to_the_lecturer_and_the_student
     for at in (lecturer, pupil):
         assert not markup_problems(at), markup_problems(at)
         assert any(name in t for t in read_texts(at)), f"{name!r} is not shown as typed"
+
+
+def _components(at: AppTest, name: str) -> list[dict]:
+    """The data of each st.components.v2 element ``name`` the last run drew, main area and sidebar."""
+    found = []
+
+    def walk(node) -> None:
+        if getattr(node, "type", None) == "bidi_component" and node.proto.component_name == name:
+            found.append(json.loads(node.proto.json) if node.proto.json else {})
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return found
+
+
+def test_a_student_whose_page_ends_early_keeps_the_signal_and_follows_the_lecturers_fix():
+    """A page with nothing to compute yet ends early (frame.end_page), and the frame's work after it is still done:
+    the student who joins while the lecturer's table has a bad cell sees the error, keeps the class's signal and
+    its own class controls (Break away) and the table editor's commits component (st.stop() ended the whole run
+    before them), and follows the fix."""
+    lecturer = start_class("cross_attention", "cross-attention")
+    edit_cells(lecturer, editor_key(lecturer, "cross_attention", "Q"), {0: {"animal": "lots"}})
+    assert lecturer.error  # the lecturer keeps the last valid result beside the error
+    pupil = student(seat(lecturer).code, "cross_attention")
+    assert_clean(pupil)
+    assert pupil.session_state["session"].page == "cross_attention"
+    assert any("lots" in e.value for e in pupil.error) and not plotly_figures(pupil)  # no valid head yet
+    assert _components(pupil, "attention_lab_class_signal"), "the student's run ended before the class's signal"
+    assert {"sidebar_class_break", "sidebar_class_leave"} <= button_keys(pupil)
+    (commits,) = _components(pupil, "attention_lab.commits")
+    assert commits["keys"] == [editor_key(pupil, "cross_attention", "Q")]
+    edit_cells(lecturer, editor_key(lecturer, "cross_attention", "Q"), {0: {"animal": 1.5}})
+    run(pupil)
+    assert_clean(pupil)
+    assert lab(pupil).tables["Q"].at[0, "animal"] == 1.5 and plotly_figures(pupil)
