@@ -26,7 +26,7 @@ with tables:
     st.caption("**Q**: one row per *target* token (the sentence being written). **K** and **V**: one row per "
                "*source* token (the sentence being read). Edit any of them.")  # fmt: skip
     tables_box(lab, "cross_attention", big)
-head = lessons.current_head(lab)
+head = lessons.current_head(lab, tables_here=True)
 if head is None:
     end_page()
 r = head.result

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import ROOT, SCENARIOS, assert_clean, heatmap_z, open_page, plotly_figures
+from apptest_pages import ROOT, SCENARIOS, assert_clean, edit_cells, editor_key, heatmap_z, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
@@ -285,3 +285,30 @@ def test_a_real_models_head_is_never_swapped_for_a_lesson_unasked():
     at.button(key="sinks_open_lesson").click().run()
     lab = at.session_state["session"].lab
     assert lab.scenario == "attention-sinks" and lab.origin is None
+
+
+def test_cross_attention_names_a_bad_cell_once_under_its_table_and_says_what_it_shows_until_it_is_fixed():
+    """The page draws its own tables: a bad cell is named once, under its editor (not sent to the Playground), with
+    the last valid result kept, or, opened on a link with no valid result yet, a note that it shows once fixed."""
+    at = open_page("cross_attention", "cross-attention")
+    edit_cells(at, editor_key(at, "cross_attention", "Q"), {0: {"animal": "lots"}})
+    assert_clean(at)
+    assert [e.value for e in at.error] == ["Q row 0 ('le'), column 'animal' is 'lots', not a number; type a finite "
+                                           "number there"]  # fmt: skip
+    assert "last valid result" in at.warning[0].value and plotly_figures(at)
+    assert not any("Playground" in t.value for t in [*at.error, *at.warning, *at.info])
+
+    lab = new_lab("cross-attention")
+    bad = lab.tables["Q"].astype(object)
+    bad.at[0, "animal"] = "lots"
+    lab.tables["Q"] = bad
+    fresh = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    fresh.switch_page("pages/cross_attention.py")
+    fresh.query_params["scenario"] = "cross-attention"
+    fresh.query_params["state"] = links.encode(lab, "cross_attention")
+    fresh.run()
+    assert_clean(fresh)
+    assert len(fresh.error) == 1 and not plotly_figures(fresh) and not fresh.warning
+    assert "once the table above is fixed" in fresh.info[0].value
+    edit_cells(fresh, editor_key(fresh, "cross_attention", "Q"), {0: {"animal": 1.5}})
+    assert not fresh.error and not fresh.info and plotly_figures(fresh)

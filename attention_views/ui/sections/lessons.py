@@ -76,11 +76,20 @@ def lesson_offer(s: Session, page: str) -> None:
         st.caption(f"This page now works on “{plain(now)}”" + (keep if edited else "."))
 
 
-def current_head(lab: Lab) -> SingleHead | None:
-    """The lab's single head (or the last valid one), with its error shown; None when there is none yet."""
+def current_head(lab: Lab, tables_here: bool = False) -> SingleHead | None:
+    """The lab's single head (or the last valid one), with its error shown; None when there is none yet.
+    ``tables_here``: the page draws the lab's tables itself, and a table's error is named under its editor."""
     head, err = run_or_last(lab, run_single_head, "last_single")
-    if err is not None:
-        st.error(f"{message(err)}  \nFix it on the Playground; until then this page shows the last valid result.")
+    if err is None:
+        return head
+    fix = "Fix it above" if tables_here else "Fix it on the Playground"
+    later = "until then this page shows the last valid result" if head is not None else "then this page shows it"
+    if not (tables_here and isinstance(err, TableError)):
+        st.error(f"{message(err)}  \n{fix}; {later}.")
+    elif head is None:
+        st.info("The result shows here once the table above is fixed.", icon=":material/edit:")
+    else:
+        st.warning("Showing the last valid result until the table above is fixed.", icon="⏸️")
     return head
 
 
