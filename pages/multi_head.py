@@ -9,7 +9,7 @@ from attention_views.pure.tables import TableError
 from attention_views.ui import session
 from attention_views.ui.charts import page_header
 from attention_views.ui.controls import attention_controls, bound, projector
-from attention_views.ui.editors import editors_panel, fold_hidden_editors
+from attention_views.ui.editors import editor_tables, editors_panel, fold_hidden_editors
 from attention_views.ui.sections import multi_head
 
 lab = session.current().lab
@@ -49,8 +49,10 @@ with controls_col:
 view, err = run_or_last(lab, run_multi, "last_multi")
 with heads_col:
     if err is not None:
-        if not isinstance(err, TableError) or err.table not in (HEADS, N_HEADS, W_O):
-            tables_slot.error(message(err), icon="⚠️")  # the heads' and W_O's own errors are already shown
+        # the heads' and W_O's own errors are shown under their tables, and the lab's tables' by their open editors
+        shown = (HEADS, N_HEADS, W_O, *(editor_tables(lab) if tables.open else ()))
+        if not isinstance(err, TableError) or err.table not in shown:
+            tables_slot.error(message(err), icon="⚠️")
         st.warning(
             "Showing the last valid heads until the input is fixed."
             if view

@@ -241,7 +241,7 @@ def editors_panel(lab: Lab, prefix: str, extra: str | None = None) -> DeltaGener
     directly when it is closed, and a closed table that does not parse is named below the tabs.
     ``extra``: the label of a tab before the sizes that the page fills; returns its place while it is open.
     """
-    names = _editor_tables(lab)
+    names = editor_tables(lab)
     labels = [EDITOR_TABS[n] for n in names] + ([extra] if extra else []) + [_sizes_label(lab)]
     tabs = st.tabs(labels, key=f"{prefix}_tables_tab", on_change="rerun")
     closed = {}
@@ -264,11 +264,11 @@ def editors_panel(lab: Lab, prefix: str, extra: str | None = None) -> DeltaGener
 def fold_hidden_editors(lab: Lab, prefix: str) -> None:
     """While the editors of :func:`editors_panel` are not drawn (their expander closed), the edits made before
     they were hidden are folded into the lab's tables; the page names a table that does not parse."""
-    for name in _editor_tables(lab):
+    for name in editor_tables(lab):
         apply_pending_edits(lab, prefix, name)
 
 
-def _editor_tables(lab: Lab) -> tuple[str, ...]:
+def editor_tables(lab: Lab) -> tuple[str, ...]:
     """The tables the editors' tabs hold: Q, K, V given directly, or X and the projections."""
     return ("Q", "K", "V") if "Q" in lab.tables else ("X", "W_q", "W_k", "W_v")
 

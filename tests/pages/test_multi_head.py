@@ -323,3 +323,19 @@ def test_apple_orange_heads_visibly_differ_at_the_opening_settings():
     at.toggle(key="multi_head_own_ranges").set_value(False).run()  # the shared range, one click away
     fig = next(f for f in plotly_figures(at) if f["layout"]["title"]["text"].startswith("Each head's weights"))
     assert all(t["coloraxis"] == "coloraxis" for t in fig["data"])
+
+
+@pytest.mark.parametrize("sid", ["emma-friend", "apple-orange"])  # Q, K, V given; X and the projections
+def test_a_bad_cell_is_named_once_with_the_tables_open_or_closed(sid):
+    at = open_page("multi_head", sid)
+    at.session_state["multi_head_tables"] = True  # what a click on the expander sends
+    at.run()
+    lab = at.session_state["session"].lab
+    name = "X" if "X" in lab.tables else "Q"
+    column = next(c for c in lab.tables[name].columns if c != "token")
+    edit_cells(at, editor_key(at, "multi_head", name), {0: {column: "lots"}})
+    assert_clean(at)
+    assert len(at.error) == 1 and "'lots', not a number" in at.error[0].value
+    at.session_state["multi_head_tables"] = False
+    at.run()
+    assert len(at.error) == 1 and "'lots', not a number" in at.error[0].value
