@@ -74,6 +74,13 @@ def plotly_figures(at: AppTest) -> list[dict]:
     return figures
 
 
+def nodes(node):
+    """Every block and element under an AppTest node, depth first (``at._tree``: the main area and the sidebar)."""
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from nodes(child)
+
+
 def _in_order(node):
     """The elements under an AppTest block, in page order."""
     children = getattr(node, "children", None)

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, open_page, plotly_figures
+from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, nodes, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
 from attention_rooms.codes import format_code
@@ -338,16 +338,8 @@ def test_a_hostile_class_name_is_shown_literally_to_the_lecturer_and_the_student
 
 def _components(at: AppTest, name: str) -> list[dict]:
     """The data of each st.components.v2 element ``name`` the last run drew, main area and sidebar."""
-    found = []
-
-    def walk(node) -> None:
-        if getattr(node, "type", None) == "bidi_component" and node.proto.component_name == name:
-            found.append(json.loads(node.proto.json) if node.proto.json else {})
-        for child in getattr(node, "children", {}).values():
-            walk(child)
-
-    walk(at._tree)
-    return found
+    drawn = [n.proto for n in nodes(at._tree) if n.type == "bidi_component" and n.proto.component_name == name]
+    return [json.loads(proto.json) if proto.json else {} for proto in drawn]
 
 
 def test_a_student_whose_page_ends_early_keeps_the_signal_and_follows_the_lecturers_fix():

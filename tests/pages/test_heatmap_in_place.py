@@ -5,7 +5,7 @@ attention_core's numbers. AppTest runs no JavaScript: the plane's drag is set th
 import json
 
 import numpy as np
-from apptest_pages import assert_clean, heatmap_z, open_page, open_tab, plotly_figures
+from apptest_pages import assert_clean, heatmap_z, nodes, open_page, open_tab, plotly_figures
 
 KEY = "playground_plane"
 
@@ -14,17 +14,11 @@ def component_data(at, name: str, key: str = KEY) -> dict:
     """What the page sent the component ``name`` with key ``key`` on its last run (its ``data``)."""
     found = [
         n.proto
-        for n in _nodes(at._tree)
+        for n in nodes(at._tree)
         if n.type == "bidi_component" and n.proto.component_name == name and n.proto.id.endswith(f"-{key}")
     ]
     assert len(found) == 1, f"{len(found)} {name} components {key} on the page"
     return json.loads(found[0].json)
-
-
-def _nodes(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _nodes(child)
 
 
 def drag(at, kind: str, row: int, x, y, *, done: bool):

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest_pages import assert_clean, edit_cells, editor_key, heatmap_z, open_page, open_tab, plotly_figures
+from apptest_pages import assert_clean, edit_cells, editor_key, heatmap_z, nodes, open_page, open_tab, plotly_figures
 
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
@@ -24,19 +24,13 @@ def open_plane(scenario: str):
 
 def plane_data(at) -> dict:
     """What the page sent the plane component on its last run (its ``data``)."""
-    found = [n.proto for n in _nodes(at._tree) if _is_plane(n)]
+    found = [n.proto for n in nodes(at._tree) if _is_plane(n)]
     assert len(found) == 1, f"{len(found)} plane components on the page"
     return json.loads(found[0].json)
 
 
 def _is_plane(node) -> bool:
     return node.type == "bidi_component" and node.proto.component_name == "attention_lab.plane"
-
-
-def _nodes(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _nodes(child)
 
 
 def drag(at, kind: str, row: int, x, y, *, done: bool, gesture: str = "g1", **more):
@@ -312,7 +306,7 @@ def test_hostile_tokens_reach_the_plane_as_data():
 def test_scenarios_built_from_x_and_w_say_where_to_edit_instead():
     at = open_plane("random-seed42")
     assert_clean(at)
-    assert not [n for n in _nodes(at._tree) if _is_plane(n)]
+    assert not [n for n in nodes(at._tree) if _is_plane(n)]
     assert any("X · W_Q" in c.value for c in at.caption)
 
 
@@ -409,4 +403,4 @@ def test_a_real_heads_plane_of_one_key_twice_says_to_pick_another():
     at.selectbox(key=f"playground_plane_k2_{TO}").set_value(JOHN).run()
     assert_clean(at)
     assert any("both picks are the key ' John' (\\#9)" in e.value for e in at.error)  # markdown: # escaped
-    assert not [n for n in _nodes(at._tree) if _is_plane(n)]  # no plane drawn (the heatmap is a component too)
+    assert not [n for n in nodes(at._tree) if _is_plane(n)]  # no plane drawn (the heatmap is a component too)
