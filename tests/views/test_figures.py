@@ -334,6 +334,20 @@ def test_a_head_grid_sets_its_axes_once_and_hides_only_the_repeated_query_labels
     assert [(n["xref"], n["yref"]) for n in layout["annotations"]][-1] == ("x5 domain", "y5 domain")
 
 
+def test_upright_grid_labels_are_never_looked_for_past_the_edge_and_turned_ones_may_be_hidden():
+    """A grid's upright column labels and its row labels cannot reach past the figure's sides (nor a row's past
+    its top or bottom), so plotly does not look for any (ticklabeloverflow "allow"; its default measures every label
+    again as each one is placed, on every redraw); labels plotly turns itself may, and keep its default."""
+    s = theme.style(False)
+    x, y = base.grid_axes(["a", "b"], ["c", "d"], s)
+    assert x["ticklabeloverflow"] == y["ticklabeloverflow"] == "allow" and x["tickangle"] == -90
+    assert x["automargin"] is y["automargin"] is True
+    x, y = base.grid_axes(["a", "b"], ["c", "d"], s, upright=False)
+    assert "ticklabeloverflow" not in x and "ticklabeloverflow" not in y and "tickangle" not in x
+    weights = json.loads(figures.attention_heatmap(W2, AB, AB).to_json())["layout"]
+    assert weights["xaxis"]["ticklabeloverflow"] == weights["yaxis"]["ticklabeloverflow"] == "allow"
+
+
 def test_head_grid_text_follows_the_limit():
     small = figures.head_grid([_weights(3, 3)], ["A"], list("abc"), list("abc"))
     big = figures.head_grid([_weights(21, 21)], ["A"], [""] * 21, [""] * 21)

@@ -248,9 +248,13 @@ def grid_axes(rows: list[str], cols: list[str], s: Style, *, upright: bool = Tru
     """(x axis, y axis) of a grid: token tick labels, first row at the top, no zero line or grid lines.
 
     ``upright``: the column labels stand upright in the style's tick font, one line of text a column, whatever
-    the width the browser gives the grid (plotly keeps an automatic angle from the first width it drew at)."""
+    the width the browser gives the grid (plotly keeps an automatic angle from the first width it drew at). Then no
+    label can reach past the figure's left or right edge (nor a row's past its top or bottom), so none is looked
+    for (``ticklabeloverflow`` "allow"; plotly's "hide past div" measures every label of the axis again as each one
+    is placed, on every redraw: a third of a 40-token heatmap's redraw)."""
     common = {"showgrid": False, "zeroline": False, "automargin": True}
     turned = {"tickangle": -90, "tickfont": {"size": s.tick_font}} if upright else {}
+    common |= {"ticklabeloverflow": "allow"} if upright else {}
     return (
         {"range": [-0.5, len(cols) - 0.5], **axis_ticks(cols), **turned, **common},
         {"range": [len(rows) - 0.5, -0.5], **axis_ticks(rows), **common},
