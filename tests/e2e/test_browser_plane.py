@@ -211,9 +211,10 @@ def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_onc
     wait_until(page, lambda: len(wire.reports) > reports, "the resting pointer's point reported")
     assert wire.sent_at[reports] - moved_at >= 0.1, "a covered move is reported only after the pointer rested"
     assert snapped(wire.reports[reports]).tolist() == q.tolist()
+    wait_until(page, lambda: wire.held, "the server's answer to the resting pointer, held back")
     page.wait_for_timeout(300)
     assert len(wire.reports) == reports + 1, "one report for the resting pointer"
-    assert len(wire.answers) == answers and wire.held, "no answer reached the page"
+    assert len(wire.answers) == answers, "an answer reached the page"
     wire.release()
     page.mouse.up()
     wait_idle(page)
@@ -252,7 +253,10 @@ def test_a_fast_drag_is_drawn_with_the_cores_weights_ahead_of_the_last_answered_
     q = np.append(q, 4.1)
     assert core_weights(q) != core_weights(snapped(last))
     wait_until(page, lambda: bars(page) == core_weights(q), "the weights of the point the lead pointed to")
-    assert len(wire.answers) == answers and wire.held, "no answer reached the page"
+    assert len(wire.answers) == answers, "an answer reached the page"
+    # the pointer resting there is reported (plane.js, after 120 ms): its answer is held, and the drawing stays
+    wait_until(page, lambda: wire.held, "the server's answer to the resting pointer, held back")
+    assert len(wire.answers) == answers and bars(page) == core_weights(q)
     wire.release()
     page.mouse.up()
     wait_idle(page)
