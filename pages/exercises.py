@@ -7,7 +7,7 @@ from attention_views.ui import exercises as xv
 from attention_views.ui import learning as lv
 from attention_views.ui import session
 from attention_views.ui.charts import page_header
-from attention_views.ui.controls import projector
+from attention_views.ui.controls import drawn_as, projector
 
 session.current()  # the sidebar and share link stay the lecture's; the exercises keep their own state
 big = projector()
@@ -17,7 +17,12 @@ header = page_header("Pattern exercises", intro=False)
 # the exercise's own buttons beside its picker; on a projector both beside the title
 pick_col, help_col = (header, header) if big else st.columns([5, 7], vertical_alignment="bottom")
 store.pick = pick_col.selectbox(
-    "Exercise", list(titles), format_func=titles.get, key=xv.PICK, on_change=lv.pause_all, args=(store,)
+    "Exercise",
+    **drawn_as(pick_col.selectbox, st.session_state[xv.PICK], {"options": list(titles)}),
+    format_func=titles.get,
+    key=xv.PICK,
+    on_change=lv.pause_all,
+    args=(store,),
 )
 ex = ac.load_exercise(store.pick)
 a = xv.attempt(ex)

@@ -30,7 +30,7 @@ from attention_views.pure.single_head import lab_tokens, run_single_head
 from attention_views.pure.tables import TableError
 from attention_views.ui.charts import chart
 from attention_views.ui.class_store import store
-from attention_views.ui.controls import projector
+from attention_views.ui.controls import drawn_as, projector
 from attention_views.ui.sections import model_runs
 
 LIVE_EVERY_S = 1.0  # the lecturer's count and spread: one tally read a second, by the lecturer's session only
@@ -87,7 +87,8 @@ def _position_box(label: str, widget_key: str, tokens: list[str], start: int) ->
     positions = range(len(tokens))
     if st.session_state.get(widget_key) not in positions:
         st.session_state[widget_key] = start if start in positions else 0
-    return st.selectbox(label, positions, format_func=lambda i: f"{i}: {tokens[i]}", key=widget_key)
+    shown = drawn_as(st.selectbox, st.session_state[widget_key], {"options": positions})
+    return st.selectbox(label, **shown, format_func=lambda i: f"{i}: {tokens[i]}", key=widget_key)
 
 
 def _question(s: Session, kind: Ask, query: int, key: int) -> Question:

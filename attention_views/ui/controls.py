@@ -23,10 +23,36 @@ def bound(widget: Callable, label: str, key: str, field: str, *, owner: object =
     owner = session.current().lab if owner is None else owner
     # set before the widget on every run, so the browser is sent the value this run uses (a value set only on the
     # first run is lost when a click cuts that run short: the browser then drew the widget's default)
-    st.session_state[key] = st.session_state[key] if key in st.session_state else getattr(owner, field)
-    value = widget(label, key=key, **kwargs)
+    value = st.session_state[key] if key in st.session_state else getattr(owner, field)
+    st.session_state[key] = value
+    value = widget(label, key=key, **drawn_as(widget, value, kwargs))
     setattr(owner, field, value)
     return value
+
+
+def drawn_as(widget: Callable, value: object, kwargs: dict) -> dict:
+    """``kwargs`` with ``widget``'s own default (``index``, ``value`` or ``default``) set to ``value``, the value its
+    key's session state holds. The browser registers a widget's default when it first draws it and takes the
+    session state's value only a render later, so a click in between (a page's first run still being drawn) sends
+    the default back as if the user had chosen it (seen: the sidebar's first scenario and an empty real-model text
+    sent with a click on a tab). Left out when ``value`` is not one the widget takes (Streamlit would refuse it)."""
+    kind = getattr(widget, "__name__", "")
+    options = list(kwargs.get("options", ()))
+    if kind in ("selectbox", "radio"):
+        return {**kwargs, "index": options.index(value)} if value in options else kwargs
+    if kind in ("segmented_control", "pills", "select_slider"):
+        return {**kwargs, ("value" if kind == "select_slider" else "default"): value} if value in options else kwargs
+    if kind in ("toggle", "checkbox"):
+        return {**kwargs, "value": value} if isinstance(value, bool) else kwargs
+    if kind in ("text_input", "text_area"):
+        return {**kwargs, "value": value} if isinstance(value, str) else kwargs
+    if kind in ("slider", "number_input"):
+        low, high = kwargs.get("min_value"), kwargs.get("max_value")
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        same = all(limit is None or type(limit) is type(value) for limit in (low, high))
+        inside = numeric and (low is None or value >= low) and (high is None or value <= high)
+        return {**kwargs, "value": value} if numeric and same and inside else kwargs
+    return kwargs
 
 
 def bump_rev(lab: Lab | Vectors) -> None:

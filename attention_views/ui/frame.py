@@ -28,7 +28,7 @@ from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import class_questions, classroom, editors, session
 from attention_views.ui.components.commits import KEY as COMMITS
 from attention_views.ui.components.commits import commits
-from attention_views.ui.controls import bound, projector
+from attention_views.ui.controls import bound, drawn_as, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
@@ -302,7 +302,13 @@ def sidebar(s: Session) -> DeltaGenerator:
     if ss.get("sidebar_scenario") != picked:
         ss["sidebar_scenario"] = picked
     with st.sidebar:
-        st.selectbox("Scenario", list(names), format_func=names.get, key="sidebar_scenario", on_change=_on_pick)
+        st.selectbox(
+            "Scenario",
+            **drawn_as(st.selectbox, picked, {"options": list(names)}),
+            format_func=names.get,
+            key="sidebar_scenario",
+            on_change=_on_pick,
+        )
         title, seed, story = cards[s.lab.scenario]
         if origin is not None:
             st.caption(f"The real numbers of {plain(origin.label)}, opened from the real-model page.")

@@ -63,6 +63,7 @@ def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> 
         key = f"real_model_{field}"
         col.text_input(
             label,
+            getattr(view, field),  # its default too (controls.drawn_as)
             key=key,
             on_change=_on_text_box,
             args=(view, field, key),
@@ -237,7 +238,9 @@ def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int],
     for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
         key = f"real_model_{field}"
         ss[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
-        col.text_input(label, key=key, on_change=_on_text_box, args=(view, field, key), max_chars=2_000)
+        col.text_input(  # the view's value its default too (controls.drawn_as)
+            label, getattr(view, field), key=key, on_change=_on_text_box, args=(view, field, key), max_chars=2_000
+        )
     clean, corrupt = text_ids(model, view.clean), text_ids(model, view.corrupt)
     if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:
         st.error(

@@ -23,7 +23,7 @@ from attention_views.pure.lab import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS,
 from attention_views.pure.model_input import REPEAT_LENGTH, input_ids, shown_token
 from attention_views.ui import session
 from attention_views.ui.charts import chart, clicked_cell
-from attention_views.ui.controls import bump_rev
+from attention_views.ui.controls import bump_rev, drawn_as
 from attention_views.ui.editors import folded
 from attention_views.ui.frame import replace_lab
 from attention_views.ui.readonly_tables import arrow_table
@@ -195,7 +195,8 @@ def _view_selectbox(where, view: ModelView, field: str, label: str, options: tup
     view's ``field``; a change goes to ``on_change(view)``."""
     key = f"real_model_{field}"
     st.session_state[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
-    where.selectbox(label, options, format_func=labels.get, key=key, on_change=on_change, args=(view,))
+    shown = drawn_as(where.selectbox, getattr(view, field), {"options": options})
+    where.selectbox(label, **shown, format_func=labels.get, key=key, on_change=on_change, args=(view,))
 
 
 def input_ui(view: ModelView) -> None:
@@ -211,7 +212,12 @@ def input_ui(view: ModelView) -> None:
         )
     else:
         text_col.text_input(
-            "Text (up to 128 tokens)", key="real_model_text", on_change=_on_text, args=(view,), max_chars=MAX_TEXT_CHARS
+            "Text (up to 128 tokens)",
+            view.text,  # its default too: see controls.drawn_as
+            key="real_model_text",
+            on_change=_on_text,
+            args=(view,),
+            max_chars=MAX_TEXT_CHARS,
         )
 
 
@@ -243,7 +249,8 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
     layer_col, head_col = st.columns(2)
     for col, name, n in ((layer_col, "layer", scores["self"].shape[0]), (head_col, "head", scores["self"].shape[1])):
         key = f"real_model_{name}"
-        col.number_input(name.capitalize(), 0, n - 1, key=key, on_change=_on_box, args=(view, name, key))
+        shown = drawn_as(col.number_input, getattr(view, name), {"min_value": 0, "max_value": n - 1})
+        col.number_input(name.capitalize(), **shown, key=key, on_change=_on_box, args=(view, name, key))
     chart(
         figures.head_score_grid(
             scores[view.score],

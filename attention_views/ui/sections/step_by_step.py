@@ -12,7 +12,7 @@ from attention_views.pure import figures
 from attention_views.pure.formats import latex, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
 from attention_views.ui.charts import chart, clicked_cell
-from attention_views.ui.controls import MASK_LABELS
+from attention_views.ui.controls import MASK_LABELS, drawn_as
 from attention_views.ui.readonly_tables import columns_table
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
@@ -77,7 +77,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     ):
         col.selectbox(
             label,
-            range(len(tokens)),
+            **drawn_as(col.selectbox, lab.selected[side], {"options": range(len(tokens))}),
             format_func=token_choice(tokens),
             key=key,
             on_change=_pick_from_box,
