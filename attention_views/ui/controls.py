@@ -21,13 +21,19 @@ def bound(widget: Callable, label: str, key: str, field: str, *, owner: object =
     """Draw ``widget`` with its value kept in the lab's ``field`` (so every page shares it), or in ``owner``'s
     (a part of the lab, such as ``lab.learning``)."""
     owner = session.current().lab if owner is None else owner
-    # set before the widget on every run, so the browser is sent the value this run uses (a value set only on the
-    # first run is lost when a click cuts that run short: the browser then drew the widget's default)
     value = st.session_state[key] if key in st.session_state else getattr(owner, field)
-    st.session_state[key] = value
-    value = widget(label, key=key, **drawn_as(widget, value, kwargs))
+    value = kept(widget, label, key, value, **kwargs)
     setattr(owner, field, value)
     return value
+
+
+def kept(widget: Callable, label: str, key: str, value: object, **kwargs: object) -> object:
+    """Draw ``widget`` showing ``value``, which the app keeps: set as its key's session state before the widget on
+    every run, so the browser is sent the value this run uses (a value set only on the first run is lost when a
+    click cuts that run short: the browser then drew the widget's default), and as its own default
+    (:func:`drawn_as`). Returns the widget's value."""
+    st.session_state[key] = value
+    return widget(label, key=key, **drawn_as(widget, value, kwargs))
 
 
 def drawn_as(widget: Callable, value: object, kwargs: dict) -> dict:

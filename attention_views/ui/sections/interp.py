@@ -21,6 +21,7 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ModelView, PatchingResult
 from attention_views.pure.model_input import shown_token, text_ids
 from attention_views.ui.charts import chart, clicked_cell
+from attention_views.ui.controls import kept
 from attention_views.ui.sections import model_runs
 from attention_views.ui.sections.model_runs import model_run, scales_key
 
@@ -55,16 +56,14 @@ def _on_text_box(view: ModelView, name: str, key: str) -> None:
 def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
     """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
     their ids, or None after a message."""
-    ss = st.session_state
-    for field in ("answer", "other"):  # set on every run: the browser is sent the view's value (controls.bound)
-        ss[f"real_model_{field}"] = getattr(view, field)
     a_col, b_col = places or st.columns(2)
     for col, field, label in ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")):
         key = f"real_model_{field}"
-        col.text_input(
+        kept(
+            col.text_input,
             label,
-            getattr(view, field),  # its default too (controls.drawn_as)
-            key=key,
+            key,
+            getattr(view, field),
             on_change=_on_text_box,
             args=(view, field, key),
             max_chars=100,
@@ -234,12 +233,16 @@ def start_default_patching() -> PatchingJob:
 def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int], list[int]] | None:
     """The clean and corrupted prompts (in ``cols``); their ids when they have the same number of tokens, else a
     message."""
-    ss = st.session_state
     for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
         key = f"real_model_{field}"
-        ss[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
-        col.text_input(  # the view's value its default too (controls.drawn_as)
-            label, getattr(view, field), key=key, on_change=_on_text_box, args=(view, field, key), max_chars=2_000
+        kept(
+            col.text_input,
+            label,
+            key,
+            getattr(view, field),
+            on_change=_on_text_box,
+            args=(view, field, key),
+            max_chars=2_000,
         )
     clean, corrupt = text_ids(model, view.clean), text_ids(model, view.corrupt)
     if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:

@@ -23,7 +23,7 @@ from attention_views.pure.lab import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS,
 from attention_views.pure.model_input import REPEAT_LENGTH, input_ids, shown_token
 from attention_views.ui import session
 from attention_views.ui.charts import chart, clicked_cell
-from attention_views.ui.controls import bump_rev, drawn_as
+from attention_views.ui.controls import bump_rev, kept
 from attention_views.ui.editors import folded
 from attention_views.ui.frame import replace_lab
 from attention_views.ui.readonly_tables import arrow_table
@@ -194,9 +194,16 @@ def _view_selectbox(where, view: ModelView, field: str, label: str, options: tup
     """A selectbox (in ``where``) keyed ``real_model_<field>`` over ``options`` (shown by ``labels``), showing the
     view's ``field``; a change goes to ``on_change(view)``."""
     key = f"real_model_{field}"
-    st.session_state[key] = getattr(view, field)  # on every run: the browser is sent the view's value (controls.bound)
-    shown = drawn_as(where.selectbox, getattr(view, field), {"options": options})
-    where.selectbox(label, **shown, format_func=labels.get, key=key, on_change=on_change, args=(view,))
+    kept(
+        where.selectbox,
+        label,
+        key,
+        getattr(view, field),
+        options=options,
+        format_func=labels.get,
+        on_change=on_change,
+        args=(view,),
+    )
 
 
 def input_ui(view: ModelView) -> None:
@@ -244,13 +251,19 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
     beside the picked head's heatmap however far the grid runs below) picks a head."""
     label = "Colour every head by how much it attends to"
     _view_selectbox(st, view, "score", label, HEAD_SCORES, SCORE_LABELS, _on_score)
-    ss = st.session_state
-    ss["real_model_layer"], ss["real_model_head"] = view.layer, view.head
     layer_col, head_col = st.columns(2)
     for col, name, n in ((layer_col, "layer", scores["self"].shape[0]), (head_col, "head", scores["self"].shape[1])):
         key = f"real_model_{name}"
-        shown = drawn_as(col.number_input, getattr(view, name), {"min_value": 0, "max_value": n - 1})
-        col.number_input(name.capitalize(), **shown, key=key, on_change=_on_box, args=(view, name, key))
+        kept(
+            col.number_input,
+            name.capitalize(),
+            key,
+            getattr(view, name),
+            min_value=0,
+            max_value=n - 1,
+            on_change=_on_box,
+            args=(view, name, key),
+        )
     chart(
         figures.head_score_grid(
             scores[view.score],

@@ -12,7 +12,7 @@ from attention_views.pure import figures
 from attention_views.pure.formats import latex, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
 from attention_views.ui.charts import chart, clicked_cell
-from attention_views.ui.controls import MASK_LABELS, drawn_as
+from attention_views.ui.controls import MASK_LABELS, kept
 from attention_views.ui.readonly_tables import columns_table
 
 QUERY, KEY, GRID = "step_by_step_query", "step_by_step_key", "step_by_step_grid"
@@ -68,18 +68,19 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     r, qt, kt = head.result, head.query_tokens, head.key_tokens
     i, j = min(lab.selected[0], len(qt) - 1), min(lab.selected[1], len(kt) - 1)
     lab.selected = (i, j)  # the single source of truth; the selectboxes and the grid follow it
-    st.session_state[QUERY], st.session_state[KEY] = i, j
     e = ac.explain_cell(r, i, j)
 
     query_col, key_col, headline = st.columns([1, 1, 3], gap="medium", vertical_alignment="bottom")
     for side, (col, label, tokens, key) in enumerate(
         ((query_col, "Query (row)", qt, QUERY), (key_col, "Key (column)", kt, KEY))
     ):
-        col.selectbox(
+        kept(
+            col.selectbox,
             label,
-            **drawn_as(col.selectbox, lab.selected[side], {"options": range(len(tokens))}),
+            key,
+            lab.selected[side],
+            options=range(len(tokens)),
             format_func=token_choice(tokens),
-            key=key,
             on_change=_pick_from_box,
             args=(lab, side, key),
         )
