@@ -33,14 +33,18 @@ pytestmark = pytest.mark.e2e
 
 EDITOR = '[data-testid="stDataFrame"]'
 GOAL_S = 2.0  # issue 43: a lecturer's edit is on every follower's page within 2 s
-# What the test asserts. The chain is: the watcher of each process reads the store every 0.5 s and rewrites the
-# room's static file, a student's page fetches it every 1 s, then one rerun (about 1 s of a busy core here) draws
-# the view: about 2.5 s at worst on an idle machine; a page switch is two runs (the view, then the page). Two
-# processes and four tabs share 2 cores with the browser and the rest of the suite's workers (a page switch took
-# 9.8 s there); 15 s still fails when following is broken (a student never follows, or only on a click or a
-# reload), and the measured figures are printed against the 2 s goal (benchmarks/load_test.py --class-mode
-# measures the goal under load).
+# What the test asserts. The chain is: the watcher of each process reads the store every 0.2 s and rewrites the
+# room's static file, a student's page fetches it every 0.25 s, then one rerun (about 1 s of a busy core here) draws
+# the view; a page switch is two runs (the view, then the page). Two processes and four tabs share 2 cores with the
+# browser and the rest of the suite's workers; 15 s still fails when following is broken (a student never follows,
+# or only on a click or a reload), and the measured figures are printed against the 2 s goal
+# (benchmarks/load_test.py --class-mode measures the goal under load).
 BOUND_S = 15.0
+# A page a tab opens for the first time also loads that page's code in the browser (Step by step: Streamlit's plotly
+# chart and KaTeX with its fonts): 2.2 s for one tab alone, and for the four tabs here, lecturer's included, 5.7-8.7 s
+# on an idle 2-core machine and 15.2-15.5 s in a CI run beside the other worker, the students' pages drawing the view
+# before the lecturer's own. The first switch to a page is held to this bound; a broken follow still never arrives.
+FIRST_VISIT_BOUND_S = 30.0
 NOT_FOLLOWED_S = 3.0  # after every other student followed: three more polls of a broken-away student's page
 ASK_PANEL = '[data-testid="stSidebar"] .st-key-sidebar_class'
 LECTURER_ONLY = ("Ask", "Bring everyone back", "End the class", "Reveal the answer")
@@ -159,7 +163,9 @@ def student_contexts(browser, top: run_local.Topology, n: int = 3, tries: int = 
 # -- following, timed -----------------------------------------------------------------------------------------------
 
 
-def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], view) -> list[float]:
+def timed_follow(
+    rooms, code: str, act, lecturer: Page, students: list[Page], view, bound_s: float = BOUND_S
+) -> list[float]:
     """Do ``act()`` (a lecturer's action); then, for each student tab, the seconds from the store taking the new
     view (the room's ``view_version`` moved: the commit) until its page shows what ``view`` reads on the lecturer's
     page once that stops changing. Every tab is looked at in turn, each look noted with its time, so a figure is
@@ -170,7 +176,7 @@ def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], vi
         lambda: rooms.room(code).view_version != before and time.monotonic(), "the lecturer's view in the store"
     )
     seen: list[list[tuple[float, object]]] = [[] for _ in students]
-    target, steady, deadline = None, 0, committed + BOUND_S + 4
+    target, steady, deadline = None, 0, committed + bound_s + 4
     while time.monotonic() < deadline:
         now = view(lecturer)
         steady, target = (steady + 1, now) if now and now == target else (0, now)
@@ -182,14 +188,14 @@ def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], vi
     shown = [next((t - committed for t, v in looks if v == target), None) for looks in seen]
     late = [i for i, s in enumerate(shown) if s is None]
     assert target, f"the lecturer's page never showed the view; on it: {lecturer.url}, {figure_keys(lecturer)}"
-    assert not late, f"students {late} did not follow within {BOUND_S + 4:.0f} s (goal {GOAL_S} s)"
+    assert not late, f"students {late} did not follow within {bound_s + 4:.0f} s (goal {GOAL_S} s)"
     return shown
 
 
-def assert_within_bound(what: str, seconds: list[float], ups: list[str]) -> None:
+def assert_within_bound(what: str, seconds: list[float], ups: list[str], bound_s: float = BOUND_S) -> None:
     figures = ", ".join(f"{s:.2f} s ({u})" for s, u in zip(seconds, ups, strict=True))
-    print(f"\n{what}: commit -> student page {figures}; goal {GOAL_S} s, asserted {BOUND_S} s")
-    assert max(seconds) <= BOUND_S, f"{what}: {figures}, over {BOUND_S} s (the goal is {GOAL_S} s)"
+    print(f"\n{what}: commit -> student page {figures}; goal {GOAL_S} s, asserted {bound_s} s")
+    assert max(seconds) <= bound_s, f"{what}: {figures}, over {bound_s} s (the goal is {GOAL_S} s)"
 
 
 # -- the class --------------------------------------------------------------------------------------------------------
@@ -276,8 +282,8 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         nav = lecturer.locator('[data-testid="stSidebarNav"] a')
         go = lambda title: nav.filter(has_text=title).first.click  # noqa: E731
         on_steps = lambda p: (g := grids(p)) and g[0][0] == "step_by_step_grid" and g  # noqa: E731
-        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps)
-        assert_within_bound("page switch", seconds, ups)
+        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps, FIRST_VISIT_BOUND_S)
+        assert_within_bound("page switch (the page's first visit)", seconds, ups, FIRST_VISIT_BOUND_S)
         for tab in students:
             assert "/step_by_step?" in tab.url and f"class={code}" in tab.url and key not in tab.url, tab.url
             assert_clean(tab)
