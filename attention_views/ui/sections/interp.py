@@ -53,22 +53,32 @@ def _on_text_box(view: ModelView, name: str, key: str) -> None:
         setattr(view, name, value)
 
 
-def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
-    """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
-    their ids, or None after a message."""
-    a_col, b_col = places or st.columns(2)
-    for col, field, label in ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")):
+def _text_boxes(view: ModelView, boxes: tuple, **kwargs: object) -> None:
+    """For each ``(place, field, label)`` of ``boxes``, a text box in ``place`` (key ``real_model_<field>``) showing
+    the view's ``field`` and writing a change back to it (:func:`controls.kept`)."""
+    for place, field, label in boxes:
         key = f"real_model_{field}"
         kept(
-            col.text_input,
+            place.text_input,
             label,
             key,
             getattr(view, field),
             on_change=_on_text_box,
             args=(view, field, key),
-            max_chars=100,
-            help="One token; a leading space is part of it (' Mary', not 'Mary')",
+            **kwargs,
         )
+
+
+def answers_ui(model: am.Model, view: ModelView, places: list | None = None) -> tuple[int, int] | None:
+    """Two text boxes (in ``places``, else side by side) for the answers compared, ``logit(a) - logit(b)``;
+    their ids, or None after a message."""
+    a_col, b_col = places or st.columns(2)
+    _text_boxes(
+        view,
+        ((a_col, "answer", "Answer a"), (b_col, "other", "versus b")),
+        max_chars=100,
+        help="One token; a leading space is part of it (' Mary', not 'Mary')",
+    )
     try:
         return one_token(model, view.answer, "Answer a"), one_token(model, view.other, "Answer b")
     except am.AttentionModelError as err:
@@ -233,17 +243,7 @@ def start_default_patching() -> PatchingJob:
 def prompts_ui(model: am.Model, view: ModelView, cols: list) -> tuple[list[int], list[int]] | None:
     """The clean and corrupted prompts (in ``cols``); their ids when they have the same number of tokens, else a
     message."""
-    for col, field, label in ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")):
-        key = f"real_model_{field}"
-        kept(
-            col.text_input,
-            label,
-            key,
-            getattr(view, field),
-            on_change=_on_text_box,
-            args=(view, field, key),
-            max_chars=2_000,
-        )
+    _text_boxes(view, ((cols[0], "clean", "Clean prompt"), (cols[1], "corrupt", "Corrupted prompt")), max_chars=2_000)
     clean, corrupt = text_ids(model, view.clean), text_ids(model, view.corrupt)
     if len(clean) != len(corrupt) or not clean or len(clean) > model.max_tokens:
         st.error(
