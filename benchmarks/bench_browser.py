@@ -143,14 +143,20 @@ def cell_edits(browser, url: str, repeats: int) -> dict[str, list[float]]:
         context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=url)
         page = context.new_page()
         open_ready(page, f"/playground?scenario={scenario}", "playground_heatmap")
-        editor = page.locator(EDITOR).first
-        times = []
-        for k in range(repeats):
-            type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
-            times.append(timed_change(page, "playground_heatmap", lambda p=page: p.keyboard.press("Enter")))
-        out[scenario] = times
+        out[scenario] = timed_cell_edits(page, "playground_heatmap", repeats)
         context.close()
     return out
+
+
+def timed_cell_edits(page, key: str, repeats: int) -> list[float]:
+    """``repeats`` numbers typed into the second row's last cell of the page's first table, each timed from its
+    Enter until chart ``key`` holds new data, painted (:func:`timed_change`)."""
+    editor = page.locator(EDITOR).first
+    times = []
+    for k in range(repeats):
+        type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
+        times.append(timed_change(page, key, lambda: page.keyboard.press("Enter")))
+    return times
 
 
 def type_into_second_row(page, editor, text: str, attempts: int = 3) -> None:
@@ -489,11 +495,7 @@ def lab_floor(browser, repeats: int) -> list[float]:
         context = browser.new_context(viewport={"width": 1280, "height": 720}, base_url=server.url)
         page = context.new_page()
         open_ready(page, "/", "floor_chart")
-        editor = page.locator(EDITOR).first
-        times = []
-        for k in range(repeats):
-            type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
-            times.append(timed_change(page, "floor_chart", lambda: page.keyboard.press("Enter")))
+        times = timed_cell_edits(page, "floor_chart", repeats)
         context.close()
     return times
 
@@ -510,10 +512,7 @@ def floor(browser, repeats: int) -> dict[str, list[float]]:
             label = "causal" if k % 2 == 0 else "none"
             radio = page.locator(".st-key-floor_mask").get_by_text(label, exact=True)
             out["radio"].append(timed_change(page, "floor_chart", radio.click))
-        editor = page.locator(EDITOR).first
-        for k in range(repeats):
-            type_into_second_row(page, editor, f"{1.5 + 0.25 * k}")
-            out["cell edit"].append(timed_change(page, "floor_chart", lambda: page.keyboard.press("Enter")))
+        out["cell edit"] = timed_cell_edits(page, "floor_chart", repeats)
         context.close()
         out["fresh browser"] = first_chart(browser, server.url, repeats, "/", "floor_chart")
     out["cell edit, the lab's commit and in-place heatmap"] = lab_floor(browser, repeats)
