@@ -31,8 +31,8 @@ from deploy import devserver  # noqa: E402
 KEY = "playground_heatmap"
 BUSY_MS = 20  # a gap between two frames at least this long is printed as the main thread busy
 
-# Before the app's code runs: every message the page's WebSocket receives or sends, timed and kept (as base64),
-# and every long task.
+# Before the app's code runs: every message the page's WebSocket receives (timed and kept, as base64) or sends
+# (timed).
 _RECORD_JS = """
 window.__log = [];
 const Socket = window.WebSocket;
@@ -99,9 +99,10 @@ def describe(data: str) -> str:
         return f"{kind} ({len(raw)} B)"
     delta = msg.delta
     what = delta.WhichOneof("type")
-    inner = getattr(delta, what).WhichOneof("type") if what in ("new_element", "add_block") else None
+    if what in ("new_element", "add_block"):
+        what = f"{what}:{getattr(delta, what).WhichOneof('type')}"
     place = ".".join(map(str, msg.metadata.delta_path))
-    return f"{what}:{inner} at {place} ({len(raw)} B)"
+    return f"{what} at {place} ({len(raw)} B)"
 
 
 def main() -> None:
