@@ -33,6 +33,7 @@ from pathlib import Path
 import streamlit as st
 
 from attention_rooms import NoSuchClassError, RoomError, Store, format_code, new_student_id, normalise_code
+from attention_rooms.address import StudentBase, student_base_here
 from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
 from attention_views.pure import links
 from attention_views.pure.formats import message, plain
@@ -420,17 +421,32 @@ def _no_class(s: Session, replace_lab: ReplaceLab) -> None:
         )
 
 
+def _student_base() -> StudentBase:
+    """Where students open the app: never the lecturer's ``localhost`` (attention_rooms.address)."""
+    return student_base_here((st.context.url or "").split("?")[0], str(st.get_option("server.baseUrlPath") or ""))
+
+
+def _where(base: StudentBase) -> None:
+    """Say which address the student link holds when it is not the one the lecturer's browser shows."""
+    if not base.reachable:
+        st.warning(plain(base.why), icon=":material/wifi_off:")
+    elif base.why:
+        st.caption(plain(f"The link uses {base.why}."))
+
+
 def _lecturer(s: Session, seat: ClassSeat) -> None:
-    link = student_link((st.context.url or "").split("?")[0], seat.code)
+    base = _student_base()
+    link = student_link(base.url, seat.code)
     with st.container(border=True):
         st.markdown(f"**Live class{': ' + plain(seat.name) if seat.name else ''}** (you lead it)")
         with st.container(key="sidebar_class_code"):
             st.markdown(format_code(seat.code))  # the code: only CODE_ALPHABET characters and a dash
         st.caption("Students open the link, scan the QR code, or type the code under Live class.")
         st.code(link, language=None, wrap_lines=True)
+        _where(base)
         st.image(qr_svg(link), width="stretch" if projector() else 200)
         if st.button("Show the code to the room", key="sidebar_class_show"):
-            _show_code(seat, link)  # a dialog opens from the script run, not from a callback
+            _show_code(seat, link, base)  # a dialog opens from the script run, not from a callback
         _notice(seat)
         st.button("Bring everyone back", key="sidebar_class_bring", on_click=_on_bring_back, args=(s,))
         st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
@@ -478,7 +494,7 @@ def fill_banner(s: Session, place) -> None:
 
 
 @st.dialog("Join the class", width="large")
-def _show_code(seat: ClassSeat, link: str) -> None:
+def _show_code(seat: ClassSeat, link: str, base: StudentBase) -> None:
     """The code, the link and the QR code side by side, the QR code as tall as the window leaves (CSS): one screen
     a room can read from the back."""
     st.html(_CSS)
@@ -488,6 +504,7 @@ def _show_code(seat: ClassSeat, link: str) -> None:
             st.markdown(format_code(seat.code))
         st.caption("Open the link, scan the QR code, or type the code under Live class in the sidebar.")
         st.code(link, language=None, wrap_lines=True)
+        _where(base)
     with picture, st.container(key="class_big_qr"):
         st.image(qr_svg(link), width="stretch")
 
