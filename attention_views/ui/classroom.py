@@ -50,6 +50,7 @@ STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/stat
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
 POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
+FOLLOWING_BAR = "class_following"  # a following student's class bar above the page (shown on a phone only)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
 # The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
@@ -479,18 +480,26 @@ def _notice(seat: ClassSeat) -> None:
 
 
 def banner(s: Session):
-    """Above the page, a student's place for the break-away notice and Rejoin (filled by :func:`fill_banner` after
-    the page, which may have broken away); None outside a class or for the lecturer."""
+    """Above the page, a student's class bar (filled by :func:`fill_banner` after the page, which may have broken
+    away); None outside a class or for the lecturer."""
     seat = s.seat
     return st.empty() if seat is not None and not seat.lecturer else None
 
 
 def fill_banner(s: Session, place) -> None:
+    """A student's class bar: on their own copy, the notice and Rejoin; following, the room's code and Break away
+    (that bar only on a phone, frame.py's CSS: a wider screen shows the sidebar, which says the same)."""
     seat = s.seat
-    if place is not None and seat is not None and not seat.following:
+    if place is None or seat is None:
+        return
+    if not seat.following:
         with place.container(horizontal=True, key="class_banner"):
             st.info(plain(seat.notice or "You are on your own copy, not the lecturer's view."), icon=":material/edit:")
             st.button("Rejoin", key="class_rejoin", on_click=_on_rejoin, args=(seat,), type="primary")
+        return
+    with place.container(horizontal=True, vertical_alignment="center", key=FOLLOWING_BAR):
+        st.success(f"Following the lecturer · class {format_code(seat.code)}", icon=":material/sync:", width="stretch")
+        st.button("Break away", key="class_break", on_click=_on_break, args=(seat,))
 
 
 @st.dialog("Join the class", width="large")

@@ -39,11 +39,13 @@ MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's hea
 LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
 ADDRESS_KEYS = (*LINK_KEYS, CLASS_PARAM)  # the address bar's: the view's link and the live class's code
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
+PHONE_PX = 640  # below this width a page is a phone's: one column, its main chart first (docs/layout.md)
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     _STACKED.format(px=1279),
+    f"@media (min-width: {PHONE_PX}px) {{ .st-key-{classroom.FOLLOWING_BAR} {{ display: none; }} }}",
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
     f".st-key-{COMMITS} {{ display: none; }}",  # components/commits.py draws nothing
     # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
@@ -80,6 +82,30 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
         "@keyframes more-right { from { opacity: 1; } 90% { opacity: 1; } to { opacity: 0; } }",
     ),
 )
+# A phone: one column. charts.beside's row lies down, the chart above its tables; every place as wide as the screen.
+# Heatmap digits smaller than theme.PHONE_MIN_CELL_FONT are left out (the value is in the hover and the table under
+# the chart). The app's tap targets are at least 24 x 24 px (WCAG 2.2, 2.5.8): the help icons, the headings' link
+# icons, the charts' toolbar buttons.
+_PHONE = (
+    '[class*="st-key-beside_"] { flex-direction: column !important; flex-wrap: nowrap !important; }',
+    '[class*="st-key-beside_"] > [data-testid="stLayoutWrapper"] '
+    "{ min-width: 0 !important; width: 100% !important; max-width: 100% !important; flex: 0 0 auto !important; }",
+    '[class*="st-key-beside_"] > [data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) { order: -1; }',
+    '[class*="_plane_place"] { width: 100%; }',
+    '[data-testid="stTooltipHoverTarget"] button, [data-testid="stTabsScrollRight"], '
+    '[data-testid="stTabsScrollLeft"] { min-width: 24px; min-height: 24px; display: inline-flex; '
+    "align-items: center; justify-content: center; }",
+    '[data-testid="stHeaderActionElements"] a { display: inline-flex; min-width: 24px; min-height: 24px; '
+    "align-items: center; justify-content: center; }",
+    ".js-plotly-plot .modebar-btn { min-width: 24px; min-height: 24px; display: inline-flex !important; "
+    "align-items: center; justify-content: center; }",
+)
+
+
+def _on_phone(*rules: str) -> str:
+    return f"@media (max-width: {PHONE_PX - 0.02}px) {{ {' '.join(rules)} }}"
+
+
 # a compact header on a projector: the title (beside the folded lecture introduction, charts.page_header) where
 # Streamlit's header bar was; the bar lets clicks through to it, except on its own buttons
 _COMPACT_HEADER = (
@@ -105,6 +131,7 @@ PAGE_CSS = "\n".join(
         *_BOTH_MODES,
         "h1 { font-size: 2.1rem !important; padding-top: 0 !important; }",
         _digits_at_least(theme.MIN_CELL_FONT),
+        _on_phone(*_PHONE, _digits_at_least(theme.PHONE_MIN_CELL_FONT)),
         "</style>",
     ]
 )

@@ -1,0 +1,178 @@
+"""A student's phone (Chromium as a phone: 360 and 390 px wide, touch, mobile): every page is one column, its main
+chart whole in the screen's width, nothing wider than the screen but a table that scrolls on purpose, text at least
+11 px, the app's own tap targets at least 24 x 24 px (WCAG 2.2's target size, 2.5.8)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page
+from streamlit_browser import assert_clean, new_context, open_page, screenshot, wait_idle, wait_until
+from test_browser_class_nginx import question_text, sidebar_text, start_class
+
+from attention_views.ui import classroom
+
+pytestmark = pytest.mark.e2e
+
+PHONES = {"360x780": {"width": 360, "height": 780}, "390x844": {"width": 390, "height": 844}}
+LEAST_TEXT_PX = 11  # the issue's floor for any text a student reads on a phone
+LEAST_TARGET_PX = 24  # WCAG 2.2 AA, 2.5.8 Target Size (Minimum)
+# each page's main chart (its Streamlit key), drawn first on a phone
+MAIN_CHART = {
+    "/playground?scenario=emma-friend": "playground_heatmap",
+    "/multi_head?scenario=apple-orange": "multi_head_grid",
+    "/step_by_step?scenario=emma-friend": "step_by_step_grid",
+    "/exercises": "exercises_weights",
+    "/real_model": "real_model_overview",
+}
+
+
+def phone(browser: Browser, app_url: str, size: str):
+    context = browser.new_context(
+        viewport=PHONES[size], is_mobile=True, has_touch=True, device_scale_factor=2, base_url=app_url
+    )
+    context.set_default_timeout(30_000)
+    return context
+
+
+# What a phone shows wrongly, in words: each visible element of the main block or the page's class bar wider than
+# the screen (outside a table, a formula or a code block that scrolls sideways on purpose), each visible text
+# smaller than the floor (a heatmap's hidden digits are not visible), each of the app's controls smaller than the
+# target size.
+_PHONE_JS = """([leastText, leastTarget]) => {
+  const width = document.documentElement.clientWidth;
+  const scrolling = '[data-testid="stDataFrame"], [data-testid="stTable"], .katex-display, pre, [role="tablist"]';
+  const clipped = e => {  // inside a visually hidden box (1 x 1 px, clipped): read by screen readers only
+    for (let a = e; a && a !== document.body; a = a.parentElement) {
+      const r = a.getBoundingClientRect();
+      if (r.width <= 1 && r.height <= 1) return true;
+    }
+    return false;
+  };
+  const shown = e => {
+    const r = e.getBoundingClientRect(), s = getComputedStyle(e);
+    return r.width > 0 && r.height > 0 && s.visibility !== "hidden" && s.display !== "none" && +s.opacity !== 0 &&
+      !clipped(e);
+  };
+  const name = e => (e.getAttribute("data-testid") || e.tagName.toLowerCase()) +
+    (e.className && typeof e.className === "string" ? "." + e.className.split(" ").slice(0, 2).join(".") : "") +
+    ` "${(e.innerText || e.textContent || e.getAttribute("aria-label") || "").trim().slice(0, 30)}"`;
+  const main = document.querySelector('[data-testid="stMain"]');
+  const problems = [];
+  for (const e of main.querySelectorAll("*")) {
+    if (!shown(e) || e.closest(scrolling) || (e.ownerSVGElement && e.tagName !== "svg")) continue;  // an SVG's
+    const r = e.getBoundingClientRect();  // own shapes are clipped to it: the SVG is measured
+    if (r.left < -1 || r.right > width + 1)
+      problems.push(`wider than the screen: ${name(e)} ${Math.round(r.left)}..${Math.round(r.right)} of ${width}`);
+  }
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+  for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+    const e = t.parentElement;
+    if (!t.textContent.trim() || !e || !shown(e) || e.closest(".katex")) continue;
+    const size = parseFloat(getComputedStyle(e).fontSize);
+    if (size < leastText - 0.01) problems.push(`text of ${size}px: ${name(e)}`);
+  }
+  const controls = 'button, a[href], input:not([type="hidden"]):not([tabindex="-1"]), select, textarea, ' +
+    '[role="button"], [role="tab"], [role="slider"], label[data-baseweb="radio"], label[data-baseweb="checkbox"], ' +
+    'summary, [data-testid="stTooltipHoverTarget"]';
+  for (const e of main.querySelectorAll(controls)) {
+    if (!shown(e) || e.closest('[data-testid="stDataFrame"]')) continue;
+    if (e.matches('input[type="radio"], input[type="checkbox"]')) continue;  // their labels are the targets
+    const r = e.getBoundingClientRect();
+    if (r.width < leastTarget - 0.5 || r.height < leastTarget - 0.5)
+      problems.push(`target of ${r.width.toFixed(0)}x${r.height.toFixed(0)}px: ${name(e)}`);
+  }
+  return problems;
+}"""
+
+
+def phone_problems(tab: Page) -> list[str]:
+    return tab.evaluate(_PHONE_JS, [LEAST_TEXT_PX, LEAST_TARGET_PX])
+
+
+def main_chart_box(tab: Page, key: str) -> dict:
+    return wait_until(tab, lambda: tab.locator(f".st-key-{key}").first.bounding_box(), f"the chart {key}")
+
+
+@pytest.mark.parametrize("size", PHONES)
+@pytest.mark.parametrize("path", MAIN_CHART)
+def test_a_phone_shows_the_page_in_one_column_its_main_chart_whole(browser, app_url, path, size):
+    context = phone(browser, app_url, size)
+    try:
+        tab = context.new_page()
+        open_page(tab, path)
+        assert_clean(tab)
+        width = PHONES[size]["width"]
+        box = main_chart_box(tab, MAIN_CHART[path])
+        screenshot(tab, f"phone_{size}_{path.strip('/').split('?')[0]}")
+        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"main chart at {box}, screen {width} px"
+        assert box["width"] >= width * 0.8, f"the main chart takes the screen's width: {box['width']} of {width}"
+        problems = phone_problems(tab)
+        assert not problems, "\n".join(problems[:30])
+    finally:
+        context.close()
+
+
+def ask_which_key(lecturer: Page) -> None:
+    """The lecturer asks "which key does query 0 attend to most?" from the sidebar's class section."""
+    box = lecturer.locator(".st-key-sidebar_class_ask_query input")
+    box.click()
+    box.fill("0: Emma")
+    box.press("Enter")
+    wait_idle(lecturer)
+    lecturer.locator(".st-key-sidebar_class").get_by_role("button", name="Ask", exact=True).click()
+    wait_until(lecturer, lambda: "Question 1:" in question_text(lecturer), "the lecturer's question")
+
+
+@pytest.mark.parametrize("size", PHONES)
+def test_a_student_on_a_phone_follows_with_a_class_bar_and_answers_by_touch(browser, app_url, size):
+    lecturer_context, student_context = new_context(browser, app_url), phone(browser, app_url, size)
+    try:
+        lecturer, student = lecturer_context.new_page(), student_context.new_page()
+        open_page(lecturer, "/playground?scenario=emma-friend")
+        code, link, _ = start_class(lecturer)
+        ask_which_key(lecturer)
+        open_page(student, link)
+        wait_until(student, lambda: "Question 1:" in question_text(student), "the question on the phone")
+        bar = student.locator(f".st-key-{classroom.FOLLOWING_BAR}")
+        assert bar.is_visible() and "Following the lecturer" in bar.inner_text() and code in bar.inner_text()
+        assert bar.get_by_role("button", name="Break away").is_visible()
+        assert lecturer.locator(f".st-key-{classroom.FOLLOWING_BAR}").count() == 0, "the lecturer has no such bar"
+        # the question first, then the main chart whole in the screen's width
+        question = student.locator(".st-key-class_question").bounding_box()
+        chart_box = main_chart_box(student, "playground_heatmap")
+        assert question["y"] + question["height"] <= chart_box["y"], (question, chart_box)
+        assert chart_box["x"] >= 0 and chart_box["x"] + chart_box["width"] <= PHONES[size]["width"] + 0.5
+        problems = phone_problems(student)
+        assert not problems, "\n".join(problems[:30])
+        screenshot(student, f"phone_{size}_class_question")
+        # an answer by touch: tap the box, tap an option, tap Answer
+        student.locator(".st-key-class_answer_1 input").tap()
+        option = student.get_by_role("option").nth(1)
+        label = option.inner_text().strip()
+        option.tap()
+        student.locator(".st-key-class_question").get_by_role("button", name="Answer", exact=True).tap()
+        wait_until(student, lambda: f"Answered: {label}" in question_text(student), "the answer sent by touch")
+        # Break away from the bar: the bar becomes the notice with Rejoin
+        bar.get_by_role("button", name="Break away").tap()
+        banner = student.locator(".st-key-class_banner")
+        wait_until(student, lambda: banner.count() and "Rejoin" in banner.inner_text(), "Rejoin after a break-away")
+        assert_clean(student)
+    finally:
+        lecturer_context.close()
+        student_context.close()
+
+
+def test_a_following_students_class_bar_is_the_phones_alone(browser, app_url):
+    """On a laptop the sidebar says "Following the lecturer"; the bar above the page is for phones only."""
+    lecturer_context, student_context = new_context(browser, app_url), new_context(browser, app_url)
+    try:
+        lecturer, student = lecturer_context.new_page(), student_context.new_page()
+        open_page(lecturer, "/playground?scenario=emma-friend")
+        _, link, _ = start_class(lecturer)
+        open_page(student, link)
+        wait_until(student, lambda: "Following the lecturer" in sidebar_text(student), "following on a laptop")
+        bar = student.locator(f".st-key-{classroom.FOLLOWING_BAR}")
+        assert bar.count() == 1 and not bar.is_visible()
+    finally:
+        lecturer_context.close()
+        student_context.close()
