@@ -3,6 +3,7 @@
     apt-get install -y nginx                      # Debian's package; nothing else is needed
     python deploy/run_local.py                    # 2 replicas behind http://127.0.0.1:8080 until Ctrl-C
     python deploy/run_local.py --replicas 3 --port 8090 --for 600
+    python deploy/run_local.py --listen 0.0.0.0   # a class: students' phones reach http://<this machine>:8080
     python deploy/run_local.py --compare 1 2 -- --sessions 24 --think 0 --duration 60
         # for each replica count in turn: start the topology, run benchmarks/load_test.py through
         # nginx with the arguments after `--`, stop it; then print both tables and the speed-up
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gzip
 import os
 import re
 import secrets
@@ -63,10 +65,17 @@ def replica_routing(addresses: list[str], params: str) -> str:
 
 
 def local_nginx_conf(
-    template: str, port: int, replica_ports: list[int], run: Path, listen: str = "127.0.0.1", app_dir: Path = ROOT
+    template: str,
+    port: int,
+    replica_ports: list[int],
+    run: Path,
+    listen: str = "127.0.0.1",
+    app_dir: Path = ROOT,
+    frontend: Path = STREAMLIT_STATIC,
 ) -> str:
-    """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``, the class signal
-    files from ``app_dir``'s static/class/; proxying as it is."""
+    """deploy/nginx.conf with loopback replicas, nginx on ``listen``:``port``, paths in ``run``, Streamlit's frontend
+    files from ``frontend`` (a copy with gzipped files beside, :func:`compressed_frontend`), the class signal files
+    and plotly.js from ``app_dir``'s static/; proxying as it is."""
     first = re.search(r"(?m)^        server app1:\d+([^;\n]*);\n", template)
     if first is None or not ROUTING.search(template):
         raise ValueError("deploy/nginx.conf has no `upstream attention_lab` with `server app1:PORT` to replace")
@@ -79,8 +88,9 @@ def local_nginx_conf(
         "error_log /var/log/nginx/error.log warn;": f"error_log {run}/error.log warn;",
         "access_log /var/log/nginx/access.log sticky;": f"access_log {run}/access.log sticky;\n{temp}",
         "        listen 80;": f"        listen {listen}:{port};",
-        "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {STREAMLIT_STATIC};",
+        "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {frontend};",
         "alias /app/static/class/;": f"alias {app_dir.resolve() / 'static' / 'class'}/;",
+        "alias /app/static/vendor/;": f"alias {app_dir.resolve() / 'static' / 'vendor'}/;",
     }
     for old, new in swaps.items():
         if old not in conf:
@@ -124,6 +134,20 @@ def start_nginx(conf: str, run: Path) -> subprocess.Popen:
     return subprocess.Popen([*args, "-g", "daemon off;"], start_new_session=True)
 
 
+COMPRESSED = (".js", ".css", ".html", ".svg", ".json", ".map", ".txt")  # the frontend's text files
+
+
+def compressed_frontend(run: Path, source: Path = STREAMLIT_STATIC) -> Path:
+    """A copy of Streamlit's frontend files in ``run``, each text file with its gzip beside it (for nginx's
+    ``gzip_static``: compressed once per start, never per request)."""
+    target = run / "frontend"
+    shutil.copytree(source, target)
+    for path in target.rglob("*"):
+        if path.suffix in COMPRESSED and path.is_file():
+            path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0))
+    return target
+
+
 @contextlib.contextmanager
 def topology(
     replicas: int, port: int, app_dir: Path, keep_logs: bool = False, listen: str = "127.0.0.1"
@@ -140,7 +164,8 @@ def topology(
             top.replicas.append(devserver.launch(app_dir, p, env, log=run / f"replica{i + 1}.log"))
         for replica in top.replicas:
             replica.wait_healthy()
-        top.nginx = start_nginx(local_nginx_conf(NGINX_CONF.read_text(), port, ports, run, listen, app_dir), run)
+        conf = local_nginx_conf(NGINX_CONF.read_text(), port, ports, run, listen, app_dir, compressed_frontend(run))
+        top.nginx = start_nginx(conf, run)
         devserver.wait_healthy(top.url, top.nginx)
         print(f"{replicas} replica(s) on ports {ports} behind nginx at {top.url} (run folder {run})", flush=True)
         yield top
@@ -196,7 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     own, load_args = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--replicas", type=int, default=2, help="app processes behind nginx (default 2)")
-    p.add_argument("--port", type=int, default=8080, help="nginx's loopback port (default 8080)")
+    p.add_argument("--port", type=int, default=8080, help="nginx's port (default 8080)")
+    p.add_argument(
+        "--listen",
+        default="127.0.0.1",
+        help="nginx's address: 127.0.0.1 (default) for this machine alone, 0.0.0.0 for a class on the network",
+    )
     p.add_argument("--app-dir", type=Path, default=ROOT, help="folder of app.py (default: this repo)")
     p.add_argument("--for", dest="seconds", type=float, default=3600, help="serve this long, then stop (1 h)")
     p.add_argument("--compare", type=int, nargs="+", help="replica counts to load-test in turn, e.g. 1 2")
@@ -207,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         compare(args.compare, args.port, args.app_dir, load_args, args.rounds, args.keep_logs)
         return 0
     with (
-        topology(args.replicas, args.port, args.app_dir, args.keep_logs) as top,
+        topology(args.replicas, args.port, args.app_dir, args.keep_logs, args.listen) as top,
         contextlib.suppress(KeyboardInterrupt),
     ):
         print(f"open {top.url}/playground; Ctrl-C stops (or after {args.seconds:.0f} s)", flush=True)

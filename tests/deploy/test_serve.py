@@ -4,6 +4,7 @@ answers through nginx, every browser's requests (websocket included) stay on one
 spreads over both, nginx serves Streamlit's frontend files itself, and SIGTERM stops everything."""
 
 import asyncio
+import gzip
 import itertools
 import os
 import re
@@ -287,4 +288,47 @@ def test_nginx_spreads_new_browsers_evenly_and_keeps_each_on_the_replica_its_coo
     finally:
         for r in replicas:
             r.kill()
+        devserver.stop(nginx)
+
+
+def test_nginx_sends_the_frontend_and_plotly_js_from_their_gzipped_copies_cached_for_a_year(tmp_path: Path):
+    """The class set-up's bytes: Streamlit's frontend files (run_local's copy, each text file's .gz written once)
+    and the app's plotly.js bundle (its .gz the app writes) go out gzipped, from the .gz file itself (a marker
+    only the .gz holds comes back), with a year's caching; a browser that takes no gzip gets the plain file."""
+    frontend = tmp_path / "streamlit-static"
+    (frontend / "static" / "js").mkdir(parents=True)
+    (frontend / "static" / "js" / "main.abc123.js").write_text("console.log('plain');\n" * 200)
+    app = tmp_path / "app"
+    (app / "static" / "vendor").mkdir(parents=True)
+    (app / "static" / "vendor" / "plotly-x.min.js").write_text("var plain = 1;\n" * 200)
+    run = tmp_path / "run"
+    run.mkdir()
+    copied = run_local.compressed_frontend(run, frontend)
+    marked = {  # each .gz made to differ from a fresh compression of its file: only gzip_static sends it
+        copied / "static" / "js" / "main.abc123.js.gz": "console.log('from the gz');\n",
+        app / "static" / "vendor" / "plotly-x.min.js.gz": "var gz = 1;\n",
+    }
+    written = next(iter(marked))
+    assert gzip.decompress(written.read_bytes()) == written.with_suffix("").read_bytes()  # compressed_frontend's
+    for path, text in marked.items():
+        path.write_bytes(gzip.compress(text.encode(), mtime=0))
+    ports, port = [devserver.free_port()], devserver.free_port()
+    (tmp_path / "www").mkdir()
+    replica = stand_in(ports[0], tmp_path / "www")
+    conf = run_local.local_nginx_conf(run_local.NGINX_CONF.read_text(), port, ports, run, app_dir=app, frontend=copied)
+    nginx = run_local.start_nginx(conf, run)
+    try:
+        until_answered(f"http://127.0.0.1:{port}/", 20)
+        for path, text in [("/static/js/main.abc123.js", "from the gz"), ("/app/static/vendor/plotly-x.min.js", "gz")]:
+            request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(request, timeout=5) as response:
+                assert response.headers["Content-Encoding"] == "gzip", path
+                assert (
+                    "immutable" in response.headers["Cache-Control"] and "31536000" in response.headers["Cache-Control"]
+                )
+                assert text in gzip.decompress(response.read()).decode(), path
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+                assert response.headers.get("Content-Encoding") is None and b"plain" in response.read(), path
+    finally:
+        replica.kill()
         devserver.stop(nginx)

@@ -7,19 +7,21 @@ component (st.components.v2, ``figure.js`` beside this file) keeps one element a
 page's own (a pure figure builder's), sent as plotly's JSON with the app's chart config, so the toolbar's camera
 saves the same PNG or SVG.
 
-plotly.js is the plotly package's own bundle, served by the app (``static/``, ``server.enableStaticServing``),
-never fetched from a network. Another component may redraw the figure between two runs (the vector plane while
+plotly.js is plotly's cartesian bundle of the version plotly.py writes for (``vendor/``, its README), with only the
+trace types :data:`TRACES` (a third of the full bundle's bytes, for a phone on a hall's Wi-Fi), served by the app
+(``static/``, ``server.enableStaticServing``) with a gzipped copy beside it for nginx's ``gzip_static``; never
+fetched from a network. Another component may redraw the figure between two runs (the vector plane while
 a handle is dragged): it sends :func:`follow` 's payload, which the figure with that key draws until its next run.
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
 import os
 import shutil
 from pathlib import Path
 
-import plotly
 import plotly.graph_objects as go
 import plotly.io as pio
 import streamlit as st
@@ -28,20 +30,29 @@ from attention_views.ui import static
 
 HERE = Path(__file__).parent
 VENDOR = "vendor"
+BUNDLE = HERE / VENDOR / "plotly-cartesian-4.1.1.min.js"  # vendor/README.md: where it comes from, its hash
+# the trace types the bundle holds (vendor/README.md); a figure drawn in place uses no other
+TRACES = frozenset(
+    "bar box contour heatmap histogram histogram2d histogram2dcontour image pie scatter scatterternary violin".split()
+)
 
 
 @functools.cache
 def plotly_js() -> str:
-    """The URL of plotly.js, relative to a page: the plotly package's bundle, copied into ``static/vendor/`` once
-    (a copy per plotly version, written whole before it is renamed into place)."""
-    name = f"plotly-{plotly.__version__}.min.js"
-    target = static.FOLDER / VENDOR / name
-    if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial = target.with_suffix(f".{os.getpid()}.part")  # replicas starting together each write their own
-        shutil.copyfile(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", partial)
-        partial.replace(target)
-    return f"{static.URL}/{VENDOR}/{name}"
+    """The URL of plotly.js, relative to a page: the vendored bundle, copied into ``static/vendor/`` once with a
+    gzipped copy beside it (each written whole before it is renamed into place)."""
+    target = static.FOLDER / VENDOR / BUNDLE.name
+    for made, write in ((target, shutil.copyfile), (target.with_name(target.name + ".gz"), _gzipped)):
+        if not made.exists():
+            made.parent.mkdir(parents=True, exist_ok=True)
+            partial = made.with_suffix(f".{os.getpid()}.part")  # replicas starting together each write their own
+            write(BUNDLE, partial)
+            partial.replace(made)
+    return f"{static.URL}/{VENDOR}/{BUNDLE.name}"
+
+
+def _gzipped(source: Path, target: Path) -> None:
+    target.write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
 
 
 @functools.cache
@@ -57,6 +68,8 @@ def spec(fig: go.Figure) -> str:
 def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False) -> None:
     """Draw ``fig`` as the element ``key``, updated in place on later runs. ``stretch``: as tall as its container
     (a projector's fitted chart), else as tall as the figure's layout asks."""
+    if missing := {trace.type for trace in fig.data} - TRACES:
+        raise ValueError(f"the in-place figure {key} draws {sorted(missing)}, which its plotly.js bundle lacks")
     data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch}
     _component()(key=key, data=data, height="stretch" if stretch else "content")
 
