@@ -27,6 +27,12 @@ def test_streamlit_refuses_uploads_past_the_apps_own_limit():
     assert server_settings()["maxUploadSize"] == 1
 
 
+def test_the_websocket_is_compressed():
+    # a lecturer's edit reached each following phone as 47-48 kB uncompressed, 22-23 kB with permessage-deflate
+    # (benchmarks/bench_phone_bytes.py --follow): a hall's Wi-Fi carries one such message per student and edit
+    assert server_settings()["enableWebsocketCompression"] is True
+
+
 def test_streamlit_reads_these_settings(monkeypatch):
     # The keys are Streamlit's own: a misspelt option would be ignored silently, so ask Streamlit's config,
     # which reads ./.streamlit/config.toml from the folder `streamlit run app.py` is started in.
@@ -38,3 +44,4 @@ def test_streamlit_reads_these_settings(monkeypatch):
     assert config.get_option("server.fileWatcherType") == "none"
     assert config.get_option("server.maxUploadSize") == 1
     assert config.get_option("runner.postScriptGC") is False
+    assert config.get_option("server.enableWebsocketCompression") is True
