@@ -17,11 +17,14 @@ import redis
 
 from attention_rooms import codes, questions
 from attention_rooms.errors import (
+    DISK_FULL,
     REVEALED,
+    UNWRITABLE,
     WRONG_KEY,
     NotLecturerError,
     RefusedError,
     RoomError,
+    StoreUnavailableError,
     no_question,
     no_such_class,
     too_many,
@@ -31,6 +34,9 @@ from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
 PREFIX = "lab:"
+FAULTS = (redis.ConnectionError, redis.TimeoutError)  # the server is not there (or too slow): not a refusal
+CONNECT_TIMEOUT_S = 2.0  # a server that does not answer is a fault after this long, not a page that hangs
+REPLY_TIMEOUT_S = 5.0
 ROOMS = PREFIX + "rooms"
 
 # KEYS[1] = the room's hash; ARGV[1] = now, ARGV[2] = ROOM_TTL_S, then each script's own.
@@ -144,7 +150,10 @@ class RedisStore(Store):
 
     @classmethod
     def from_url(cls, url: str, clock: Clock = time.time) -> RedisStore:
-        return cls(redis.Redis.from_url(url, decode_responses=True), clock)
+        client = redis.Redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=REPLY_TIMEOUT_S
+        )
+        return cls(client, clock)
 
     def _run(self, script: str, code: str, *args: object, question_id: object = "") -> int:
         try:
@@ -319,4 +328,6 @@ def _refusal(reply: str, script: str, code: str, question_id: object) -> RoomErr
     if reply == "LIMIT":
         bounds = {"create": ("rooms", MAX_ROOMS), "ask": ("questions", MAX_QUESTIONS)}
         return too_many(*bounds.get(script, ("answers", MAX_ANSWERS)))
+    if reply in ("READONLY", "MISCONF", "OOM"):  # a replica, a disk that cannot persist, memory full
+        return StoreUnavailableError(UNWRITABLE if reply == "READONLY" else DISK_FULL)
     return RoomError(f"The class store refused: {reply[:40]}")

@@ -4,10 +4,17 @@ Writes run in ``BEGIN IMMEDIATE`` transactions (one writer at a time, others wai
 bounds and "one answer per student" hold across processes. One connection per Store object, guarded by a lock so
 that a process's threads (Streamlit sessions) can share it. ``synchronous=NORMAL``: with WAL, a committed write
 survives the app process crashing (not necessarily a power cut).
+
+The store follows the file at its path: before each transaction it compares the path's inode with the one it
+opened. A deleted file is never written on: every call raises StoreUnavailableError, and a copy of the open file is
+saved beside the path once, for the operator to put back. A replaced file
+(another file at the path, say a restored copy) is opened instead, once this store says so.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -16,7 +23,16 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from attention_rooms import codes, questions
-from attention_rooms.errors import REVEALED, RefusedError, no_question, no_such_class, too_many
+from attention_rooms.errors import (
+    FILE_GONE,
+    FILE_REPLACED,
+    REVEALED,
+    RefusedError,
+    StoreUnavailableError,
+    no_question,
+    no_such_class,
+    too_many,
+)
 from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
 from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
@@ -37,6 +53,7 @@ CREATE TABLE IF NOT EXISTS answers (
     PRIMARY KEY (code, qid, student),
     FOREIGN KEY (code, qid) REFERENCES questions (code, qid) ON DELETE CASCADE);
 """
+LOG = logging.getLogger(__name__)
 ROOM_COLUMNS = "code, name, created, last_active, version, view_version, bring_back, n_questions"
 
 
@@ -45,15 +62,21 @@ class SqliteStore(Store):
         self.path = Path(path)
         self._clock = clock
         self._lock = threading.Lock()
+        self._saved_copy = ""  # where the open file was copied after its path lost it ("" while it has it)
+        self._open()
+
+    def _open(self) -> None:
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._identity = _identity(self.path)
         self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute("PRAGMA foreign_keys = ON")
-        with self._write():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
+        self._db.execute("BEGIN IMMEDIATE")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+        self._db.execute("COMMIT")
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction: every check inside it sees the state it writes over."""
@@ -67,13 +90,46 @@ class SqliteStore(Store):
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         """A transaction opened by ``begin``, committed when the block ends, rolled back when it raises."""
         with self._lock:
+            self._check_file()
             self._db.execute(begin)
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite ends it itself on some errors (a full disk: SQLITE_FULL)
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def _check_file(self) -> None:
+        """Nothing while the path holds the file this connection opened; else (under self._lock) raise
+        StoreUnavailableError: while the file is deleted (a copy saved once), and once when another file took its
+        place (then opened)."""
+        found = _identity(self.path)
+        if found == self._identity:
+            return
+        if found is None:
+            if not self._saved_copy:
+                self._saved_copy = self._save_copy()
+                LOG.error("the class store file %s was deleted; no more writes (copy: %s)", self.path, self._saved_copy)
+            raise StoreUnavailableError(FILE_GONE.format(copy=self._saved_copy))
+        LOG.warning("the class store's file %s was replaced; opening the new one", self.path)
+        self._db.close()
+        self._saved_copy = ""
+        self._open()
+        raise StoreUnavailableError(FILE_REPLACED)
+
+    def _save_copy(self) -> str:
+        """A copy of the open (deleted) file beside its path, by SQLite's backup; its path, or why there is none."""
+        copy = self.path.with_name(f"{self.path.name}.saved-{int(time.time())}-{os.getpid()}")
+        try:
+            target = sqlite3.connect(copy)
+            try:
+                self._db.backup(target)
+            finally:
+                target.close()
+        except (sqlite3.Error, OSError) as err:
+            return f"none: {err}"
+        return str(copy)
 
     def _live(self, db: sqlite3.Connection, code: str, columns: str = ROOM_COLUMNS) -> tuple:
         row = db.execute(
@@ -125,6 +181,7 @@ class SqliteStore(Store):
     def version(self, code: str) -> int:
         code = codes.normalise_code(code)
         with self._lock:  # one primary-key read, in SQLite's implicit transaction
+            self._check_file()
             return self._live(self._db, code, "version")[0]
 
     def view(self, code: str) -> tuple[int, str]:
@@ -245,3 +302,12 @@ class SqliteStore(Store):
     def disconnect(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``; None when there is none."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino

@@ -124,17 +124,24 @@ def check_payload(payload: object) -> str:
 
 
 def open_store(env: Mapping[str, str] | None = None, clock: Clock = time.time) -> Store:
-    """Redis when ``LAB_STORE`` is a redis:// (rediss://, unix://) URL, else SQLite in ``LAB_DATA_DIR`` (./data)."""
+    """Redis when ``LAB_STORE`` is a redis:// (rediss://, unix://) URL, else SQLite in ``LAB_DATA_DIR`` (./data);
+    behind the GuardedStore that turns the store's faults into StoreUnavailableError (opened on first use)."""
+    from attention_rooms.guard import GuardedStore
+
     env = os.environ if env is None else env
     url = env.get("LAB_STORE", "").strip()
     if url:
         if not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"LAB_STORE must be a redis://host:port/db URL (or unset for SQLite); it is {url[:40]!r}")
-        from attention_rooms.redis_store import RedisStore
+        from attention_rooms.redis_store import FAULTS, RedisStore
 
-        return RedisStore.from_url(url, clock)
+        return GuardedStore(lambda: RedisStore.from_url(url, clock), FAULTS)
     from attention_rooms.sqlite_store import SqliteStore
 
     folder = Path(env.get("LAB_DATA_DIR", "").strip() or "data")
-    folder.mkdir(parents=True, exist_ok=True)
-    return SqliteStore(folder / SQLITE_FILE, clock)
+
+    def open_sqlite() -> Store:
+        folder.mkdir(parents=True, exist_ok=True)
+        return SqliteStore(folder / SQLITE_FILE, clock)
+
+    return GuardedStore(open_sqlite, ())
