@@ -62,6 +62,17 @@ def new_student_id() -> str:
     return secrets.token_urlsafe(16)
 
 
+def new_secret() -> str:
+    """A store's signal secret (Store.signal_secret): 256 random bits, hex."""
+    return secrets.token_hex(32)
+
+
+def signal_name(secret: str, code: str) -> str:
+    """The name of room ``code``'s signal file: an HMAC of the code under the store's secret, so that no name can be
+    made from a guessed code, and a name found says nothing about its code."""
+    return hmac.new(secret.encode("ascii"), code.encode("ascii"), hashlib.sha256).hexdigest()[:32]
+
+
 def is_lecturer(stored_hash: str, key: str | None) -> bool:
     """Whether ``key`` is the room's lecturer key (check_key without the refusal)."""
     try:

@@ -130,6 +130,9 @@ class GuardedStore(Store):
     def close(self, code: str, key: str) -> None:
         return self._call(lambda b: b.close(code, key))
 
+    def signal_secret(self) -> str:
+        return self._call(lambda b: b.signal_secret())
+
     def disconnect(self) -> None:
         with self._lock:
             if self._backend is not None:

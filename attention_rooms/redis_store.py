@@ -38,6 +38,7 @@ FAULTS = (redis.ConnectionError, redis.TimeoutError)  # the server is not there 
 CONNECT_TIMEOUT_S = 2.0  # a server that does not answer is a fault after this long, not a page that hangs
 REPLY_TIMEOUT_S = 5.0
 ROOMS = PREFIX + "rooms"
+SECRET = PREFIX + "signal_secret"  # Store.signal_secret: set once (SET NX), never expires
 
 # KEYS[1] = the room's hash; ARGV[1] = now, ARGV[2] = ROOM_TTL_S, then each script's own.
 _LUA_PRELUDE = """
@@ -282,6 +283,10 @@ class RedisStore(Store):
     def close(self, code: str, key: str) -> None:
         code = codes.normalise_code(code)
         self._run("close", code, _key_arg(key))
+
+    def signal_secret(self) -> str:
+        self._r.set(SECRET, codes.new_secret(), nx=True)
+        return self._r.get(SECRET)
 
     def disconnect(self) -> None:
         self._r.close()

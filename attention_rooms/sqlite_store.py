@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS views (
 CREATE TABLE IF NOT EXISTS questions (
     code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, qid INTEGER NOT NULL,
     body TEXT NOT NULL, revealed INTEGER NOT NULL, PRIMARY KEY (code, qid));
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (code, qid, student),
@@ -298,6 +299,12 @@ class SqliteStore(Store):
         with self._write() as db:
             self._lecturer(db, code, key)
             db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+
+    def signal_secret(self) -> str:
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('signal_secret', ?)", (codes.new_secret(),))
+            (secret,) = db.execute("SELECT value FROM meta WHERE name = 'signal_secret'").fetchone()
+        return secret
 
     def disconnect(self) -> None:
         with self._lock:

@@ -102,6 +102,11 @@ class Store(abc.ABC):
         """End the class: the room and everything in it are deleted."""
 
     @abc.abstractmethod
+    def signal_secret(self) -> str:
+        """The store's random secret (made on first use, the same for every process): what names a room's signal file
+        (codes.signal_name), so the file's name says nothing to one who only guesses codes."""
+
+    @abc.abstractmethod
     def disconnect(self) -> None:
         """Release this object's connection (the data stays in the store)."""
 
