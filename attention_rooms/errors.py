@@ -44,6 +44,7 @@ FILE_GONE = "The class store's file was deleted; nothing more is saved until it 
 FILE_REPLACED = "The class store's file was replaced; the class goes on with the new file."
 WRONG_KEY = "Only the lecturer can do this: the lecturer key does not match this class."
 MISSING_KEY = "Only the lecturer can do this: the lecturer key is missing."
+LOCKED = "The lecturer has locked this class: it takes no new students. Ask the lecturer to unlock it."
 REVEALED = "The answer has been revealed: this question takes no more answers."
 
 
@@ -52,6 +53,6 @@ def too_many(what: str, bound: int) -> LimitError:
         {
             "rooms": f"{bound} classes are running, the most this server holds; try again when one has ended.",
             "questions": f"A class holds at most {bound} questions; start a new class to ask more.",
-            "answers": f"This question already has {bound} answers, the most it takes.",
+            "seats": f"This class has {bound} students, the most it seats; ask the lecturer.",
         }[what]
     )

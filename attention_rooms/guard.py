@@ -115,6 +115,12 @@ class GuardedStore(Store):
     def questions(self, code: str, key: str | None = None) -> list[Question]:
         return self._call(lambda b: b.questions(code, key))
 
+    def join(self, code: str, student_id: str) -> Room:
+        return self._call(lambda b: b.join(code, student_id))
+
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        return self._call(lambda b: b.lock(code, key, locked))
+
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
         return self._call(lambda b: b.answer(code, question_id, student_id, value))
 

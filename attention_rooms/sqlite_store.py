@@ -26,6 +26,7 @@ from attention_rooms import codes, questions
 from attention_rooms.errors import (
     FILE_GONE,
     FILE_REPLACED,
+    LOCKED,
     REVEALED,
     RefusedError,
     StoreUnavailableError,
@@ -33,7 +34,7 @@ from attention_rooms.errors import (
     no_such_class,
     too_many,
 )
-from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
+from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_QUESTIONS, MAX_ROOMS, MAX_SEATS, ROOM_TTL_S
 from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
@@ -48,6 +49,9 @@ CREATE TABLE IF NOT EXISTS views (
 CREATE TABLE IF NOT EXISTS questions (
     code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, qid INTEGER NOT NULL,
     body TEXT NOT NULL, revealed INTEGER NOT NULL, PRIMARY KEY (code, qid));
+CREATE TABLE IF NOT EXISTS seats (
+    code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, student TEXT NOT NULL, PRIMARY KEY (code, student));
+CREATE TABLE IF NOT EXISTS locks (code TEXT PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
@@ -177,7 +181,42 @@ class SqliteStore(Store):
     def room(self, code: str) -> Room:
         code = codes.normalise_code(code)
         with self._read() as db:
-            return Room(*self._live(db, code))
+            return self._room(db, code)
+
+    def _room(self, db: sqlite3.Connection, code: str) -> Room:
+        found = self._live(db, code)
+        (n_seats,) = db.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()
+        locked = db.execute("SELECT 1 FROM locks WHERE code = ?", (code,)).fetchone() is not None
+        return Room(*found, n_seats, locked)
+
+    def _seat(self, db: sqlite3.Connection, code: str, student_id: str) -> None:
+        """Seat ``student_id`` unless seated: refused when the room is locked or full."""
+        if db.execute("SELECT 1 FROM seats WHERE code = ? AND student = ?", (code, student_id)).fetchone():
+            return
+        if db.execute("SELECT 1 FROM locks WHERE code = ?", (code,)).fetchone():
+            raise RefusedError(LOCKED)
+        (n,) = db.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()
+        if n >= MAX_SEATS:
+            raise too_many("seats", MAX_SEATS)
+        db.execute("INSERT INTO seats (code, student) VALUES (?, ?)", (code, student_id))
+
+    def join(self, code: str, student_id: str) -> Room:
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
+        with self._write() as db:
+            self._live(db, code, "code")
+            self._seat(db, code, student_id)
+            self._touch(db, code, False)
+            return self._room(db, code)
+
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        code = codes.normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            if locked:
+                db.execute("INSERT OR IGNORE INTO locks (code) VALUES (?)", (code,))
+            else:
+                db.execute("DELETE FROM locks WHERE code = ?", (code,))
+            self._touch(db, code, False)
 
     def version(self, code: str) -> int:
         code = codes.normalise_code(code)
@@ -251,11 +290,8 @@ class SqliteStore(Store):
             if q.revealed:
                 raise RefusedError(REVEALED)
             value = questions.check_answer(q, value)
+            self._seat(db, code, student_id)
             key = (code, question_id, student_id)
-            if not db.execute("SELECT 1 FROM answers WHERE code = ? AND qid = ? AND student = ?", key).fetchone():
-                (n,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND qid = ?", key[:2]).fetchone()
-                if n >= MAX_ANSWERS:
-                    raise too_many("answers", MAX_ANSWERS)
             db.execute(
                 "INSERT INTO answers (code, qid, student, value) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (code, qid, student) DO UPDATE SET value = excluded.value",

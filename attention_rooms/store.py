@@ -35,6 +35,8 @@ class Room:
     view_version: int
     bring_back: int
     n_questions: int
+    n_seats: int = 0  # students seated (Store.join, or a first answer)
+    locked: bool = False  # the lecturer locked the room: no new seats
 
     @property
     def expires(self) -> float:
@@ -82,8 +84,17 @@ class Store(abc.ABC):
         """The room's questions in order; ``correct`` is None until the reveal unless ``key`` is the lecturer's."""
 
     @abc.abstractmethod
+    def join(self, code: str, student_id: str) -> Room:
+        """Seat ``student_id`` (nothing when seated already): refused when the room is locked or has MAX_SEATS."""
+
+    @abc.abstractmethod
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        """Lock the room (no new seats; the seated keep theirs) or unlock it."""
+
+    @abc.abstractmethod
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
-        """Record (or replace) this student's answer; refused after the reveal."""
+        """Record (or replace) this student's answer, one per seat (an unseated student is seated first, as by
+        join); refused after the reveal. No bound on answers refuses a seated student."""
 
     @abc.abstractmethod
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:

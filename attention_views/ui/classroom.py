@@ -25,6 +25,7 @@ import functools
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -36,6 +37,7 @@ import streamlit as st
 from attention_rooms import NoSuchClassError, RoomError, Store, format_code, new_student_id, normalise_code
 from attention_rooms.codes import signal_name
 from attention_rooms.errors import StoreUnavailableError
+from attention_rooms.limits import ROOM_TTL_S
 from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
 from attention_views.pure import links
 from attention_views.pure.formats import message, plain
@@ -61,6 +63,8 @@ FALLBACK_SHOWN = f"{FALLBACK_MS // 1000} s"
 FOLDER_FAULT = f"The class's signal files cannot be written; the students' pages ask the app every {FALLBACK_SHOWN}."
 POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
+SEAT_COOKIE = "lab_seat"  # the browser's seat (codes.new_student_id), kept ROOM_TTL_S: a reload keeps the seat
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # what a seat cookie may hold (anything else: a new seat)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
 # The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
@@ -77,6 +81,10 @@ export default function ({ parentElement, data, setTriggerValue }) {
   const state = host.labClass || (host.labClass = { asked: null, timer: null, reclaimed: false });
   state.data = data;
   try {
+    if (data.seat) {  // this browser's seat, for the next page load (st.context.cookies): a reload keeps it
+      const { name, token, max_age } = data.seat;
+      document.cookie = `${name}=${token}; path=/; max-age=${max_age}; SameSite=Lax`;
+    }
     if (data.remember) sessionStorage.setItem(KEPT, JSON.stringify(data.remember));
     if (data.reclaim && !state.reclaimed) {  // a student's seat: did this tab lead the class before a reload?
       state.reclaimed = true;
@@ -304,9 +312,20 @@ def _normalised(code: str) -> str | None:
 
 
 def _join(s: Session, code: str) -> None:
-    room = store().room(code)
-    s.seat = ClassSeat(room.code, student_id=new_student_id(), name=room.name)
+    """Take this browser's seat in the class ``code`` (the same seat however often it leaves and joins again)."""
+    token = seat_token(s)
+    room = store().join(code, token)
+    s.seat = ClassSeat(room.code, student_id=token, name=room.name)
     s.class_error = ""
+
+
+def seat_token(s: Session) -> str:
+    """This browser's seat: the session's, else the one its cookie kept (a reload), else a new one. The signal
+    component writes it into the cookie (SIGNAL_JS), so a reload keeps the seat and its answers."""
+    if not s.seat_token:
+        kept = (st.context.cookies or {}).get(SEAT_COOKIE, "")
+        s.seat_token = kept if _TOKEN.fullmatch(kept) else new_student_id()
+    return s.seat_token
 
 
 def follow(s: Session, replace_lab: ReplaceLab) -> bool:
@@ -463,6 +482,7 @@ def section(s: Session, replace_lab: ReplaceLab):
             "version": seat.version,
             "every_ms": POLL_MS,
             "reclaim": seat.code,
+            "seat": {"name": SEAT_COOKIE, "token": seat.student_id, "max_age": ROOM_TTL_S},
             "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
@@ -542,6 +562,7 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
         if st.button("Show the code to the room", key="sidebar_class_show"):
             _show_code(seat, link)  # a dialog opens from the script run, not from a callback
         _notice(seat)
+        _seats(s, seat)
         st.button("Bring everyone back", key="sidebar_class_bring", on_click=_on_bring_back, args=(s,))
         st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
         class_questions.ask_panel(s)  # ask the room about the current view
@@ -551,6 +572,20 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
                 "Never show it: it lets anyone lead the class."
             )
             st.code(seat.lecturer_key, language=None)
+
+
+def _seats(s: Session, seat: ClassSeat) -> None:
+    """How many students are seated, and the lock: once the class has joined, no new seats (the seated keep
+    theirs, and answering)."""
+    try:
+        room = store().room(seat.code)
+    except RoomError:
+        return  # a fault (the banner says so) or the class gone (the next run leaves it)
+    seated = f"{room.n_seats} student{'s' if room.n_seats != 1 else ''} seated"
+    st.caption(f"{seated}; locked: no new students" if room.locked else seated)
+    label = "Unlock the class" if room.locked else "Lock the class (no new students)"
+    icon = ":material/lock_open:" if room.locked else ":material/lock:"
+    st.button(label, key="sidebar_class_lock", icon=icon, on_click=_on_lock, args=(s, not room.locked))
 
 
 def _student(s: Session, seat: ClassSeat) -> None:
@@ -678,6 +713,13 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
     if payload and (page := _take_view(s, payload, replace_lab)) in PAGES:
         s.goto = page  # a callback cannot switch pages: frame.run does
+
+
+def _on_lock(s: Session, locked: bool) -> None:
+    try:
+        store().lock(s.seat.code, s.seat.lecturer_key, locked)
+    except RoomError as err:
+        s.seat.notice = str(err)
 
 
 def _on_bring_back(s: Session) -> None:
