@@ -136,6 +136,9 @@ class GuardedStore(Store):
     def close(self, code: str, key: str) -> None:
         return self._call(lambda b: b.close(code, key))
 
+    def count(self, key: str, window_s: int, add: int) -> int:
+        return self._call(lambda b: b.count(key, window_s, add))
+
     def signal_secret(self) -> str:
         return self._call(lambda b: b.signal_secret())
 

@@ -317,6 +317,15 @@ class RedisStore(Store):
         code = codes.normalise_code(code)
         self._run("close", code, _key_arg(key))
 
+    def count(self, key: str, window_s: int, add: int) -> int:
+        start = int(self._clock() // window_s * window_s)
+        bucket = f"{PREFIX}count:{key}@{start}"
+        if not add:
+            return int(self._r.get(bucket) or 0)
+        with self._r.pipeline(transaction=True) as p:
+            n, _ = p.incrby(bucket, add).expire(bucket, window_s + 1).execute()
+        return n
+
     def signal_secret(self) -> str:
         self._r.set(SECRET, codes.new_secret(), nx=True)
         return self._r.get(SECRET)

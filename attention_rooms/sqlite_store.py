@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS questions (
 CREATE TABLE IF NOT EXISTS seats (
     code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, student TEXT NOT NULL, PRIMARY KEY (code, student));
 CREATE TABLE IF NOT EXISTS locks (code TEXT PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL, until REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS counts_by_until ON counts (until);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
@@ -335,6 +337,20 @@ class SqliteStore(Store):
         with self._write() as db:
             self._lecturer(db, code, key)
             db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+
+    def count(self, key: str, window_s: int, add: int) -> int:
+        now = self._clock()
+        start = now // window_s * window_s
+        bucket = f"{key}@{int(start)}"
+        with self._write() if add else self._read() as db:
+            if add:
+                db.execute("DELETE FROM counts WHERE until < ?", (now,))
+                db.execute(
+                    "INSERT INTO counts (key, n, until) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET n = n + ?",
+                    (bucket, add, start + window_s, add),
+                )
+            row = db.execute("SELECT n FROM counts WHERE key = ? AND until >= ?", (bucket, now)).fetchone()
+        return 0 if row is None else row[0]
 
     def signal_secret(self) -> str:
         with self._write() as db:

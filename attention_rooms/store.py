@@ -113,6 +113,11 @@ class Store(abc.ABC):
         """End the class: the room and everything in it are deleted."""
 
     @abc.abstractmethod
+    def count(self, key: str, window_s: int, add: int) -> int:
+        """The count of ``key`` in the present window of ``window_s`` seconds (of the store's clock), after adding
+        ``add`` (0: only read). Windows are fixed; an old window's count is forgotten (attention_rooms.throttle)."""
+
+    @abc.abstractmethod
     def signal_secret(self) -> str:
         """The store's random secret (made on first use, the same for every process): what names a room's signal file
         (codes.signal_name), so the file's name says nothing to one who only guesses codes."""

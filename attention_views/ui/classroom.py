@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import ipaddress
 import json
 import logging
 import os
@@ -34,10 +35,19 @@ from pathlib import Path
 
 import streamlit as st
 
-from attention_rooms import NoSuchClassError, RoomError, Store, format_code, new_student_id, normalise_code
+from attention_rooms import (
+    LimitError,
+    NoSuchClassError,
+    RoomError,
+    Store,
+    format_code,
+    new_student_id,
+    normalise_code,
+    throttle,
+)
 from attention_rooms.codes import signal_name
 from attention_rooms.errors import StoreUnavailableError
-from attention_rooms.limits import ROOM_TTL_S
+from attention_rooms.limits import ADDRESS, ROOM_TTL_S, SESSION
 from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
 from attention_views.pure import links
 from attention_views.pure.formats import message, plain
@@ -300,6 +310,8 @@ def join_from_link(s: Session) -> None:
         return
     try:
         _join(s, asked)
+    except StoreUnavailableError as err:
+        st.warning(f"{plain(message(str(err)))} The app opens without a class: open the class link again in a moment.")
     except RoomError as err:
         st.warning(f"{plain(message(str(err)))} The app opens without a class.")
 
@@ -312,11 +324,32 @@ def _normalised(code: str) -> str | None:
 
 
 def _join(s: Session, code: str) -> None:
-    """Take this browser's seat in the class ``code`` (the same seat however often it leaves and joins again)."""
-    token = seat_token(s)
-    room = store().join(code, token)
+    """Take this browser's seat in the class ``code`` (the same seat however often it leaves and joins again). A
+    code of no class counts against this session and address (attention_rooms.throttle); past the limit no code is
+    tried (LimitError)."""
+    token, who = seat_token(s), client(s)
+    if why := throttle.refused(store(), "code", who):
+        raise LimitError(why)
+    try:
+        room = store().join(code, token)
+    except NoSuchClassError:
+        throttle.spend(store(), "code", who)
+        raise
     s.seat = ClassSeat(room.code, student_id=token, name=room.name)
     s.class_error = ""
+
+
+def client(s: Session) -> dict[str, str]:
+    """Who is asking, for the limits: this browser's seat, and the client's address (behind a proxy on this machine
+    or its private network, nginx's last X-Forwarded-For entry: the address nginx saw)."""
+    peer = st.context.ip_address or ""
+    forwarded = (st.context.headers or {}).get("X-Forwarded-For", "")
+    try:
+        behind_proxy = not peer or ipaddress.ip_address(peer).is_loopback or ipaddress.ip_address(peer).is_private
+    except ValueError:
+        behind_proxy = False
+    address = forwarded.split(",")[-1].strip() if behind_proxy and forwarded else peer
+    return {SESSION: seat_token(s), ADDRESS: address[:64] or "unknown"}
 
 
 def seat_token(s: Session) -> str:
@@ -679,6 +712,9 @@ def _show_code(seat: ClassSeat, link: str) -> None:
 
 def _on_start(s: Session) -> None:
     try:
+        if why := throttle.refused(store(), "room", client(s)):
+            raise LimitError(why)
+        throttle.spend(store(), "room", client(s))
         room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
     except RoomError as err:
         _fail(s, str(err))
@@ -703,7 +739,13 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
     """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
     this session's, so the students see no change. ``quiet``: a refusal is not shown."""
     try:
-        store().check_lecturer(code, key)
+        if why := throttle.refused(store(), "code", client(s)):
+            raise LimitError(why)
+        try:
+            store().check_lecturer(code, key)
+        except NoSuchClassError:
+            throttle.spend(store(), "code", client(s))
+            raise
         room = store().room(code)
         view_version, payload = store().view(room.code)
     except RoomError as err:

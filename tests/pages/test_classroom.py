@@ -14,9 +14,9 @@ import pytest
 from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, nodes, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
-from attention_rooms import choice_question
-from attention_rooms.codes import format_code
-from attention_rooms.limits import ROOM_TTL_S
+from attention_rooms import choice_question, throttle
+from attention_rooms.codes import CODE_ALPHABET, format_code
+from attention_rooms.limits import CODE_TRIES, ROOM_STARTS, ROOM_TTL_S, SESSION
 from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
 from attention_views.ui import class_store, classroom
 from tests.hostile_text import HOSTILE, MARKUP, markup_problems, read_texts
@@ -408,3 +408,37 @@ def test_a_locked_class_seats_no_newcomer_and_its_seated_students_go_on_answerin
     assert class_store.store().tally(code, 1, key).n_answers == 1
     lecturer.sidebar.button(key="sidebar_class_lock").click().run()  # unlocked: the late student gets in
     assert seat(student(code, "playground")) is not None
+
+
+def test_a_guessing_loop_of_typed_codes_is_refused_after_a_few_and_a_real_code_still_joins_elsewhere():
+    lecturer = start_class()
+    code = seat(lecturer).code
+    guesser = open_class_panel(open_page("playground", "emma-friend"))
+    told = []
+    for i in range(12):
+        guesser.sidebar.text_input(key="sidebar_class_join_code").input("ZZZZZ" + CODE_ALPHABET[i])
+        guesser.sidebar.button(key=JOIN).click().run()
+        assert_clean(guesser)
+        told.append(guesser.session_state["session"].class_error)
+    per_minute = next(n for per, n, w in CODE_TRIES if per == SESSION and w == 60)
+    assert all("There is no class" in t for t in told[:per_minute]), told
+    assert all(t == throttle.REFUSED["code"] for t in told[per_minute:]), told
+    guesser.sidebar.text_input(key="sidebar_class_join_code").input(code)
+    guesser.sidebar.button(key=JOIN).click().run()
+    assert seat(guesser) is None, "past the limit even a real code is not tried"
+    assert seat(student(code, "playground")) is not None, "another student (a session of its own) joins"
+
+
+def test_starting_classes_is_limited_per_session():
+    at = open_class_panel(open_page("playground", "emma-friend"))
+    per_hour = next(n for per, n, w in ROOM_STARTS if per == SESSION)
+    started = 0
+    for _ in range(per_hour + 2):
+        at.sidebar.button(key=START).click().run()
+        assert_clean(at)
+        if seat(at) is not None:
+            started += 1
+            at.sidebar.button(key="sidebar_class_end").click().run()
+            open_class_panel(at)
+    assert started == per_hour
+    assert at.session_state["session"].class_error == throttle.REFUSED["room"]
