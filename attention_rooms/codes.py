@@ -58,7 +58,7 @@ def check_key(stored_hash: str, key: str | None) -> None:
 
 
 def new_student_id() -> str:
-    """A random student id, kept in the student's session (22 URL-safe characters)."""
+    """A random student id: a browser's seat in a class (22 URL-safe characters; classroom.seat_token keeps it)."""
     return secrets.token_urlsafe(16)
 
 
