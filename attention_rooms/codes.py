@@ -58,8 +58,19 @@ def check_key(stored_hash: str, key: str | None) -> None:
 
 
 def new_student_id() -> str:
-    """A random student id, kept in the student's session (22 URL-safe characters)."""
+    """A random student id: a browser's seat in a class (22 URL-safe characters; classroom.seat_token keeps it)."""
     return secrets.token_urlsafe(16)
+
+
+def new_secret() -> str:
+    """A store's signal secret (Store.signal_secret): 256 random bits, hex."""
+    return secrets.token_hex(32)
+
+
+def signal_name(secret: str, code: str) -> str:
+    """The name of room ``code``'s signal file: an HMAC of the code under the store's secret, so that no name can be
+    made from a guessed code, and a name found says nothing about its code."""
+    return hmac.new(secret.encode("ascii"), code.encode("ascii"), hashlib.sha256).hexdigest()[:32]
 
 
 def is_lecturer(stored_hash: str, key: str | None) -> bool:

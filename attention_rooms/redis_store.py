@@ -2,7 +2,8 @@
 
 Keys of room CODE (prefix ``lab:``): ``room:CODE`` (hash: name, key_hash, created, last_active, version,
 view_version, bring_back, n_questions), ``room:CODE:view`` (the payload), ``room:CODE:questions`` (hash: id ->
-question JSON), ``room:CODE:revealed`` (set of ids), ``room:CODE:answers:ID`` (hash: student id -> answer), and
+question JSON), ``room:CODE:revealed`` (set of ids), ``room:CODE:answers:ID`` (hash: student id -> answer),
+``room:CODE:seats`` (set of student ids), ``room:CODE:locked`` (present while locked), and
 ``rooms`` (sorted set: code -> last_active, for the live-room bound). Every write is one Lua script, so its checks
 (room live, lecturer key, bounds, not revealed) and its writes are atomic across processes. Every write also sets
 each key of the room to expire ROOM_TTL_S later (Redis's own clock), which deletes an idle room's data; the store's
@@ -17,21 +18,29 @@ import redis
 
 from attention_rooms import codes, questions
 from attention_rooms.errors import (
+    DISK_FULL,
+    LOCKED,
     REVEALED,
+    UNWRITABLE,
     WRONG_KEY,
     NotLecturerError,
     RefusedError,
     RoomError,
+    StoreUnavailableError,
     no_question,
     no_such_class,
     too_many,
 )
-from attention_rooms.limits import MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
+from attention_rooms.limits import MAX_QUESTIONS, MAX_ROOMS, MAX_SEATS, ROOM_TTL_S
 from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
 PREFIX = "lab:"
+FAULTS = (redis.ConnectionError, redis.TimeoutError)  # the server is not there (or too slow): not a refusal
+CONNECT_TIMEOUT_S = 2.0  # a server that does not answer is a fault after this long, not a page that hangs
+REPLY_TIMEOUT_S = 5.0
 ROOMS = PREFIX + "rooms"
+SECRET = PREFIX + "signal_secret"  # Store.signal_secret: set once (SET NX), never expires
 
 # KEYS[1] = the room's hash; ARGV[1] = now, ARGV[2] = ROOM_TTL_S, then each script's own.
 _LUA_PRELUDE = """
@@ -48,10 +57,17 @@ local function lecturer(hash)
   if redis.call('HGET', room, 'key_hash') ~= hash then error({err = 'NOTLECTURER'}) end
 end
 local function room_keys()
-  local keys = {room, room .. ':view', room .. ':questions', room .. ':revealed'}
+  local keys = {room, room .. ':view', room .. ':questions', room .. ':revealed', room .. ':seats', room .. ':locked'}
   local n = tonumber(redis.call('HGET', room, 'n_questions') or '0')
   for i = 1, n do keys[#keys + 1] = room .. ':answers:' .. i end
   return keys
+end
+local function seat(student, most)
+  local seats = room .. ':seats'
+  if redis.call('SISMEMBER', seats, student) == 1 then return end
+  if redis.call('EXISTS', room .. ':locked') == 1 then error({err = 'LOCKED'}) end
+  if redis.call('SCARD', seats) >= most then error({err = 'SEATS'}) end
+  redis.call('SADD', seats, student)
 end
 local function touch(changed)
   redis.call('HSET', room, 'last_active', ARGV[1])
@@ -100,16 +116,27 @@ redis.call('HSET', room, 'n_questions', n + 1)
 touch(true)
 return n + 1
 """,
-    # ARGV[3] = question id, ARGV[4] = student id, ARGV[5] = answer, ARGV[6] = MAX_ANSWERS
+    # ARGV[3] = student id, ARGV[4] = MAX_SEATS
+    "join": """
+live()
+seat(ARGV[3], tonumber(ARGV[4]))
+touch(false)
+return 1
+""",
+    # ARGV[3] = key hash, ARGV[4] = 1 to lock, 0 to unlock
+    "lock": """
+lecturer(ARGV[3])
+if ARGV[4] == '1' then redis.call('SET', room .. ':locked', '1') else redis.call('DEL', room .. ':locked') end
+touch(false)
+return 1
+""",
+    # ARGV[3] = question id, ARGV[4] = student id, ARGV[5] = answer, ARGV[6] = MAX_SEATS
     "answer": """
 live()
 if redis.call('HEXISTS', room .. ':questions', ARGV[3]) == 0 then error({err = 'NOQUESTION'}) end
 if redis.call('SISMEMBER', room .. ':revealed', ARGV[3]) == 1 then error({err = 'REVEALED'}) end
-local answers = room .. ':answers:' .. ARGV[3]
-if redis.call('HEXISTS', answers, ARGV[4]) == 0 and redis.call('HLEN', answers) >= tonumber(ARGV[6]) then
-  error({err = 'LIMIT'})
-end
-redis.call('HSET', answers, ARGV[4], ARGV[5])
+seat(ARGV[4], tonumber(ARGV[6]))
+redis.call('HSET', room .. ':answers:' .. ARGV[3], ARGV[4], ARGV[5])
 touch(false)
 return 1
 """,
@@ -144,7 +171,10 @@ class RedisStore(Store):
 
     @classmethod
     def from_url(cls, url: str, clock: Clock = time.time) -> RedisStore:
-        return cls(redis.Redis.from_url(url, decode_responses=True), clock)
+        client = redis.Redis.from_url(
+            url, decode_responses=True, socket_connect_timeout=CONNECT_TIMEOUT_S, socket_timeout=REPLY_TIMEOUT_S
+        )
+        return cls(client, clock)
 
     def _run(self, script: str, code: str, *args: object, question_id: object = "") -> int:
         try:
@@ -167,7 +197,9 @@ class RedisStore(Store):
 
     def room(self, code: str) -> Room:
         code = codes.normalise_code(code)
-        h = self._r.hgetall(_room(code))
+        with self._r.pipeline(transaction=True) as p:
+            p.hgetall(_room(code)).scard(f"{_room(code)}:seats").exists(f"{_room(code)}:locked")
+            h, n_seats, locked = p.execute()
         self._live(code, h.get("last_active"))
         return Room(
             code,
@@ -175,7 +207,18 @@ class RedisStore(Store):
             float(h["created"]),
             float(h["last_active"]),
             *(int(h[f]) for f in ("version", "view_version", "bring_back", "n_questions")),
+            n_seats,
+            bool(locked),
         )
+
+    def join(self, code: str, student_id: str) -> Room:
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
+        self._run("join", code, student_id, MAX_SEATS)
+        return self.room(code)
+
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        code = codes.normalise_code(code)
+        self._run("lock", code, _key_arg(key), int(bool(locked)))
 
     def version(self, code: str) -> int:
         code = codes.normalise_code(code)
@@ -245,7 +288,7 @@ class RedisStore(Store):
         if q.revealed:
             raise RefusedError(REVEALED)
         value = questions.check_answer(q, value)
-        self._run("answer", code, q.id, student_id, questions.encode_value(value), MAX_ANSWERS, question_id=question_id)
+        self._run("answer", code, q.id, student_id, questions.encode_value(value), MAX_SEATS, question_id=question_id)
 
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
         code, student_id = codes.normalise_code(code), questions.check_student(student_id)
@@ -273,6 +316,19 @@ class RedisStore(Store):
     def close(self, code: str, key: str) -> None:
         code = codes.normalise_code(code)
         self._run("close", code, _key_arg(key))
+
+    def count(self, key: str, window_s: int, add: int) -> int:
+        start = int(self._clock() // window_s * window_s)
+        bucket = f"{PREFIX}count:{key}@{start}"
+        if not add:
+            return int(self._r.get(bucket) or 0)
+        with self._r.pipeline(transaction=True) as p:
+            n, _ = p.incrby(bucket, add).expire(bucket, window_s + 1).execute()
+        return n
+
+    def signal_secret(self) -> str:
+        self._r.set(SECRET, codes.new_secret(), nx=True)
+        return self._r.get(SECRET)
 
     def disconnect(self) -> None:
         self._r.close()
@@ -316,7 +372,12 @@ def _refusal(reply: str, script: str, code: str, question_id: object) -> RoomErr
         return no_question(question_id)
     if reply == "REVEALED":
         return RefusedError(REVEALED)
+    if reply == "LOCKED":
+        return RefusedError(LOCKED)
+    if reply == "SEATS":
+        return too_many("seats", MAX_SEATS)
     if reply == "LIMIT":
-        bounds = {"create": ("rooms", MAX_ROOMS), "ask": ("questions", MAX_QUESTIONS)}
-        return too_many(*bounds.get(script, ("answers", MAX_ANSWERS)))
+        return too_many(*{"create": ("rooms", MAX_ROOMS), "ask": ("questions", MAX_QUESTIONS)}[script])
+    if reply in ("READONLY", "MISCONF", "OOM"):  # a replica, a disk that cannot persist, memory full
+        return StoreUnavailableError(UNWRITABLE if reply == "READONLY" else DISK_FULL)
     return RoomError(f"The class store refused: {reply[:40]}")

@@ -4,10 +4,17 @@ Writes run in ``BEGIN IMMEDIATE`` transactions (one writer at a time, others wai
 bounds and "one answer per student" hold across processes. One connection per Store object, guarded by a lock so
 that a process's threads (Streamlit sessions) can share it. ``synchronous=NORMAL``: with WAL, a committed write
 survives the app process crashing (not necessarily a power cut).
+
+The store follows the file at its path: before each transaction it compares the path's inode with the one it
+opened. A deleted file is never written on: every call raises StoreUnavailableError, and a copy of the open file is
+saved beside the path once, for the operator to put back. A replaced file
+(another file at the path, say a restored copy) is opened instead, once this store says so.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 import threading
 import time
@@ -16,8 +23,18 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from attention_rooms import codes, questions
-from attention_rooms.errors import REVEALED, RefusedError, no_question, no_such_class, too_many
-from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_ANSWERS, MAX_QUESTIONS, MAX_ROOMS, ROOM_TTL_S
+from attention_rooms.errors import (
+    FILE_GONE,
+    FILE_REPLACED,
+    LOCKED,
+    REVEALED,
+    RefusedError,
+    StoreUnavailableError,
+    no_question,
+    no_such_class,
+    too_many,
+)
+from attention_rooms.limits import BUSY_TIMEOUT_S, MAX_QUESTIONS, MAX_ROOMS, MAX_SEATS, ROOM_TTL_S
 from attention_rooms.questions import Question, Tally, Value
 from attention_rooms.store import Clock, Room, Store, check_name, check_payload
 
@@ -32,11 +49,18 @@ CREATE TABLE IF NOT EXISTS views (
 CREATE TABLE IF NOT EXISTS questions (
     code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, qid INTEGER NOT NULL,
     body TEXT NOT NULL, revealed INTEGER NOT NULL, PRIMARY KEY (code, qid));
+CREATE TABLE IF NOT EXISTS seats (
+    code TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE, student TEXT NOT NULL, PRIMARY KEY (code, student));
+CREATE TABLE IF NOT EXISTS locks (code TEXT PRIMARY KEY REFERENCES rooms (code) ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL, until REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS counts_by_until ON counts (until);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
     PRIMARY KEY (code, qid, student),
     FOREIGN KEY (code, qid) REFERENCES questions (code, qid) ON DELETE CASCADE);
 """
+LOG = logging.getLogger(__name__)
 ROOM_COLUMNS = "code, name, created, last_active, version, view_version, bring_back, n_questions"
 
 
@@ -45,15 +69,21 @@ class SqliteStore(Store):
         self.path = Path(path)
         self._clock = clock
         self._lock = threading.Lock()
+        self._saved_copy = ""  # where the open file was copied after its path lost it ("" while it has it)
+        self._open()
+
+    def _open(self) -> None:
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._identity = _identity(self.path)
         self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("PRAGMA synchronous = NORMAL")
         self._db.execute("PRAGMA foreign_keys = ON")
-        with self._write():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
+        self._db.execute("BEGIN IMMEDIATE")
+        for statement in SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+        self._db.execute("COMMIT")
 
     def _write(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction: every check inside it sees the state it writes over."""
@@ -67,13 +97,46 @@ class SqliteStore(Store):
     def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
         """A transaction opened by ``begin``, committed when the block ends, rolled back when it raises."""
         with self._lock:
+            self._check_file()
             self._db.execute(begin)
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # SQLite ends it itself on some errors (a full disk: SQLITE_FULL)
+                    self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    def _check_file(self) -> None:
+        """Nothing while the path holds the file this connection opened; else (under self._lock) raise
+        StoreUnavailableError: while the file is deleted (a copy saved once), and once when another file took its
+        place (then opened)."""
+        found = _identity(self.path)
+        if found == self._identity:
+            return
+        if found is None:
+            if not self._saved_copy:
+                self._saved_copy = self._save_copy()
+                LOG.error("the class store file %s was deleted; no more writes (copy: %s)", self.path, self._saved_copy)
+            raise StoreUnavailableError(FILE_GONE.format(copy=self._saved_copy))
+        LOG.warning("the class store's file %s was replaced; opening the new one", self.path)
+        self._db.close()
+        self._saved_copy = ""
+        self._open()
+        raise StoreUnavailableError(FILE_REPLACED)
+
+    def _save_copy(self) -> str:
+        """A copy of the open (deleted) file beside its path, by SQLite's backup; its path, or why there is none."""
+        copy = self.path.with_name(f"{self.path.name}.saved-{int(time.time())}-{os.getpid()}")
+        try:
+            target = sqlite3.connect(copy)
+            try:
+                self._db.backup(target)
+            finally:
+                target.close()
+        except (sqlite3.Error, OSError) as err:
+            return f"none: {err}"
+        return str(copy)
 
     def _live(self, db: sqlite3.Connection, code: str, columns: str = ROOM_COLUMNS) -> tuple:
         row = db.execute(
@@ -120,11 +183,47 @@ class SqliteStore(Store):
     def room(self, code: str) -> Room:
         code = codes.normalise_code(code)
         with self._read() as db:
-            return Room(*self._live(db, code))
+            return self._room(db, code)
+
+    def _room(self, db: sqlite3.Connection, code: str) -> Room:
+        found = self._live(db, code)
+        (n_seats,) = db.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()
+        locked = db.execute("SELECT 1 FROM locks WHERE code = ?", (code,)).fetchone() is not None
+        return Room(*found, n_seats, locked)
+
+    def _seat(self, db: sqlite3.Connection, code: str, student_id: str) -> None:
+        """Seat ``student_id`` unless seated: refused when the room is locked or full."""
+        if db.execute("SELECT 1 FROM seats WHERE code = ? AND student = ?", (code, student_id)).fetchone():
+            return
+        if db.execute("SELECT 1 FROM locks WHERE code = ?", (code,)).fetchone():
+            raise RefusedError(LOCKED)
+        (n,) = db.execute("SELECT COUNT(*) FROM seats WHERE code = ?", (code,)).fetchone()
+        if n >= MAX_SEATS:
+            raise too_many("seats", MAX_SEATS)
+        db.execute("INSERT INTO seats (code, student) VALUES (?, ?)", (code, student_id))
+
+    def join(self, code: str, student_id: str) -> Room:
+        code, student_id = codes.normalise_code(code), questions.check_student(student_id)
+        with self._write() as db:
+            self._live(db, code, "code")
+            self._seat(db, code, student_id)
+            self._touch(db, code, False)
+            return self._room(db, code)
+
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        code = codes.normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            if locked:
+                db.execute("INSERT OR IGNORE INTO locks (code) VALUES (?)", (code,))
+            else:
+                db.execute("DELETE FROM locks WHERE code = ?", (code,))
+            self._touch(db, code, False)
 
     def version(self, code: str) -> int:
         code = codes.normalise_code(code)
         with self._lock:  # one primary-key read, in SQLite's implicit transaction
+            self._check_file()
             return self._live(self._db, code, "version")[0]
 
     def view(self, code: str) -> tuple[int, str]:
@@ -193,11 +292,8 @@ class SqliteStore(Store):
             if q.revealed:
                 raise RefusedError(REVEALED)
             value = questions.check_answer(q, value)
+            self._seat(db, code, student_id)
             key = (code, question_id, student_id)
-            if not db.execute("SELECT 1 FROM answers WHERE code = ? AND qid = ? AND student = ?", key).fetchone():
-                (n,) = db.execute("SELECT COUNT(*) FROM answers WHERE code = ? AND qid = ?", key[:2]).fetchone()
-                if n >= MAX_ANSWERS:
-                    raise too_many("answers", MAX_ANSWERS)
             db.execute(
                 "INSERT INTO answers (code, qid, student, value) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (code, qid, student) DO UPDATE SET value = excluded.value",
@@ -242,6 +338,35 @@ class SqliteStore(Store):
             self._lecturer(db, code, key)
             db.execute("DELETE FROM rooms WHERE code = ?", (code,))
 
+    def count(self, key: str, window_s: int, add: int) -> int:
+        now = self._clock()
+        start = now // window_s * window_s
+        bucket = f"{key}@{int(start)}"
+        with self._write() if add else self._read() as db:
+            if add:
+                db.execute("DELETE FROM counts WHERE until < ?", (now,))
+                db.execute(
+                    "INSERT INTO counts (key, n, until) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET n = n + ?",
+                    (bucket, add, start + window_s, add),
+                )
+            row = db.execute("SELECT n FROM counts WHERE key = ? AND until >= ?", (bucket, now)).fetchone()
+        return 0 if row is None else row[0]
+
+    def signal_secret(self) -> str:
+        with self._write() as db:
+            db.execute("INSERT OR IGNORE INTO meta (name, value) VALUES ('signal_secret', ?)", (codes.new_secret(),))
+            (secret,) = db.execute("SELECT value FROM meta WHERE name = 'signal_secret'").fetchone()
+        return secret
+
     def disconnect(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``; None when there is none."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino

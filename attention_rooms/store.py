@@ -35,6 +35,8 @@ class Room:
     view_version: int
     bring_back: int
     n_questions: int
+    n_seats: int = 0  # students seated (Store.join, or a first answer)
+    locked: bool = False  # the lecturer locked the room: no new seats
 
     @property
     def expires(self) -> float:
@@ -82,8 +84,17 @@ class Store(abc.ABC):
         """The room's questions in order; ``correct`` is None until the reveal unless ``key`` is the lecturer's."""
 
     @abc.abstractmethod
+    def join(self, code: str, student_id: str) -> Room:
+        """Seat ``student_id`` (nothing when seated already): refused when the room is locked or has MAX_SEATS."""
+
+    @abc.abstractmethod
+    def lock(self, code: str, key: str, locked: bool) -> None:
+        """Lock the room (no new seats; the seated keep theirs) or unlock it."""
+
+    @abc.abstractmethod
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
-        """Record (or replace) this student's answer; refused after the reveal."""
+        """Record (or replace) this student's answer, one per seat (an unseated student is seated first, as by
+        join); refused after the reveal. No bound on answers refuses a seated student."""
 
     @abc.abstractmethod
     def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
@@ -100,6 +111,16 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self, code: str, key: str) -> None:
         """End the class: the room and everything in it are deleted."""
+
+    @abc.abstractmethod
+    def count(self, key: str, window_s: int, add: int) -> int:
+        """The count of ``key`` in the present window of ``window_s`` seconds (of the store's clock), after adding
+        ``add`` (0: only read). Windows are fixed; an old window's count is forgotten (attention_rooms.throttle)."""
+
+    @abc.abstractmethod
+    def signal_secret(self) -> str:
+        """The store's random secret (made on first use, the same for every process): what names a room's signal file
+        (codes.signal_name), so the file's name says nothing to one who only guesses codes."""
 
     @abc.abstractmethod
     def disconnect(self) -> None:
@@ -124,17 +145,24 @@ def check_payload(payload: object) -> str:
 
 
 def open_store(env: Mapping[str, str] | None = None, clock: Clock = time.time) -> Store:
-    """Redis when ``LAB_STORE`` is a redis:// (rediss://, unix://) URL, else SQLite in ``LAB_DATA_DIR`` (./data)."""
+    """Redis when ``LAB_STORE`` is a redis:// (rediss://, unix://) URL, else SQLite in ``LAB_DATA_DIR`` (./data);
+    behind the GuardedStore that turns the store's faults into StoreUnavailableError (opened on first use)."""
+    from attention_rooms.guard import GuardedStore
+
     env = os.environ if env is None else env
     url = env.get("LAB_STORE", "").strip()
     if url:
         if not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(f"LAB_STORE must be a redis://host:port/db URL (or unset for SQLite); it is {url[:40]!r}")
-        from attention_rooms.redis_store import RedisStore
+        from attention_rooms.redis_store import FAULTS, RedisStore
 
-        return RedisStore.from_url(url, clock)
+        return GuardedStore(lambda: RedisStore.from_url(url, clock), FAULTS)
     from attention_rooms.sqlite_store import SqliteStore
 
     folder = Path(env.get("LAB_DATA_DIR", "").strip() or "data")
-    folder.mkdir(parents=True, exist_ok=True)
-    return SqliteStore(folder / SQLITE_FILE, clock)
+
+    def open_sqlite() -> Store:
+        folder.mkdir(parents=True, exist_ok=True)
+        return SqliteStore(folder / SQLITE_FILE, clock)
+
+    return GuardedStore(open_sqlite, ())

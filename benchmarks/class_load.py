@@ -15,7 +15,7 @@ page's temperature slider) every ``--think`` seconds.
 
 Each student opens ``/<page>?class=CODE`` within ``--join-window`` seconds (first run: the app joins the class and
 applies the lecturer's view) and then does what the page's signal component does (``classroom.SIGNAL_JS``): every
-``every_ms`` of the component's data (``classroom.POLL_MS``), on its own phase, ``GET /app/static/class/CODE.json``;
+``every_ms`` of the component's data (``classroom.POLL_MS``), on its own phase, ``GET`` the data's ``url`` (the file);
 when the version there is newer than the one the page was drawn with (the component's ``data.version``, read from
 its delta) and than any asked for already (:func:`moved`), it sets the component's trigger: a ``rerun_script`` whose
 one widget state is the component's trigger aggregator
@@ -243,7 +243,7 @@ class Follower:
 
     async def poll(self, stats: ClassStats, into: list[float]) -> None:
         """One look at the room's file; a rerun when its version moved, as SIGNAL_JS does."""
-        body = await self.tab.fetch(f"/app/static/class/{self.code}.json")
+        body = await self.tab.fetch(signal_data(self.tab)["url"])  # the file's name is the app's, not the code
         stats.polls += 1
         if body is None:
             return

@@ -416,6 +416,7 @@ class Session:
     opened_lesson: str = ""  # the lesson scenario frame.start opened for this page on arrival ("" when none)
     lesson_timer: Timer = field(default_factory=Timer, compare=False, repr=False)
     seat: ClassSeat | None = None  # this session's live class, if it joined or started one
+    seat_token: str = ""  # this browser's seat in any class it joins (kept across Leave and Rejoin, and in a cookie)
     plane: PlaneDrag = field(default_factory=PlaneDrag)  # the playground's vector plane
 
 

@@ -175,7 +175,11 @@ def _answer_form(seat: ClassSeat, shown: int) -> None:
         st.rerun(scope="app")
     if sent and (refused := _send(seat, q)) is not None:
         st.error(refused[1], icon="⚠️")
-    mine = store().my_answer(seat.code, q.id, seat.student_id)
+    try:
+        mine = store().my_answer(seat.code, q.id, seat.student_id)
+    except RoomError as err:
+        st.error(plain(err), icon="⚠️")
+        return
     with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
         _answer_widget(q, mine)
         st.form_submit_button(

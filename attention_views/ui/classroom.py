@@ -22,18 +22,33 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import ipaddress
 import json
 import logging
 import os
+import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
 
-from attention_rooms import NoSuchClassError, RoomError, Store, format_code, new_student_id, normalise_code
+from attention_rooms import (
+    LimitError,
+    NoSuchClassError,
+    RoomError,
+    Store,
+    format_code,
+    new_student_id,
+    normalise_code,
+    throttle,
+)
 from attention_rooms.address import StudentBase, student_base_here
+from attention_rooms.codes import signal_name
+from attention_rooms.errors import StoreUnavailableError
+from attention_rooms.limits import ADDRESS, ROOM_TTL_S, SESSION
 from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
 from attention_views.pure import links
 from attention_views.pure.formats import message, plain
@@ -48,9 +63,20 @@ from attention_views.ui.sections import model_runs
 
 STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
+BEAT_S = 2.0  # ... and writes each watched room's file at least this often, moved or not (its beat)
+STALE_MS = 7000  # a page whose file has not beaten for this long asks the app itself ...
+FALLBACK_MS = 3000  # ... this often (a rerun that reads the store), until the file beats again
+SWEEP_EVERY_S = 60.0  # the watcher removes the files of gone rooms this often
+ENDED_KEEP_S = 60.0  # a gone room's file (-1) is kept this long, for its pages' polls to see it, then removed
+STALE_FILE_S = 600.0  # a file no process has written for this long belongs to no watched room: removed
+FAULT_RETRY_S = 2.0  # while the store fails, the lecturer's page tries it this often, and publishes once it answers
+FALLBACK_SHOWN = f"{FALLBACK_MS // 1000} s"
+FOLDER_FAULT = f"The class's signal files cannot be written; the students' pages ask the app every {FALLBACK_SHOWN}."
 POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
 FOLLOWING_BAR = "class_following"  # a following student's class bar above the page (shown on a phone only)
+SEAT_COOKIE = "lab_seat"  # the browser's seat (codes.new_student_id), kept ROOM_TTL_S: a reload keeps the seat
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # what a seat cookie may hold (anything else: a new seat)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
 LOG = logging.getLogger(__name__)
 # The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
@@ -67,6 +93,10 @@ export default function ({ parentElement, data, setTriggerValue }) {
   const state = host.labClass || (host.labClass = { asked: null, timer: null, reclaimed: false });
   state.data = data;
   try {
+    if (data.seat) {  // this browser's seat, for the next page load (st.context.cookies): a reload keeps it
+      const { name, token, max_age } = data.seat;
+      document.cookie = `${name}=${token}; path=/; max-age=${max_age}; SameSite=Lax`;
+    }
     if (data.remember) sessionStorage.setItem(KEPT, JSON.stringify(data.remember));
     if (data.reclaim && !state.reclaimed) {  // a student's seat: did this tab lead the class before a reload?
       state.reclaimed = true;
@@ -77,22 +107,34 @@ export default function ({ parentElement, data, setTriggerValue }) {
     // storage refused (a browser's privacy setting): the lecturer takes the class back by hand
   }
   if (!data.every_ms || state.timer !== null) return;
+  state.fresh = Date.now();  // when the room's file last beat (a new "beat"), or the polling started
   const poll = async () => {
     if (!host.isConnected) { clearInterval(state.timer); state.timer = null; return; }
+    const now = Date.now();
     try {
-      const reply = await fetch(state.data.url, { cache: "no-store" });
-      if (!reply.ok) return;
-      const seen = await reply.json();
-      // moved: the room ended, or a version newer than the page's and than any asked for (a file another
-      // process wrote a moment late may hold an older one)
-      const newest = Math.max(state.data.version, state.asked ?? -1);
-      const moved = seen.version === -1 ? state.asked !== -1 : seen.version > newest;
-      if (moved) {
-        state.asked = seen.version;
-        setTriggerValue("moved", seen.version);
+      const reply = state.data.url ? await fetch(state.data.url, { cache: "no-store" }) : null;
+      if (reply && reply.ok) {
+        const seen = await reply.json();
+        if (seen.beat !== state.beat) { state.beat = seen.beat; state.fresh = now; }
+        // moved: the room ended, or a version newer than the page's and than any asked for (a file another
+        // process wrote a moment late may hold an older one)
+        const newest = Math.max(state.data.version, state.asked ?? -1);
+        const moved = seen.version === -1 ? state.asked !== -1 : seen.version > newest;
+        if (moved) {
+          state.asked = seen.version;
+          setTriggerValue("moved", seen.version);
+          return;
+        }
       }
     } catch (e) {
       // no file yet, or a half-open connection: the next poll tries again
+    }
+    // the file stopped beating (the server cannot write it, or cannot read the store): the page asks the app
+    // itself every fallback_ms, a rerun that reads the room, until the file beats again
+    const stale = state.data.fallback || now - state.fresh > state.data.stale_ms;
+    if (stale && now - (state.nudged ?? 0) >= state.data.fallback_ms) {
+      state.nudged = now;
+      setTriggerValue("stale", now);
     }
   };
   state.timer = setInterval(poll, state.data.every_ms);
@@ -113,15 +155,23 @@ _CSS = """<style>
 
 
 class Watcher:
-    """Writes ``<folder>/<CODE>.json`` (``{"version": n}``, -1 once the room is gone) whenever the store's version
-    of a room watched in this process changes. ``codes`` is only a cache of which rooms to look at (the store holds
-    the truth), so every process's watcher writes the same file, and the file follows a Redis store across
-    machines. The write is atomic (a temporary file, then os.replace): a page never reads half a file."""
+    """Writes each watched room's signal file ``<folder>/<name>.json`` (``{"version": n, "beat": t}``, version -1
+    once the room is gone; ``name`` from codes.signal_name, not the code) when the store's version of the room moved,
+    and at least every BEAT_S (the beat: a page whose file stops beating asks the app itself, see SIGNAL_JS).
+    ``written`` is only a cache of which rooms to look at (the store holds the truth), so every process's watcher
+    writes the same file, and the file follows a Redis store across machines. The write is atomic (a temporary file,
+    then os.replace): a page never reads half a file. A store or a folder that fails is a state (``fault``), logged
+    once: the watcher keeps trying and says when it writes again."""
 
-    def __init__(self, source: Store, folder: Path) -> None:
-        self.store, self.folder = source, folder
+    def __init__(self, source: Store, folder: Path, clock: Callable[[], float] = time.time) -> None:
+        self.store, self.folder, self.clock = source, folder, clock
         self.written: dict[str, int | None] = {}  # code -> the version in its file (None: not written yet)
-        self.lock = threading.Lock()  # guards written
+        self.beaten: dict[str, float] = {}  # code -> when its file was last written
+        self.ended: dict[str, float] = {}  # file name -> when -1 was written in it (removed ENDED_KEEP_S later)
+        self.fault = ""  # why the folder cannot be written ("" while it can)
+        self.secret = ""  # the store's signal secret, read once
+        self.swept = 0.0  # when the folder was last swept
+        self.lock = threading.Lock()  # guards written and beaten
         self.looking = threading.Lock()  # one look at a time
         self.stopped = threading.Event()
 
@@ -129,44 +179,94 @@ class Watcher:
         with self.lock:
             self.written.setdefault(code, None)
 
+    def name(self, code: str) -> str:
+        """The file name of room ``code``'s signal (raises StoreUnavailableError while the store cannot be read)."""
+        if not self.secret:
+            self.secret = self.store.signal_secret()
+        return f"{signal_name(self.secret, code)}.json"
+
     def tick(self) -> None:
-        """One look at every watched room."""
+        """One look at every watched room, and a sweep of the folder every SWEEP_EVERY_S."""
         with self.lock:
             watched = list(self.written)
         for code in watched:
             self.look(code)
+        if self.clock() - self.swept >= SWEEP_EVERY_S:
+            self.sweep()
 
     def look(self, code: str) -> None:
-        """Read the room's version and write its file when it moved; a gone room is written ENDED and dropped. One
-        look at a time in a process, so its file never goes back to an older version it read."""
+        """Read the room's version and write its file when it moved or its beat is due; a gone room is written ENDED
+        and dropped. One look at a time in a process, so its file never goes back to an older version it read. The
+        store unreachable, nothing is written: the file keeps its version and stops beating."""
         with self.looking:
             try:
-                version = self.store.version(code)
-            except NoSuchClassError:
-                version = ENDED
+                try:
+                    version = self.store.version(code)
+                except NoSuchClassError:
+                    version = ENDED
+                name = self.name(code)
+            except StoreUnavailableError:
+                return  # the store's guard logged it and the pages show it
             with self.lock:
-                written = self.written.get(code)
-            if version != written:
-                self.write(code, version)
+                written, beaten = self.written.get(code), self.beaten.get(code, -BEAT_S)
+            now = self.clock()
+            if (version != written or now - beaten >= BEAT_S) and self.write(name, version):
+                with self.lock:
+                    self.beaten[code] = now
+                    if version == ENDED:
+                        self.ended[name] = now
+                    self.written[code] = version
             with self.lock:
                 if version == ENDED:
                     self.written.pop(code, None)
-                else:
-                    self.written[code] = version
+                    self.beaten.pop(code, None)
 
-    def write(self, code: str, version: int) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        temporary = self.folder / f".{code}.{os.getpid()}.{threading.get_ident()}.tmp"
-        temporary.write_text(json.dumps({"version": version}), encoding="utf-8")
-        os.replace(temporary, self.folder / f"{code}.json")
+    def write(self, name: str, version: int) -> bool:
+        """Write the file; False (the fault logged once) when the folder cannot be written."""
+        temporary = self.folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            temporary.write_text(json.dumps({"version": version, "beat": round(self.clock(), 1)}), encoding="utf-8")
+            os.replace(temporary, self.folder / name)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                temporary.unlink(missing_ok=True)
+            if not self.fault:
+                LOG.warning(
+                    "the class signal folder %s cannot be written (%s); pages ask the app instead", self.folder, err
+                )
+            self.fault = FOLDER_FAULT
+            return False
+        if self.fault:
+            LOG.warning("the class signal folder %s can be written again", self.folder)
+            self.fault = ""
+        return True
+
+    def sweep(self) -> None:
+        """Remove the files of rooms gone ENDED_KEEP_S ago, and files no process has written for STALE_FILE_S (rooms
+        that expired, or ended while no process watched them)."""
+        self.swept = now = self.clock()
+        with self.lock:
+            gone = [name for name, when in self.ended.items() if now - when >= ENDED_KEEP_S]
+            for name in gone:
+                del self.ended[name]
+        for name in gone:
+            with contextlib.suppress(OSError):
+                (self.folder / name).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            for path in self.folder.glob("*.json"):
+                with contextlib.suppress(OSError):
+                    if now - path.stat().st_mtime >= STALE_FILE_S:
+                        path.unlink()
 
     def run(self) -> None:
-        """Tick until stopped (a daemon thread); a failing look (the store unreachable) is logged and tried again."""
+        """Tick until stopped (a daemon thread). A look never raises for a store or folder that fails (a state,
+        logged once); anything else is a bug, logged, and the next tick tries again."""
         while not self.stopped.wait(WATCH_EVERY_S):
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 (a thread that dies would silently stop every class in the process)
-                LOG.exception("the class watcher could not read the store; trying again")
+                LOG.exception("the class watcher failed; trying again")
 
 
 @st.cache_resource
@@ -185,9 +285,14 @@ def signal_now(code: str) -> None:
 
 
 def signal_url(code: str) -> str:
-    """Where the browser fetches the room's file: Streamlit's static folder under the app's base path."""
+    """Where the browser fetches the room's file: Streamlit's static folder under the app's base path ("" while the
+    store cannot name it)."""
+    try:
+        name = watcher().name(code)
+    except StoreUnavailableError:
+        return ""
     base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"{'/' + base if base else ''}/{static.URL}/class/{code}.json"
+    return f"{'/' + base if base else ''}/{static.URL}/class/{name}"
 
 
 # -- following ---------------------------------------------------------------------------------------------------
@@ -207,6 +312,8 @@ def join_from_link(s: Session) -> None:
         return
     try:
         _join(s, asked)
+    except StoreUnavailableError as err:
+        st.warning(f"{plain(message(str(err)))} The app opens without a class: open the class link again in a moment.")
     except RoomError as err:
         st.warning(f"{plain(message(str(err)))} The app opens without a class.")
 
@@ -219,9 +326,41 @@ def _normalised(code: str) -> str | None:
 
 
 def _join(s: Session, code: str) -> None:
-    room = store().room(code)
-    s.seat = ClassSeat(room.code, student_id=new_student_id(), name=room.name)
+    """Take this browser's seat in the class ``code`` (the same seat however often it leaves and joins again). A
+    code of no class counts against this session and address (attention_rooms.throttle); past the limit no code is
+    tried (LimitError)."""
+    token, who = seat_token(s), client(s)
+    if why := throttle.refused(store(), "code", who):
+        raise LimitError(why)
+    try:
+        room = store().join(code, token)
+    except NoSuchClassError:
+        throttle.spend(store(), "code", who)
+        raise
+    s.seat = ClassSeat(room.code, student_id=token, name=room.name)
     s.class_error = ""
+
+
+def client(s: Session) -> dict[str, str]:
+    """Who is asking, for the limits: this browser's seat, and the client's address (behind a proxy on this machine
+    or its private network, nginx's last X-Forwarded-For entry: the address nginx saw)."""
+    peer = st.context.ip_address or ""
+    forwarded = (st.context.headers or {}).get("X-Forwarded-For", "")
+    try:
+        behind_proxy = not peer or ipaddress.ip_address(peer).is_loopback or ipaddress.ip_address(peer).is_private
+    except ValueError:
+        behind_proxy = False
+    address = forwarded.split(",")[-1].strip() if behind_proxy and forwarded else peer
+    return {SESSION: seat_token(s), ADDRESS: address[:64] or "unknown"}
+
+
+def seat_token(s: Session) -> str:
+    """This browser's seat: the session's, else the one its cookie kept (a reload), else a new one. The signal
+    component writes it into the cookie (SIGNAL_JS), so a reload keeps the seat and its answers."""
+    if not s.seat_token:
+        kept = (st.context.cookies or {}).get(SEAT_COOKIE, "")
+        s.seat_token = kept if _TOKEN.fullmatch(kept) else new_student_id()
+    return s.seat_token
 
 
 def follow(s: Session, replace_lab: ReplaceLab) -> bool:
@@ -245,6 +384,8 @@ def follow(s: Session, replace_lab: ReplaceLab) -> bool:
                 return _apply(s, payload, replace_lab)
     except NoSuchClassError:
         _leave(s, "The class has ended; the app goes on without it.")
+    except StoreUnavailableError:
+        pass  # a state: the page keeps its view, fault_banner says so, and the next run looks again
     return False
 
 
@@ -336,6 +477,8 @@ def _publish(s: Session, seat: ClassSeat) -> None:
         seat.published = payload
     except NoSuchClassError:
         _leave(s, "The class has ended (it expired or was ended elsewhere).")
+    except StoreUnavailableError:
+        pass  # kept unpublished (seat.published is the last view sent): the first run after the fault sends it
     except RoomError as err:
         seat.notice = f"The students did not get this view: {err}"
 
@@ -358,15 +501,33 @@ def section(s: Session, replace_lab: ReplaceLab):
     with place:
         if seat.lecturer:
             data = {"remember": {"code": seat.code, "key": seat.lecturer_key}}
-            signal(key="class_signal", data=data, height=0, on_moved_change=_nothing, on_reclaim_change=_nothing)
+            signal(
+                key="class_signal",
+                data=data,
+                height=0,
+                on_moved_change=_nothing,
+                on_stale_change=_nothing,
+                on_reclaim_change=_nothing,
+            )
             return place
         watcher().watch(seat.code)
-        data = {"url": signal_url(seat.code), "version": seat.version, "every_ms": POLL_MS, "reclaim": seat.code}
+        url = signal_url(seat.code)
+        data = {
+            "url": url,
+            "version": seat.version,
+            "every_ms": POLL_MS,
+            "reclaim": seat.code,
+            "seat": {"name": SEAT_COOKIE, "token": seat.student_id, "max_age": ROOM_TTL_S},
+            "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
+            "stale_ms": STALE_MS,
+            "fallback_ms": FALLBACK_MS,
+        }
         signal(
             key="class_signal",
             data=data,
             height=0,
             on_moved_change=_nothing,
+            on_stale_change=_nothing,
             on_reclaim_change=lambda: _on_reclaim(s, replace_lab),
         )
     return place
@@ -393,6 +554,8 @@ def fill_section(s: Session, place, replace_lab: ReplaceLab) -> None:
             _no_class(s, replace_lab)
         elif s.seat.lecturer:
             st.html(_CSS)
+            if found := faults():
+                _fault_banner(s.seat, found)
             _lecturer(s, s.seat)
         else:
             _student(s, s.seat)
@@ -449,6 +612,7 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
         if st.button("Show the code to the room", key="sidebar_class_show"):
             _show_code(seat, link, base)  # a dialog opens from the script run, not from a callback
         _notice(seat)
+        _seats(s, seat)
         st.button("Bring everyone back", key="sidebar_class_bring", on_click=_on_bring_back, args=(s,))
         st.button("End the class", key="sidebar_class_end", on_click=_on_end, args=(s,))
         class_questions.ask_panel(s)  # ask the room about the current view
@@ -458,6 +622,20 @@ def _lecturer(s: Session, seat: ClassSeat) -> None:
                 "Never show it: it lets anyone lead the class."
             )
             st.code(seat.lecturer_key, language=None)
+
+
+def _seats(s: Session, seat: ClassSeat) -> None:
+    """How many students are seated, and the lock: once the class has joined, no new seats (the seated keep
+    theirs, and answering)."""
+    try:
+        room = store().room(seat.code)
+    except RoomError:
+        return  # a fault (the banner says so) or the class gone (the next run leaves it)
+    seated = f"{room.n_seats} student{'s' if room.n_seats != 1 else ''} seated"
+    st.caption(f"{seated}; locked: no new students" if room.locked else seated)
+    label = "Unlock the class" if room.locked else "Lock the class (no new students)"
+    icon = ":material/lock_open:" if room.locked else ":material/lock:"
+    st.button(label, key="sidebar_class_lock", icon=icon, on_click=_on_lock, args=(s, not room.locked))
 
 
 def _student(s: Session, seat: ClassSeat) -> None:
@@ -479,27 +657,66 @@ def _notice(seat: ClassSeat) -> None:
         st.warning(plain(seat.notice), icon=":material/info:")
 
 
+def faults() -> list[str]:
+    """What is wrong with the class's store or signal files in this process now (what every seat is told)."""
+    found = [store().fault] if getattr(store(), "fault", "") else []
+    return found + ([watcher().fault] if watcher().fault else [])
+
+
 def banner(s: Session):
     """Above the page, a student's class bar (filled by :func:`fill_banner` after the page, which may have broken
-    away); None outside a class or for the lecturer."""
+    away or met a fault of the store); None outside a class or for the lecturer (whose faults the class box in the
+    sidebar shows, beside the class's controls)."""
     seat = s.seat
     return st.empty() if seat is not None and not seat.lecturer else None
 
 
 def fill_banner(s: Session, place) -> None:
-    """A student's class bar: on their own copy, the notice and Rejoin; following, the room's code and Break away
-    (that bar only on a phone, frame.py's CSS: a wider screen shows the sidebar, which says the same)."""
-    seat = s.seat
+    """A student's class bar: a fault of the store; on their own copy, the notice and Rejoin; following, the room's
+    code and Break away (that line only on a phone, frame.py's CSS: a wider screen shows the sidebar, which says the
+    same)."""
+    seat, found = s.seat, faults()
     if place is None or seat is None:
         return
-    if not seat.following:
-        with place.container(horizontal=True, key="class_banner"):
-            st.info(plain(seat.notice or "You are on your own copy, not the lecturer's view."), icon=":material/edit:")
-            st.button("Rejoin", key="class_rejoin", on_click=_on_rejoin, args=(seat,), type="primary")
+    with place.container():
+        if found or not seat.following:
+            with st.container(key="class_banner"):
+                _fault_banner(seat, found)
+                if not seat.following:
+                    with st.container(horizontal=True):
+                        notice = seat.notice or "You are on your own copy, not the lecturer's view."
+                        st.info(plain(notice), icon=":material/edit:")
+                        st.button("Rejoin", key="class_rejoin", on_click=_on_rejoin, args=(seat,), type="primary")
+        if seat.following:
+            with st.container(horizontal=True, vertical_alignment="center", key=FOLLOWING_BAR):
+                following = f"Following the lecturer · class {format_code(seat.code)}"
+                st.success(following, icon=":material/sync:", width="stretch")
+                st.button("Break away", key="class_break", on_click=_on_break, args=(seat,))
+
+
+def _fault_banner(seat: ClassSeat, found: list[str]) -> None:
+    """The faults, and what happens next: the lecturer's edits wait on the screen and are published once the store
+    answers (the page tries it every FAULT_RETRY_S, then reruns: after_page publishes); a student keeps the view."""
+    then = (
+        "Your edits stay on your screen; the students get them when the store is back."
+        if seat.lecturer
+        else "You keep the view you have; the lecturer's next one comes when the store is back."
+    )
+    for fault in found:
+        st.warning(plain(fault if fault == FOLDER_FAULT else f"{fault} {then}"), icon=":material/cloud_off:")
+    if seat.lecturer and store().fault:
+        _retry(seat.code)
+
+
+@st.fragment(run_every=FAULT_RETRY_S)
+def _retry(code: str) -> None:
+    """While the store fails, one look at it every FAULT_RETRY_S; once it answers, the whole page runs again (and
+    publishes the lecturer's view)."""
+    try:
+        store().version(code)
+    except RoomError:
         return
-    with place.container(horizontal=True, vertical_alignment="center", key=FOLLOWING_BAR):
-        st.success(f"Following the lecturer · class {format_code(seat.code)}", icon=":material/sync:", width="stretch")
-        st.button("Break away", key="class_break", on_click=_on_break, args=(seat,))
+    st.rerun(scope="app")
 
 
 @st.dialog("Join the class", width="large")
@@ -523,6 +740,9 @@ def _show_code(seat: ClassSeat, link: str, base: StudentBase) -> None:
 
 def _on_start(s: Session) -> None:
     try:
+        if why := throttle.refused(store(), "room", client(s)):
+            raise LimitError(why)
+        throttle.spend(store(), "room", client(s))
         room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
     except RoomError as err:
         _fail(s, str(err))
@@ -547,7 +767,13 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
     """The lecturer again after a reload: the key is checked (nothing changes in the room); the room's view becomes
     this session's, so the students see no change. ``quiet``: a refusal is not shown."""
     try:
-        store().check_lecturer(code, key)
+        if why := throttle.refused(store(), "code", client(s)):
+            raise LimitError(why)
+        try:
+            store().check_lecturer(code, key)
+        except NoSuchClassError:
+            throttle.spend(store(), "code", client(s))
+            raise
         room = store().room(code)
         view_version, payload = store().view(room.code)
     except RoomError as err:
@@ -557,6 +783,13 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
     s.seat, s.class_error = ClassSeat(room.code, lecturer_key=key, name=room.name, view_version=view_version), ""
     if payload and (page := _take_view(s, payload, replace_lab)) in PAGES:
         s.goto = page  # a callback cannot switch pages: frame.run does
+
+
+def _on_lock(s: Session, locked: bool) -> None:
+    try:
+        store().lock(s.seat.code, s.seat.lecturer_key, locked)
+    except RoomError as err:
+        s.seat.notice = str(err)
 
 
 def _on_bring_back(s: Session) -> None:

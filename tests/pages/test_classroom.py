@@ -14,7 +14,9 @@ import pytest
 from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, nodes, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
-from attention_rooms.codes import format_code
+from attention_rooms import choice_question, throttle
+from attention_rooms.codes import CODE_ALPHABET, format_code
+from attention_rooms.limits import CODE_TRIES, ROOM_STARTS, ROOM_TTL_S, SESSION
 from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
 from attention_views.ui import class_store, classroom
 from tests.hostile_text import HOSTILE, MARKUP, markup_problems, read_texts
@@ -139,13 +141,13 @@ def test_the_lecturers_run_writes_the_rooms_file_at_once_without_the_watchers_ti
     classroom.watcher().stopped.set()  # the watcher's thread writes nothing from here on
     lecturer = start_class()
     code = seat(lecturer).code
-    signal_file = classroom.STATIC / f"{code}.json"
-    assert json.loads(signal_file.read_text()) == {"version": class_store.store().version(code)}
+    signal_file = classroom.STATIC / classroom.watcher().name(code)
+    assert json.loads(signal_file.read_text())["version"] == class_store.store().version(code)
     lecturer.slider(key="playground_temperature").set_value(2.0).run()
     moved = class_store.store().version(code)
-    assert json.loads(signal_file.read_text()) == {"version": moved} and moved > 0
+    assert json.loads(signal_file.read_text())["version"] == moved and moved > 0
     lecturer.sidebar.button(key="sidebar_class_end").click().run()
-    assert json.loads(signal_file.read_text()) == {"version": classroom.ENDED}
+    assert json.loads(signal_file.read_text())["version"] == classroom.ENDED
 
 
 def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_lab_of_its_own(monkeypatch):
@@ -362,3 +364,81 @@ def test_a_student_whose_page_ends_early_keeps_the_signal_and_follows_the_lectur
     run(pupil)
     assert_clean(pupil)
     assert lab(pupil).tables["Q"].at[0, "animal"] == 1.5 and plotly_figures(pupil)
+
+
+def test_leaving_and_rejoining_keeps_the_browsers_seat_so_an_answer_is_changed_never_added():
+    """The seat's answers through the store (an AppTest run after a page switch runs the page directly, and the app
+    reruns it through app.py, dropping a form's trigger; tests/benchmarks/test_class_seats.py answers through the
+    form on a real server)."""
+    lecturer = start_class()
+    code, key = seat(lecturer).code, seat(lecturer).lecturer_key
+    class_store.store().ask(code, key, choice_question("Next?", ["mat", "dog", "hat"], 0))
+    pupil = student(code, "playground")
+    token = seat(pupil).student_id
+    for i in range(6):
+        class_store.store().answer(code, 1, seat(pupil).student_id, i % 3)
+        pupil.sidebar.button(key="sidebar_class_leave").click()
+        run(pupil)
+        assert seat(pupil) is None
+        pupil.query_params["class"] = code  # the student link again (or the code typed: the same _join)
+        run(pupil)
+        assert_clean(pupil)
+        assert seat(pupil).student_id == token
+    tally = class_store.store().tally(code, 1, key)
+    assert (tally.n_answers, tally.counts) == (1, (0, 0, 1)), "one seat, its last answer (5 % 3 = 2)"
+    assert class_store.store().room(code).n_seats == 1
+    (signal,) = _components(pupil, "attention_lab_class_signal")
+    assert signal["seat"] == {"name": classroom.SEAT_COOKIE, "token": token, "max_age": ROOM_TTL_S}
+
+
+def test_a_locked_class_seats_no_newcomer_and_its_seated_students_go_on_answering():
+    lecturer = start_class()
+    code, key = seat(lecturer).code, seat(lecturer).lecturer_key
+    pupil = student(code, "playground")
+    lecturer.run()
+    assert "1 student seated" in [c.value for c in lecturer.sidebar.caption]
+    lecturer.sidebar.button(key="sidebar_class_lock").click().run()
+    assert_clean(lecturer)
+    assert "1 student seated; locked: no new students" in [c.value for c in lecturer.sidebar.caption]
+    late = student(code, "playground")
+    assert_clean(late)
+    assert seat(late) is None and any("locked this class" in w.value for w in late.warning)
+    class_store.store().ask(code, key, choice_question("Next?", ["mat", "dog"], 1))
+    class_store.store().answer(code, 1, seat(pupil).student_id, 1)
+    assert class_store.store().tally(code, 1, key).n_answers == 1
+    lecturer.sidebar.button(key="sidebar_class_lock").click().run()  # unlocked: the late student gets in
+    assert seat(student(code, "playground")) is not None
+
+
+def test_a_guessing_loop_of_typed_codes_is_refused_after_a_few_and_a_real_code_still_joins_elsewhere():
+    lecturer = start_class()
+    code = seat(lecturer).code
+    guesser = open_class_panel(open_page("playground", "emma-friend"))
+    told = []
+    for i in range(12):
+        guesser.sidebar.text_input(key="sidebar_class_join_code").input("ZZZZZ" + CODE_ALPHABET[i])
+        guesser.sidebar.button(key=JOIN).click().run()
+        assert_clean(guesser)
+        told.append(guesser.session_state["session"].class_error)
+    per_minute = next(n for per, n, w in CODE_TRIES if per == SESSION and w == 60)
+    assert all("There is no class" in t for t in told[:per_minute]), told
+    assert all(t == throttle.REFUSED["code"] for t in told[per_minute:]), told
+    guesser.sidebar.text_input(key="sidebar_class_join_code").input(code)
+    guesser.sidebar.button(key=JOIN).click().run()
+    assert seat(guesser) is None, "past the limit even a real code is not tried"
+    assert seat(student(code, "playground")) is not None, "another student (a session of its own) joins"
+
+
+def test_starting_classes_is_limited_per_session():
+    at = open_class_panel(open_page("playground", "emma-friend"))
+    per_hour = next(n for per, n, w in ROOM_STARTS if per == SESSION)
+    started = 0
+    for _ in range(per_hour + 2):
+        at.sidebar.button(key=START).click().run()
+        assert_clean(at)
+        if seat(at) is not None:
+            started += 1
+            at.sidebar.button(key="sidebar_class_end").click().run()
+            open_class_panel(at)
+    assert started == per_hour
+    assert at.session_state["session"].class_error == throttle.REFUSED["room"]

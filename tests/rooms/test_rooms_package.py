@@ -109,14 +109,14 @@ def test_the_qr_code_is_a_standalone_svg_black_on_white():
 
 
 def test_open_store_chooses_sqlite_in_the_data_folder_or_redis_by_url(tmp_path, monkeypatch, redis_server):
-    store = open_store({"LAB_DATA_DIR": str(tmp_path / "lab-data")})
+    store = open_store({"LAB_DATA_DIR": str(tmp_path / "lab-data")}).backend()
     assert isinstance(store, SqliteStore) and store.path == tmp_path / "lab-data" / "classroom.sqlite3"
     store.disconnect()
     monkeypatch.chdir(tmp_path)
-    store = open_store({})
+    store = open_store({}).backend()
     assert isinstance(store, SqliteStore) and store.path.resolve() == tmp_path / "data" / "classroom.sqlite3"
     store.disconnect()
-    store = open_store({"LAB_STORE": redis_server.url, "LAB_DATA_DIR": str(tmp_path / "unused")})
+    store = open_store({"LAB_STORE": redis_server.url, "LAB_DATA_DIR": str(tmp_path / "unused")}).backend()
     assert isinstance(store, RedisStore) and not (tmp_path / "unused").exists()
     made, _ = store.create_room()
     assert store.room(made.code) == made

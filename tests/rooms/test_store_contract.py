@@ -18,12 +18,12 @@ from attention_rooms import (
 )
 from attention_rooms.codes import CODE_ALPHABET, CODE_LENGTH
 from attention_rooms.limits import (
-    MAX_ANSWERS,
     MAX_NAME_CHARS,
     MAX_OPTIONS,
     MAX_PROMPT_CHARS,
     MAX_QUESTIONS,
     MAX_ROOMS,
+    MAX_SEATS,
     MAX_VIEW_BYTES,
     ROOM_TTL_S,
 )
@@ -361,16 +361,51 @@ def test_text_bounds(store):
     assert store.room(made.code).n_questions == 2
 
 
-def test_a_question_takes_at_most_max_answers_yet_every_student_may_change_theirs(store, room):
+def test_a_seat_answers_once_however_often_it_joins_and_answers(store, room):
+    code, key = room
+    store.ask(code, key, choice_question("next?", ["mat", "dog"], 0))
+    for i in range(100):  # leave and rejoin, answering each time
+        assert store.join(code, "seat-1").n_seats == 1
+        store.answer(code, 1, "seat-1", i % 2)
+    store.answer(code, 1, "seat-2", 0)  # a student who never joined is seated by the answer
+    tally = store.tally(code, 1, key)
+    assert (tally.n_answers, tally.counts) == (2, (1, 1))  # seat-1's last answer is 99 % 2 = 1, seat-2's 0
+    assert store.my_answer(code, 1, "seat-1") == 1 and store.room(code).n_seats == 2
+
+
+def test_a_locked_room_takes_no_new_seat_and_the_seated_keep_answering(store, room):
+    code, key = room
+    store.join(code, "seated")
+    store.ask(code, key, number_question("w", 0.5))
+    with pytest.raises(NotLecturerError):
+        store.lock(code, "a student's guess", True)
+    store.lock(code, key, True)
+    assert store.room(code).locked and store.room(code).n_seats == 1
+    with pytest.raises(RefusedError, match="locked"):
+        store.join(code, "late")
+    with pytest.raises(RefusedError, match="locked"):
+        store.answer(code, 1, "late", 0.5)
+    assert store.join(code, "seated").n_seats == 1  # a seated student rejoins a locked room
+    store.answer(code, 1, "seated", 0.5)
+    store.lock(code, key, False)
+    assert not store.room(code).locked
+    assert store.join(code, "late").n_seats == 2
+
+
+def test_a_room_seats_at_most_max_seats_and_no_seated_student_is_refused_for_others_volume(store, room):
     code, key = room
     store.ask(code, key, number_question("w", 0.5))
-    for i in range(MAX_ANSWERS):
-        store.answer(code, 1, f"s{i}", 0.5)
-    with pytest.raises(LimitError, match=f"{MAX_ANSWERS} answers"):
+    for i in range(MAX_SEATS):
+        store.join(code, f"s{i}")
+    with pytest.raises(LimitError, match=f"{MAX_SEATS} students"):
+        store.join(code, "one too many")
+    with pytest.raises(LimitError, match=f"{MAX_SEATS} students"):
         store.answer(code, 1, "one too many", 0.5)
+    for i in range(MAX_SEATS):
+        store.answer(code, 1, f"s{i}", 0.5)
     store.answer(code, 1, "s0", 0.9)
     tally = store.tally(code, 1, key)
-    assert tally.n_answers == MAX_ANSWERS and tally.counts[-1] == 1
+    assert tally.n_answers == MAX_SEATS and tally.counts[-1] == 1
 
 
 def test_a_room_holds_at_most_max_questions(store, room):

@@ -1,0 +1,71 @@
+"""The class signal component's script (classroom.SIGNAL_JS) in Chromium, with the room's file played by the test
+(``fetch`` replaced): it asks for a rerun when the version moves; when the file stops beating (a signal folder the
+server cannot write) it asks the app itself every fallback_ms, and stops once the file beats again; it keeps the
+browser's seat in a cookie the next page load sends."""
+
+from __future__ import annotations
+
+import pytest
+
+from attention_views.ui.classroom import SEAT_COOKIE, SIGNAL_JS
+
+pytestmark = pytest.mark.e2e
+ORIGIN = "http://lab.test"
+
+HARNESS = """
+async ({ js, data }) => {
+  window.file = { version: 1, beat: 1 };
+  window.events = [];
+  window.beating = (on) => {  // the server writing the file: a new beat every 0.1 s, or none
+    clearInterval(window.beater);
+    if (on) window.beater = setInterval(() => { window.file.beat += 1; }, 100);
+  };
+  window.fetch = async () => window.file === null
+    ? { ok: false, json: async () => ({}) }
+    : { ok: true, json: async () => ({ ...window.file }) };
+  const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));
+  const component = (await import(url)).default;
+  const host = document.createElement("div");
+  document.body.appendChild(host);
+  component({ parentElement: host, data, setTriggerValue: (name, value) => window.events.push([name, value]) });
+}
+"""
+
+
+def events(page, name: str) -> int:
+    return page.evaluate(f"window.events.filter(e => e[0] === {name!r}).length")
+
+
+def test_the_signal_follows_the_file_falls_back_when_it_stops_beating_and_keeps_the_seat(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"))
+    page.goto(f"{ORIGIN}/playground")
+    data = {
+        "url": "/app/static/class/x.json",
+        "version": 1,
+        "every_ms": 50,
+        "reclaim": "ABCDEF",
+        "seat": {"name": SEAT_COOKIE, "token": "seat-token-0123456789", "max_age": 600},
+        "fallback": False,
+        "stale_ms": 500,
+        "fallback_ms": 200,
+    }
+    page.evaluate(HARNESS, {"js": SIGNAL_JS, "data": data})
+    page.evaluate("window.beating(true)")  # the file beats every 0.1 s, as the watcher's every 2 s
+    assert f"{SEAT_COOKIE}=seat-token-0123456789" in page.evaluate("document.cookie")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("window.events") == [], "a beating file with an unchanged version asks for nothing"
+    page.evaluate("window.file.version = 2")
+    page.wait_for_function("window.events.some(e => e[0] === 'moved' && e[1] === 2)", timeout=10_000)
+    page.evaluate("window.beating(false)")  # the server stops writing the file
+    page.wait_for_function("window.events.filter(e => e[0] === 'stale').length >= 2", timeout=10_000)
+    page.evaluate("window.beating(true)")  # it writes again: the page stops asking
+    page.wait_for_timeout(300)
+    settled = events(page, "stale")
+    page.wait_for_timeout(1000)
+    assert events(page, "stale") == settled, "a file beating again ends the fallback"
+    page.evaluate("window.beating(false); window.file = null")  # no file at all (a 404): the fallback too
+    page.wait_for_function(f"window.events.filter(e => e[0] === 'stale').length > {settled}", timeout=10_000)
+    assert page.evaluate("window.events.filter(e => e[0] === 'moved').length") == 1
+    context.close()
