@@ -46,6 +46,9 @@ WRONG_KEY = "Only the lecturer can do this: the lecturer key does not match this
 MISSING_KEY = "Only the lecturer can do this: the lecturer key is missing."
 LOCKED = "The lecturer has locked this class: it takes no new students. Ask the lecturer to unlock it."
 REVEALED = "The answer has been revealed: this question takes no more answers."
+SHOWN = "The lecturer is showing this round's answers, so it takes no more; a new vote opens if the lecturer calls one."
+MOVED_ON = "The question moved on (a new vote, or its answers shown) while this was on its way; try again."
+LAST_ROUND = "This question has had its second vote; reveal the answer or ask a new question."
 
 
 def too_many(what: str, bound: int) -> LimitError:

@@ -124,11 +124,17 @@ class GuardedStore(Store):
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
         return self._call(lambda b: b.answer(code, question_id, student_id, value))
 
-    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
-        return self._call(lambda b: b.my_answer(code, question_id, student_id))
+    def my_answer(self, code: str, question_id: int, student_id: str, round_: int | None = None) -> Value | None:
+        return self._call(lambda b: b.my_answer(code, question_id, student_id, round_))
 
-    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
-        return self._call(lambda b: b.tally(code, question_id, key))
+    def tally(self, code: str, question_id: int, key: str | None = None, round_: int | None = None) -> Tally:
+        return self._call(lambda b: b.tally(code, question_id, key, round_))
+
+    def show(self, code: str, key: str, question_id: int) -> Tally:
+        return self._call(lambda b: b.show(code, key, question_id))
+
+    def vote_again(self, code: str, key: str, question_id: int) -> Question:
+        return self._call(lambda b: b.vote_again(code, key, question_id))
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
         return self._call(lambda b: b.reveal(code, key, question_id))

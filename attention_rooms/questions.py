@@ -1,5 +1,9 @@
 """Questions a lecturer asks about the current view, answers, and the spread of answers (a tally).
 
+Peer Instruction: a question is answered in a round (1, then 2 after "vote again"); each seat has one answer a round.
+A round's spread is hidden from the students (the lecturer's screen shows only its count) until the lecturer shows
+it; a shown round takes no more answers. The reveal shows the right answer and every round's spread to everyone.
+
 Kinds: KEY (pick one of the view's token labels), CHOICE (pick one of a few options: next token, head type),
 both answered by the option's index (labels may repeat); NUMBER (a weight in [0, 1]), right when
 ``|answer - correct| <= tolerance`` (DEFAULT_TOLERANCE = 0.05 absolute, inclusive; 1e-9 of slack absorbs binary
@@ -11,7 +15,7 @@ from __future__ import annotations
 import enum
 import json
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from attention_rooms.errors import LimitError, RefusedError, no_question
 from attention_rooms.limits import (
@@ -25,6 +29,7 @@ from attention_rooms.limits import (
 )
 
 RIGHT_SLACK = 1e-9
+ROUNDS = 2  # a first vote, and one more after discussion
 BIN_EDGES = tuple(k / NUMBER_BINS for k in range(NUMBER_BINS + 1))  # 0.0, 0.1, ..., 1.0; the last bin holds 1.0
 
 
@@ -48,6 +53,17 @@ class Question:
     tolerance: float = 0.0
     id: int = 0  # 1, 2, ... in the order asked; set by Store.ask
     revealed: bool = False
+    round: int = 1  # the round answers go to: 1, or 2 after Store.vote_again
+    shown: frozenset[int] = frozenset()  # the rounds whose spread the lecturer showed everyone
+
+    @property
+    def open(self) -> bool:
+        """Answers are taken: not revealed, and the round's spread not shown yet."""
+        return not self.revealed and self.round not in self.shown
+
+    def readable(self, round_: int) -> bool:
+        """Anyone may read round ``round_``'s spread: revealed, or that round shown."""
+        return self.revealed or round_ in self.shown
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,8 @@ class Tally:
     correct: Value
     n_right: int
     share_right: float | None
+    round: int = 1
+    right_counts: tuple[int, ...] = ()  # of ``counts``, the answers that are right (a number's bin holds both kinds)
 
 
 def key_question(prompt: str, labels: list[str] | tuple[str, ...], correct: int) -> Question:
@@ -168,21 +186,51 @@ def is_right(q: Question, value: Value) -> bool:
     return value == q.correct
 
 
-def tally_of(q: Question, values: list[Value]) -> Tally:
-    """The spread of ``values`` (every student's answer to ``q``, which holds its correct answer)."""
+def bar_of(q: Question, value: Value) -> int:
+    """The bar of the spread an answer counts in: its option, or the bin of BIN_EDGES it falls in (a bin holds its
+    lower edge, the last bin also 1.0)."""
     if q.kind is QuestionKind.NUMBER:
-        counts = [0] * NUMBER_BINS
-        for v in values:
-            counts[min(bisect_right(BIN_EDGES, v) - 1, NUMBER_BINS - 1)] += 1
-        edges = BIN_EDGES
-    else:
-        counts = [0] * len(q.options)
-        for v in values:
-            counts[v] += 1
-        edges = ()
-    n_right = sum(is_right(q, v) for v in values)
+        return min(bisect_right(BIN_EDGES, value) - 1, NUMBER_BINS - 1)
+    return int(value)
+
+
+def tally_of(q: Question, values: list[Value], round_: int | None = None) -> Tally:
+    """The spread of ``values`` (every seat's answer to ``q`` in round ``round_``, the current one when None; ``q``
+    holds its correct answer)."""
+    n_bars = NUMBER_BINS if q.kind is QuestionKind.NUMBER else len(q.options)
+    counts, right = [0] * n_bars, [0] * n_bars
+    for v in values:
+        counts[bar_of(q, v)] += 1
+        right[bar_of(q, v)] += is_right(q, v)
+    edges = BIN_EDGES if q.kind is QuestionKind.NUMBER else ()
+    n_right = sum(right)
     share = n_right / len(values) if values else None
-    return Tally(q.id, q.kind, len(values), tuple(counts), edges, q.revealed, q.correct, n_right, share)
+    round_ = q.round if round_ is None else round_
+    return Tally(
+        q.id, q.kind, len(values), tuple(counts), edges, q.revealed, q.correct, n_right, share, round_, tuple(right)
+    )
+
+
+def check_round(q: Question, round_: object) -> int:
+    """``round_`` if ``q`` has had that round (None: its current one), else a clear error."""
+    if round_ is None:
+        return q.round
+    if isinstance(round_, bool) or not isinstance(round_, int) or not 1 <= round_ <= q.round:
+        raise RefusedError(f"Question {q.id} has had {q.round} round{'s' if q.round > 1 else ''} of answers.")
+    return round_
+
+
+def stage_text(round_: int, shown: frozenset[int]) -> str:
+    """How a store keeps a question's round and shown rounds: "2:1" is round 2, round 1 shown."""
+    return f"{round_}:{','.join(str(r) for r in sorted(shown))}"
+
+
+def stage_of(text: str | None) -> tuple[int, frozenset[int]]:
+    """:func:`stage_text` read back; None (never stored) is round 1, nothing shown."""
+    if not text:
+        return 1, frozenset()
+    round_, _, shown = text.partition(":")
+    return int(round_), frozenset(int(r) for r in shown.split(",") if r)
 
 
 def question_to_json(q: Question) -> str:
@@ -198,12 +246,13 @@ def question_to_json(q: Question) -> str:
     )
 
 
-def question_from_json(text: str, qid: int, revealed: bool) -> Question:
+def question_from_json(text: str, qid: int, revealed: bool, stage: str | None = None) -> Question:
     d = json.loads(text)
     kind = QuestionKind(d["kind"])
-    return Question(d["prompt"], kind, tuple(d["options"]), d["correct"], d["tolerance"], qid, revealed)
+    round_, shown = stage_of(stage)
+    return Question(d["prompt"], kind, tuple(d["options"]), d["correct"], d["tolerance"], qid, revealed, round_, shown)
 
 
 def hidden(q: Question) -> Question:
     """``q`` as a student sees it before the reveal: without its correct answer."""
-    return Question(q.prompt, q.kind, q.options, None, q.tolerance, q.id, q.revealed)
+    return replace(q, correct=None)

@@ -2,7 +2,9 @@
 
 Keys of room CODE (prefix ``lab:``): ``room:CODE`` (hash: name, key_hash, created, last_active, version,
 view_version, bring_back, n_questions), ``room:CODE:view`` (the payload), ``room:CODE:questions`` (hash: id ->
-question JSON), ``room:CODE:revealed`` (set of ids), ``room:CODE:answers:ID`` (hash: student id -> answer),
+question JSON), ``room:CODE:revealed`` (set of ids), ``room:CODE:stages`` (hash: id -> round and shown rounds,
+questions.stage_text; absent: round 1, nothing shown), ``room:CODE:answers:ID`` (hash: student id -> answer in
+round 1; ``...:ID:2`` in round 2),
 ``room:CODE:seats`` (set of student ids), ``room:CODE:locked`` (present while locked), and
 ``rooms`` (sorted set: code -> last_active, for the live-room bound). Every write is one Lua script, so its checks
 (room live, lecturer key, bounds, not revealed) and its writes are atomic across processes. Every write also sets
@@ -13,14 +15,18 @@ clock decides liveness. A single Redis node (the scripts derive a room's keys fr
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import redis
 
 from attention_rooms import codes, questions
 from attention_rooms.errors import (
     DISK_FULL,
+    LAST_ROUND,
     LOCKED,
+    MOVED_ON,
     REVEALED,
+    SHOWN,
     UNWRITABLE,
     WRONG_KEY,
     NotLecturerError,
@@ -57,9 +63,13 @@ local function lecturer(hash)
   if redis.call('HGET', room, 'key_hash') ~= hash then error({err = 'NOTLECTURER'}) end
 end
 local function room_keys()
-  local keys = {room, room .. ':view', room .. ':questions', room .. ':revealed', room .. ':seats', room .. ':locked'}
+  local keys = {room, room .. ':view', room .. ':questions', room .. ':revealed', room .. ':seats', room .. ':locked',
+    room .. ':stages'}
   local n = tonumber(redis.call('HGET', room, 'n_questions') or '0')
-  for i = 1, n do keys[#keys + 1] = room .. ':answers:' .. i end
+  for i = 1, n do
+    keys[#keys + 1] = room .. ':answers:' .. i
+    keys[#keys + 1] = room .. ':answers:' .. i .. ':2'
+  end
   return keys
 end
 local function seat(student, most)
@@ -130,14 +140,28 @@ if ARGV[4] == '1' then redis.call('SET', room .. ':locked', '1') else redis.call
 touch(false)
 return 1
 """,
-    # ARGV[3] = question id, ARGV[4] = student id, ARGV[5] = answer, ARGV[6] = MAX_SEATS
+    # ARGV[3] = question id, ARGV[4] = student id, ARGV[5] = answer, ARGV[6] = MAX_SEATS, ARGV[7] = the stage the
+    # answer was checked against (questions.stage_text): another stage meanwhile is a refusal, answered again
     "answer": """
 live()
 if redis.call('HEXISTS', room .. ':questions', ARGV[3]) == 0 then error({err = 'NOQUESTION'}) end
 if redis.call('SISMEMBER', room .. ':revealed', ARGV[3]) == 1 then error({err = 'REVEALED'}) end
+if (redis.call('HGET', room .. ':stages', ARGV[3]) or '1:') ~= ARGV[7] then error({err = 'STAGE'}) end
 seat(ARGV[4], tonumber(ARGV[6]))
-redis.call('HSET', room .. ':answers:' .. ARGV[3], ARGV[4], ARGV[5])
+local round = string.match(ARGV[7], '^(%d+)')
+local answers = room .. ':answers:' .. ARGV[3] .. (round == '1' and '' or ':' .. round)
+redis.call('HSET', answers, ARGV[4], ARGV[5])
 touch(false)
+return 1
+""",
+    # ARGV[3] = key hash, ARGV[4] = question id, ARGV[5] = the stage read, ARGV[6] = the stage to set
+    "stage": """
+lecturer(ARGV[3])
+if redis.call('HEXISTS', room .. ':questions', ARGV[4]) == 0 then error({err = 'NOQUESTION'}) end
+if redis.call('SISMEMBER', room .. ':revealed', ARGV[4]) == 1 then error({err = 'REVEALED'}) end
+if (redis.call('HGET', room .. ':stages', ARGV[4]) or '1:') ~= ARGV[5] then error({err = 'STAGE'}) end
+redis.call('HSET', room .. ':stages', ARGV[4], ARGV[6])
+touch(true)
 return 1
 """,
     # ARGV[3] = key hash, ARGV[4] = question id
@@ -263,20 +287,24 @@ class RedisStore(Store):
         question_id = questions.check_question_id(question_id)
         with self._r.pipeline(transaction=True) as p:
             p.hget(_room(code), "last_active").hget(_questions(code), question_id)
-            last, body, revealed = p.sismember(_revealed(code), question_id).execute()
+            p.sismember(_revealed(code), question_id).hget(_stages(code), question_id)
+            last, body, revealed, stage = p.execute()
         self._live(code, last)
         if body is None:
             raise no_question(question_id)
-        return questions.question_from_json(body, question_id, bool(revealed))
+        return questions.question_from_json(body, question_id, bool(revealed), stage)
 
     def questions(self, code: str, key: str | None = None) -> list[Question]:
         code = codes.normalise_code(code)
         with self._r.pipeline(transaction=True) as p:
             p.hmget(_room(code), "key_hash", "last_active").hgetall(_questions(code)).smembers(_revealed(code))
-            (stored, last), bodies, revealed = p.execute()
+            (stored, last), bodies, revealed, stages = p.hgetall(_stages(code)).execute()
         self._live(code, last)
         found = sorted(
-            (questions.question_from_json(body, int(qid), qid in revealed) for qid, body in bodies.items()),
+            (
+                questions.question_from_json(body, int(qid), qid in revealed, stages.get(qid))
+                for qid, body in bodies.items()
+            ),
             key=lambda q: q.id,
         )
         lecturer = codes.is_lecturer(stored, key)
@@ -285,25 +313,57 @@ class RedisStore(Store):
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
         code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         q = self._question(code, question_id)  # checks the room is live, in the same round trip
-        if q.revealed:
-            raise RefusedError(REVEALED)
+        if not q.open:
+            raise RefusedError(REVEALED if q.revealed else SHOWN)
         value = questions.check_answer(q, value)
-        self._run("answer", code, q.id, student_id, questions.encode_value(value), MAX_SEATS, question_id=question_id)
+        stage = questions.stage_text(q.round, q.shown)
+        encoded = questions.encode_value(value)
+        self._run("answer", code, q.id, student_id, encoded, MAX_SEATS, stage, question_id=question_id)
 
-    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
+    def my_answer(self, code: str, question_id: int, student_id: str, round_: int | None = None) -> Value | None:
         code, student_id = codes.normalise_code(code), questions.check_student(student_id)
-        self._question(code, question_id)
-        value = self._r.hget(_answers(code, question_id), student_id)
+        round_ = questions.check_round(self._question(code, question_id), round_)
+        value = self._r.hget(_answers(code, question_id, round_), student_id)
         return None if value is None else questions.decode_value(value)
 
-    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
+    def tally(self, code: str, question_id: int, key: str | None = None, round_: int | None = None) -> Tally:
         code = codes.normalise_code(code)
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")
         self._live(code, last)
         q = self._question(code, question_id)
-        if not q.revealed:
+        round_ = questions.check_round(q, round_)
+        if not q.readable(round_):
             codes.check_key(stored, key)
-        return questions.tally_of(q, [questions.decode_value(v) for v in self._r.hvals(_answers(code, question_id))])
+        values = [questions.decode_value(v) for v in self._r.hvals(_answers(code, question_id, round_))]
+        return questions.tally_of(q, values, round_)
+
+    def _stage(self, code: str, key: str, question_id: int, moved: Callable[[Question], tuple[int, frozenset]]) -> None:
+        """Set question ``question_id``'s stage to ``moved(question)`` (round, shown rounds), unless it is that."""
+        code, hash_ = codes.normalise_code(code), _key_arg(key)
+        self._lecturer_only(code, key)
+        q = self._question(code, question_id)
+        if q.revealed:
+            raise RefusedError(REVEALED)
+        now, then = questions.stage_text(q.round, q.shown), questions.stage_text(*moved(q))
+        if now != then:
+            self._run("stage", code, hash_, q.id, now, then, question_id=question_id)
+
+    def show(self, code: str, key: str, question_id: int) -> Tally:
+        try:
+            self._stage(code, key, question_id, lambda q: (q.round, q.shown | {q.round}))
+        except RefusedError as err:
+            if str(err) != REVEALED:
+                raise
+        return self.tally(code, question_id, key)
+
+    def vote_again(self, code: str, key: str, question_id: int) -> Question:
+        def next_round(q: Question) -> tuple[int, frozenset]:
+            if q.round >= questions.ROUNDS:
+                raise RefusedError(LAST_ROUND)
+            return q.round + 1, q.shown
+
+        self._stage(code, key, question_id, next_round)
+        return self._question(codes.normalise_code(code), question_id)
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
         code = codes.normalise_code(code)
@@ -350,8 +410,12 @@ def _revealed(code: str) -> str:
     return f"{_room(code)}:revealed"
 
 
-def _answers(code: str, question_id: int) -> str:
-    return f"{_room(code)}:answers:{question_id}"
+def _answers(code: str, question_id: int, round_: int = 1) -> str:
+    return f"{_room(code)}:answers:{question_id}" + ("" if round_ == 1 else f":{round_}")
+
+
+def _stages(code: str) -> str:
+    return f"{_room(code)}:stages"
 
 
 def _key_arg(key: str | None) -> str:
@@ -372,6 +436,8 @@ def _refusal(reply: str, script: str, code: str, question_id: object) -> RoomErr
         return no_question(question_id)
     if reply == "REVEALED":
         return RefusedError(REVEALED)
+    if reply == "STAGE":
+        return RefusedError(MOVED_ON)
     if reply == "LOCKED":
         return RefusedError(LOCKED)
     if reply == "SEATS":

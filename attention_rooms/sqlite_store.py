@@ -26,8 +26,10 @@ from attention_rooms import codes, questions
 from attention_rooms.errors import (
     FILE_GONE,
     FILE_REPLACED,
+    LAST_ROUND,
     LOCKED,
     REVEALED,
+    SHOWN,
     RefusedError,
     StoreUnavailableError,
     no_question,
@@ -55,9 +57,12 @@ CREATE TABLE IF NOT EXISTS locks (code TEXT PRIMARY KEY REFERENCES rooms (code) 
 CREATE TABLE IF NOT EXISTS counts (key TEXT PRIMARY KEY, n INTEGER NOT NULL, until REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS counts_by_until ON counts (until);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS answers (
-    code TEXT NOT NULL, qid INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
-    PRIMARY KEY (code, qid, student),
+CREATE TABLE IF NOT EXISTS stages (
+    code TEXT NOT NULL, qid INTEGER NOT NULL, stage TEXT NOT NULL, PRIMARY KEY (code, qid),
+    FOREIGN KEY (code, qid) REFERENCES questions (code, qid) ON DELETE CASCADE);
+CREATE TABLE IF NOT EXISTS votes (
+    code TEXT NOT NULL, qid INTEGER NOT NULL, round INTEGER NOT NULL, student TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (code, qid, round, student),
     FOREIGN KEY (code, qid) REFERENCES questions (code, qid) ON DELETE CASCADE);
 """
 LOG = logging.getLogger(__name__)
@@ -156,10 +161,21 @@ class SqliteStore(Store):
 
     def _question(self, db: sqlite3.Connection, code: str, qid: int) -> Question:
         qid = questions.check_question_id(qid)
-        row = db.execute("SELECT body, revealed FROM questions WHERE code = ? AND qid = ?", (code, qid)).fetchone()
+        row = db.execute(
+            "SELECT body, revealed, stage FROM questions LEFT JOIN stages USING (code, qid) WHERE code = ? AND qid = ?",
+            (code, qid),
+        ).fetchone()
         if row is None:
             raise no_question(qid)
-        return questions.question_from_json(row[0], qid, bool(row[1]))
+        return questions.question_from_json(row[0], qid, bool(row[1]), row[2])
+
+    def _set_stage(self, db: sqlite3.Connection, q: Question, code: str, round_: int, shown: frozenset[int]) -> None:
+        db.execute(
+            "INSERT INTO stages (code, qid, stage) VALUES (?, ?, ?) ON CONFLICT (code, qid) DO UPDATE SET"
+            " stage = excluded.stage",
+            (code, q.id, questions.stage_text(round_, shown)),
+        )
+        self._touch(db, code, True)
 
     def create_room(self, name: str = "") -> tuple[Room, str]:
         name = check_name(name)
@@ -279,8 +295,12 @@ class SqliteStore(Store):
         code = codes.normalise_code(code)
         with self._read() as db:
             (stored,) = self._live(db, code, "key_hash")
-            rows = db.execute("SELECT qid, body, revealed FROM questions WHERE code = ? ORDER BY qid", (code,))
-            found = [questions.question_from_json(body, qid, bool(revealed)) for qid, body, revealed in rows]
+            rows = db.execute(
+                "SELECT qid, body, revealed, stage FROM questions LEFT JOIN stages USING (code, qid) WHERE code = ?"
+                " ORDER BY qid",
+                (code,),
+            )
+            found = [questions.question_from_json(body, qid, bool(seen), stage) for qid, body, seen, stage in rows]
         lecturer = codes.is_lecturer(stored, key)
         return [q if lecturer or q.revealed else questions.hidden(q) for q in found]
 
@@ -289,38 +309,63 @@ class SqliteStore(Store):
         with self._write() as db:
             self._live(db, code, "code")
             q = self._question(db, code, question_id)
-            if q.revealed:
-                raise RefusedError(REVEALED)
+            if not q.open:
+                raise RefusedError(REVEALED if q.revealed else SHOWN)
             value = questions.check_answer(q, value)
             self._seat(db, code, student_id)
-            key = (code, question_id, student_id)
+            key = (code, question_id, q.round, student_id)
             db.execute(
-                "INSERT INTO answers (code, qid, student, value) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (code, qid, student) DO UPDATE SET value = excluded.value",
+                "INSERT INTO votes (code, qid, round, student, value) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT (code, qid, round, student) DO UPDATE SET value = excluded.value",
                 (*key, questions.encode_value(value)),
             )
             self._touch(db, code, False)
 
-    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
+    def my_answer(self, code: str, question_id: int, student_id: str, round_: int | None = None) -> Value | None:
         code, student_id = codes.normalise_code(code), questions.check_student(student_id)
         with self._read() as db:
             self._live(db, code, "code")
-            self._question(db, code, question_id)
+            round_ = questions.check_round(self._question(db, code, question_id), round_)
             row = db.execute(
-                "SELECT value FROM answers WHERE code = ? AND qid = ? AND student = ?", (code, question_id, student_id)
+                "SELECT value FROM votes WHERE code = ? AND qid = ? AND round = ? AND student = ?",
+                (code, question_id, round_, student_id),
             ).fetchone()
         return None if row is None else questions.decode_value(row[0])
 
-    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
+    def tally(self, code: str, question_id: int, key: str | None = None, round_: int | None = None) -> Tally:
         code = codes.normalise_code(code)
         with self._read() as db:
             (stored,) = self._live(db, code, "key_hash")
             q = self._question(db, code, question_id)
-            if not q.revealed:
+            round_ = questions.check_round(q, round_)
+            if not q.readable(round_):
                 codes.check_key(stored, key)
-            rows = db.execute("SELECT value FROM answers WHERE code = ? AND qid = ?", (code, question_id))
+            rows = db.execute(
+                "SELECT value FROM votes WHERE code = ? AND qid = ? AND round = ?", (code, question_id, round_)
+            )
             values = [questions.decode_value(v) for (v,) in rows]
-        return questions.tally_of(q, values)
+        return questions.tally_of(q, values, round_)
+
+    def show(self, code: str, key: str, question_id: int) -> Tally:
+        code = codes.normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            q = self._question(db, code, question_id)
+            if not q.revealed and q.round not in q.shown:
+                self._set_stage(db, q, code, q.round, q.shown | {q.round})
+        return self.tally(code, question_id, key)
+
+    def vote_again(self, code: str, key: str, question_id: int) -> Question:
+        code = codes.normalise_code(code)
+        with self._write() as db:
+            self._lecturer(db, code, key)
+            q = self._question(db, code, question_id)
+            if q.revealed:
+                raise RefusedError(REVEALED)
+            if q.round >= questions.ROUNDS:
+                raise RefusedError(LAST_ROUND)
+            self._set_stage(db, q, code, q.round + 1, q.shown)
+            return self._question(db, code, question_id)
 
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
         code = codes.normalise_code(code)

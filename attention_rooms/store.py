@@ -93,20 +93,30 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def answer(self, code: str, question_id: int, student_id: str, value: Value) -> None:
-        """Record (or replace) this student's answer, one per seat (an unseated student is seated first, as by
-        join); refused after the reveal. No bound on answers refuses a seated student."""
+        """Record (or replace) this student's answer in the question's current round, one per seat (an unseated
+        student is seated first, as by join); refused after the reveal and while the round is shown. No bound on
+        answers refuses a seated student."""
 
     @abc.abstractmethod
-    def my_answer(self, code: str, question_id: int, student_id: str) -> Value | None:
-        """This student's answer, or None."""
+    def my_answer(self, code: str, question_id: int, student_id: str, round_: int | None = None) -> Value | None:
+        """This student's answer in round ``round_`` (None: the current one), or None."""
 
     @abc.abstractmethod
-    def tally(self, code: str, question_id: int, key: str | None = None) -> Tally:
-        """The spread of answers: anyone after the reveal; before it only the lecturer (``key``)."""
+    def tally(self, code: str, question_id: int, key: str | None = None, round_: int | None = None) -> Tally:
+        """The spread of round ``round_``'s answers (None: the current round): anyone once that round is shown or
+        the question revealed; before that only the lecturer (``key``)."""
+
+    @abc.abstractmethod
+    def show(self, code: str, key: str, question_id: int) -> Tally:
+        """Show the current round's spread to everyone (not the right answer); the round takes no more answers."""
+
+    @abc.abstractmethod
+    def vote_again(self, code: str, key: str, question_id: int) -> Question:
+        """Open round 2 (after discussion), round 1's answers kept; refused after the reveal or a second vote."""
 
     @abc.abstractmethod
     def reveal(self, code: str, key: str, question_id: int) -> Tally:
-        """Close the question to answers and show its answer and spread to everyone."""
+        """Close the question to answers and show its answer and every round's spread to everyone."""
 
     @abc.abstractmethod
     def close(self, code: str, key: str) -> None:

@@ -78,7 +78,8 @@ LECTURER_KEY = re.compile(r"^[A-Za-z0-9_-]{32}$")  # secrets.token_urlsafe(24)
 SIGNAL_KEY = "class_signal"
 PANEL_KEY = "sidebar_class_panel"  # the folded "Live class" expander (classroom.PANEL)
 ASK_KEY = "sidebar_class_ask"  # the lecturer's Ask button (class_questions.ASK)
-SPREAD_KEY = "class_spread"  # the lecturer's live spread of answers (class_questions.SPREAD)
+SPREAD_KEY = "class_spread"  # the lecturer's live spread of answers, once shown (class_questions.SPREAD)
+COUNT_KEY = "class_count"  # the lecturer's live count of answers while hidden (class_questions.COUNT)
 ANSWER_KEY = re.compile(r"class_answer_(\d+)")  # a question's answer widget; its form's button is class_send_<id>
 
 
@@ -160,11 +161,16 @@ def moved(seen: int, drawn: int, asked: int | None) -> bool:
 
 
 def spread_count(tab: lt.Student) -> int:
-    """The answers the lecturer's live spread counts: the sum of its bars' labels (each bar's count, as text)."""
+    """The answers the lecturer's live count shows while the round's spread is hidden ("**12 answers**", the first
+    text in the container COUNT_KEY), or, once shown, the sum of its spread's bar labels (each bar's count)."""
     widget = tab.widgets.get(SPREAD_KEY)
-    if widget is None or widget.kind != "plotly_chart":
-        raise lt.ProtocolError(f"the lecturer's page shows no spread of answers ({SPREAD_KEY})")
-    return sum(int(text) for text in json.loads(widget.proto.spec)["data"][0]["text"])
+    if widget is not None and widget.kind == "plotly_chart":
+        return sum(int(text) for text in json.loads(widget.proto.spec)["data"][-1]["text"])
+    place = tab.blocks.get(COUNT_KEY)
+    text = tab.texts.get((*place, 0), "") if place is not None else ""
+    if counted := re.fullmatch(r"\*\*(No answers yet|(\d+) answers?)\*\*( in round \d)?", text):
+        return int(counted[2] or 0)
+    raise lt.ProtocolError(f"the lecturer's page shows no count of answers ({COUNT_KEY}) nor their spread")
 
 
 def question_on(tab: lt.Student) -> int | None:
@@ -512,7 +518,7 @@ async def answers_phase(args: argparse.Namespace, stats: ClassStats, lecturer: l
     asked = time.perf_counter()
     await lecturer.send([press(lecturer.widgets[ASK_KEY])])
     spread_count(lecturer)  # the live spread is on the lecturer's screen
-    fragment = lecturer.widgets[SPREAD_KEY].fragment_id
+    fragment = lecturer.widgets[COUNT_KEY].fragment_id
     every = lecturer.auto_reruns.get(fragment)
     if every is None:
         raise lt.ProtocolError("the lecturer's spread has no fragment timer (st.fragment run_every)")

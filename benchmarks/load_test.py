@@ -150,11 +150,13 @@ def user_key(widget_id: str) -> str | None:
 
 def widget_in(msg: ForwardMsg) -> tuple[str, Widget] | None:
     """The (user key, widget) a delta draws, or None when it draws something else. A keyed expander is a widget
-    too (kind "expander": its open state, ``bool_value``)."""
+    too (kind "expander": its open state, ``bool_value``), and so is any other keyed container (kind "block")."""
     if msg.WhichOneof("type") != "delta":
         return None
     if msg.delta.WhichOneof("type") == "add_block" and msg.delta.add_block.WhichOneof("type") == "expandable":
         kind, proto = "expander", msg.delta.add_block.expandable
+    elif msg.delta.WhichOneof("type") == "add_block":  # a keyed container: its key is the block's id
+        kind, proto = "block", msg.delta.add_block
     elif msg.delta.WhichOneof("type") == "new_element":
         kind = msg.delta.new_element.WhichOneof("type")
         proto = getattr(msg.delta.new_element, kind) if kind else None
@@ -284,6 +286,8 @@ class Student:
         self.codes: list[str] = []  # the st.code blocks of the last run (a class's link and lecturer key)
         self.delta_fragments: list[str] = []  # the fragment id of each delta of the last run ("": not in a fragment)
         self.alerts: list[str] = []  # the texts of the last run's st.error/warning/info/success boxes
+        self.blocks: dict[str, tuple[int, ...]] = {}  # a keyed container's user key -> its place (delta path)
+        self.texts: dict[tuple[int, ...], str] = {}  # place -> the markdown drawn there
         self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: the st.fragment(run_every=...) timers
         self.ws = None
         self.kept: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None  # fetch()'s kept-alive connection
@@ -411,8 +415,12 @@ class Student:
             if key in self.widgets:
                 keep_shown(widget, self.widgets[key])
             self.widgets[key] = widget
+            if widget.kind == "block":
+                self.blocks[key] = tuple(msg.metadata.delta_path)
         elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "code":
             self.codes.append(msg.delta.new_element.code.code_text)
+        elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "markdown":
+            self.texts[tuple(msg.metadata.delta_path)] = msg.delta.new_element.markdown.body
         if kind == "delta":
             self.delta_fragments.append(msg.delta.fragment_id)
             if msg.delta.new_element.WhichOneof("type") == "alert":

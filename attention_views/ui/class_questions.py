@@ -13,6 +13,7 @@ boxes, ``plot_text`` in the figure).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -20,7 +21,7 @@ from streamlit.delta_generator import DeltaGenerator
 import attention_core as ac
 import attention_models as am
 from attention_rooms.errors import RoomError
-from attention_rooms.questions import Question, QuestionKind, is_right
+from attention_rooms.questions import ROUNDS, Question, QuestionKind, is_right
 from attention_views.pure import askable, figures
 from attention_views.pure.askable import ASK_LABELS, Ask, AskError
 from attention_views.pure.formats import message, plain
@@ -39,15 +40,16 @@ QUERY = "sidebar_class_ask_query"
 KEY = "sidebar_class_ask_key"
 ASK = "sidebar_class_ask"
 SPREAD = "class_spread"
+COUNT = "class_count"  # the lecturer's count of answers while a round's spread is hidden
 _SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
 _LATE = "class_late_answer"  # what became of an answer sent to a question replaced or revealed meanwhile
 _REPLACED = "The lecturer asked a new question before your answer arrived; please answer this one."
 
 
-def _key(part: str, qid: int) -> str:
-    """The widget key of question ``qid``'s ``part`` ("answer", "send", "reveal"): each question's widgets are its
-    own."""
-    return f"class_{part}_{qid}"
+def _key(part: str, qid: int, round_: int = 1) -> str:
+    """The widget key of question ``qid``'s ``part`` ("answer", "send", "reveal", ...) in round ``round_``: each
+    question's and each round's widgets are their own (a second vote starts from no answer)."""
+    return f"class_{part}_{qid}" + ("" if round_ == 1 else f"_r{round_}")
 
 
 # ---------------------------------------------------------------- the lecturer's panel (sidebar)
@@ -133,67 +135,100 @@ def _latest(seat: ClassSeat) -> Question | None:
 
 
 def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    send = _key("send", q.id, q.round)
     late = st.session_state.pop(_LATE, None)  # left by the answer form before it drew the page again
-    if late is None and any(
-        v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != _key("send", q.id)
-    ):
-        late = ("warning", _REPLACED)  # the form of a question the lecturer replaced was sent
-    if late is None and q.revealed and st.session_state.get(_key("send", q.id)):  # sent as the lecturer revealed
+    if late is None and any(v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != send):
+        late = ("warning", _REPLACED)  # the form of a question the lecturer replaced (or of its last round) was sent
+    if late is None and not q.open and st.session_state.get(send):  # sent as the lecturer showed or revealed
         late = _send(seat, q)
     if late is not None:
         kind, text = late
         (st.error if kind == "error" else st.warning)(text, icon="⚠️" if kind == "error" else "⏱️")
     if q.revealed:
-        _result(seat, q, store().my_answer(seat.code, q.id, seat.student_id), side)
+        _result(seat, q, side)
+    elif q.open:
+        if q.round > 1:
+            _first_round(seat, q, side)
+        _answer_form(seat, q.id, q.round)
     else:
-        _answer_form(seat, q.id)
+        _shown(seat, q, side)
 
 
 def _send(seat: ClassSeat, q: Question) -> tuple[str, str] | None:
     """Store the answer in ``q``'s form; the store's refusal, as an error to show, or None."""
     try:
-        store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q.id)))
+        store().answer(seat.code, q.id, seat.student_id, st.session_state.get(_key("answer", q.id, q.round)))
     except RoomError as err:
         return ("error", plain(err))
     return None
 
 
+def _mine(seat: ClassSeat, q: Question, round_: int) -> int | float | None:
+    return store().my_answer(seat.code, q.id, seat.student_id, round_)
+
+
+def _first_round(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    """Round 2 is open: what this student answered in round 1, and round 1's spread where it was shown."""
+    st.info("Vote again: talk it over with your neighbours, then answer once more.", icon=":material/forum:")
+    first = _mine(seat, q, 1)
+    if first is not None:
+        st.caption(f"Your first answer: {plain(askable.answer_text(q, first))}.")
+    if q.readable(1):
+        with side:
+            _spread(seat, q, 1)
+
+
+def _shown(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    """The round's answers are shown (not the right one): the student's own answer, and the spread."""
+    st.info("The lecturer is showing the class's answers. Which one is right? Discuss it.", icon=":material/groups:")
+    mine = _mine(seat, q, q.round)
+    if mine is None:
+        st.caption("You did not answer this round.")
+    else:
+        st.markdown(f"Your answer: {plain(askable.answer_text(q, mine))}.")
+    with side:
+        _spread(seat, q, q.round)
+
+
 @st.fragment
-def _answer_form(seat: ClassSeat, shown: int) -> None:
-    """The student's answer to question ``shown`` (the one the page drew): sending it reruns only this fragment,
-    which reads the question again and stores the answer. When the lecturer has asked another question or
-    revealed since the page was drawn, the whole page is drawn again, saying what became of the answer."""
+def _answer_form(seat: ClassSeat, shown: int, round_: int) -> None:
+    """The student's answer to question ``shown`` in round ``round_`` (the one the page drew): sending it reruns only
+    this fragment, which reads the question again and stores the answer. When the lecturer has asked another
+    question, shown the answers, called a new vote or revealed since the page was drawn, the whole page is drawn
+    again, saying what became of the answer."""
     try:
         q = _latest(seat)
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    sent = bool(st.session_state.get(_key("send", shown)))
-    if q is None or q.id != shown or q.revealed:
+    send = _key("send", shown, round_)
+    sent = bool(st.session_state.get(send))
+    if q is None or q.id != shown or q.round != round_ or not q.open:
         if sent:
-            st.session_state[_LATE] = _send(seat, q) if q is not None and q.id == shown else ("warning", _REPLACED)
+            same = q is not None and q.id == shown and q.round == round_
+            st.session_state[_LATE] = _send(seat, q) if same else ("warning", _REPLACED)
         st.rerun(scope="app")
     if sent and (refused := _send(seat, q)) is not None:
         st.error(refused[1], icon="⚠️")
     try:
-        mine = store().my_answer(seat.code, q.id, seat.student_id)
+        mine = _mine(seat, q, round_)
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    with st.form(key=f"class_form_{q.id}", border=False, enter_to_submit=False):
+    with st.form(
+        key=f"class_form_{q.id}" + ("" if round_ == 1 else f"_r{round_}"), border=False, enter_to_submit=False
+    ):
         _answer_widget(q, mine)
-        st.form_submit_button(
-            "Change my answer" if mine is not None else "Answer", key=_key("send", q.id), type="primary"
-        )
+        st.form_submit_button("Change my answer" if mine is not None else "Answer", key=send, type="primary")
     if mine is None:
         st.caption("Not answered yet.")
     else:
         answered = plain(askable.answer_text(q, mine))
-        st.success(f"Answered: {answered}. You can change your answer until the lecturer reveals it.", icon="✅")
+        st.success(f"Answered: {answered}. You can change your answer until the lecturer shows the answers.", icon="✅")
 
 
 def _answer_widget(q: Question, mine: int | float | None) -> None:
-    key = _key("answer", q.id)
+    key = _key("answer", q.id, q.round)
     if q.kind is QuestionKind.NUMBER:
         st.number_input(
             "Your answer: a weight from 0 to 1",
@@ -216,41 +251,75 @@ def _answer_widget(q: Question, mine: int | float | None) -> None:
 
 
 def _lecturer(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    """Peer Instruction from the lecturer's screen (the projector): while a round is open only its count shows, so
+    the room's answers do not lead anyone; then Show answers, Vote again (round 2, after discussion) and Reveal."""
     if q.revealed:
-        _result(seat, q, None, side)
+        _result(seat, q, side)
         return
     with st.expander("The answer (on your screen only; not shown to the class until you reveal it)"):
         st.markdown(plain(askable.answer_text(q, q.correct)))
     with side:
-        _live_spread(seat.code, seat.lecturer_key, q, projector())
-    if st.button("Reveal the answer", key=_key("reveal", q.id), type="primary", icon=":material/visibility:"):
-        store().reveal(seat.code, seat.lecturer_key, q.id)  # a refusal is shown by question_banner
-        st.rerun()
+        if q.round > 1 and q.readable(1):
+            _spread(seat, q, 1)
+        _live(seat.code, seat.lecturer_key, q, projector())
+    with st.container(horizontal=True):
+        if q.open and st.button("Show answers", key=_key("show", q.id, q.round), icon=":material/bar_chart:"):
+            _lecturer_action(lambda: store().show(seat.code, seat.lecturer_key, q.id))
+        if q.round < ROUNDS and st.button("Vote again", key=_key("again", q.id), icon=":material/replay:"):
+            _lecturer_action(lambda: store().vote_again(seat.code, seat.lecturer_key, q.id))
+        if st.button("Reveal the answer", key=_key("reveal", q.id), type="primary", icon=":material/visibility:"):
+            _lecturer_action(lambda: store().reveal(seat.code, seat.lecturer_key, q.id))
+
+
+def _lecturer_action(action: Callable[[], object]) -> None:
+    """A lecturer's button: the store's change, then the page again (a refusal is shown by question_banner)."""
+    action()
+    st.rerun()
 
 
 @st.fragment(run_every=LIVE_EVERY_S)
-def _live_spread(code: str, key: str, q: Question, big: bool) -> None:
-    """The spread, its title the count of answers, read again every LIVE_EVERY_S (this fragment only reruns)."""
+def _live(code: str, key: str, q: Question, big: bool) -> None:
+    """The open round's count of answers (its spread once shown), read again every LIVE_EVERY_S (this fragment
+    only reruns)."""
     try:
         tally = store().tally(code, q.id, key)
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    chart(figures.answer_spread(tally, askable.option_names(q), projector=big), SPREAD)
+    if q.round in q.shown:
+        chart(figures.answer_spread(tally, askable.option_names(q), projector=big, rounds=q.round), SPREAD)
+        return
+    n = tally.n_answers
+    counted = "No answers yet" if n == 0 else f"{n} answer{'s' if n != 1 else ''}"
+    with st.container(key=COUNT):
+        st.markdown(f"**{counted}**{f' in round {q.round}' if q.round > 1 else ''}")
+        st.caption("Hidden from every screen until you press Show answers.")
 
 
-def _result(seat: ClassSeat, q: Question, mine: int | float | None, side: DeltaGenerator) -> None:
-    """After the reveal, on every screen: the answer, this student's own answer, the spread (its title: the count
-    and the share right)."""
-    tally = store().tally(seat.code, q.id, seat.lecturer_key or None)
+def _spread(seat: ClassSeat, q: Question, round_: int) -> None:
+    """Round ``round_``'s spread as everyone may see it (shown, or after the reveal)."""
+    tally = store().tally(seat.code, q.id, seat.lecturer_key or None, round_)
+    key = SPREAD if round_ == q.round else f"{SPREAD}_{round_}"
+    chart(figures.answer_spread(tally, askable.option_names(q), projector=projector(), rounds=q.round), key)
+
+
+def _result(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
+    """After the reveal, on every screen: the answer, this student's own answer in each round, and each round's
+    spread side by side (its title: the count and the share right)."""
     right = plain(askable.answer_text(q, q.correct))
     within = f" (answers within {q.tolerance:g} count as right)" if q.kind is QuestionKind.NUMBER else ""
     st.markdown(f"**Answer: {right}**{within}")
     if not seat.lecturer:
-        if mine is None:
-            st.caption("You did not answer this question.")
-        else:
-            verdict = "right" if is_right(q, mine) else "not right"
-            st.markdown(f"Your answer: {plain(askable.answer_text(q, mine))}, {verdict}.")
+        for round_ in range(1, q.round + 1):
+            mine = _mine(seat, q, round_)
+            said = f"Round {round_}: your answer" if q.round > 1 else "Your answer"
+            if mine is None:
+                st.caption(f"{said}: none." if q.round > 1 else "You did not answer this question.")
+            else:
+                verdict = "right" if is_right(q, mine) else "not right"
+                st.markdown(f"{said}: {plain(askable.answer_text(q, mine))}, {verdict}.")
     with side:
-        chart(figures.answer_spread(tally, askable.option_names(q), projector=projector()), SPREAD)
+        rounds = st.columns(q.round) if q.round > 1 else [st.container()]
+        for round_, place in enumerate(rounds, 1):
+            with place:
+                _spread(seat, q, round_)

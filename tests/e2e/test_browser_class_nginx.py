@@ -47,7 +47,7 @@ BOUND_S = 15.0
 FIRST_VISIT_BOUND_S = 30.0
 NOT_FOLLOWED_S = 3.0  # after every other student followed: three more polls of a broken-away student's page
 ASK_PANEL = '[data-testid="stSidebar"] .st-key-sidebar_class'
-LECTURER_ONLY = ("Ask", "Bring everyone back", "End the class", "Reveal the answer")
+LECTURER_ONLY = ("Ask", "Bring everyone back", "End the class", "Reveal the answer", "Show answers", "Vote again")
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +88,11 @@ _SPREAD_JS = """() => {
   // charts.chart shows a figure's title as bold page text above the chart: "N answers" (· R right (P%))
   const titles = Array.from(document.querySelectorAll('.st-key-class_question strong'), (b) => b.textContent.trim())
     .filter((t) => /^(No answers yet|\\d+ answers?( · .*)?)$/.test(t));
-  const y = (gd._fullData || [])[0]?.y;  // plotly's decoded values (the figure sends a typed array)
-  return {title: titles.length === 1 ? titles[0] : null, y: y ? Array.from(y, Number) : null};
+  // plotly's decoded values (the figure sends typed arrays): the right answers' bars under the others', stacked
+  const [right, other] = [0, 1].map((i) => (gd._fullData || [])[i]?.y);
+  const y = right && other ? Array.from(right, (r, i) => Number(r) + Number(other[i])) : null;
+  const rightY = right ? Array.from(right, Number) : null;
+  return {title: titles.length === 1 ? titles[0] : null, y, right: rightY};
 }"""
 
 
@@ -334,14 +337,19 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         labels = [pick_answer(tab, 1, pick) for tab, pick in zip(students, picks, strict=True)]
         for tab, label in zip(students, labels, strict=True):
             wait_until(tab, lambda t=tab, lab=label: f"Answered: {lab}" in question_text(t), "the student's answer")
-        live = wait_until(lecturer, lambda: (s := spread(lecturer)) and s["title"] == "3 answers" and s, "3 answers")
+        count = lecturer.locator(".st-key-class_count")
+        wait_until(lecturer, lambda: count.count() and "3 answers" in count.inner_text(), "3 answers counted")
+        assert spread(lecturer) is None, "the spread stays hidden on the projector until Show answers"
         expected = [0] * len(row)
         for pick in picks:
             expected[pick] += 1
-        assert live["y"] == expected, live
-        assert "Answer:" not in " ".join(question_text(t) for t in students), "no student sees the answer yet"
         screenshot(lecturer, "class_nginx_lecturer_question")
         screenshot(students[1], "class_nginx_student_question")
+        lecturer.locator(".st-key-class_question").get_by_role("button", name="Show answers").click()
+        for tab in [lecturer, *students]:
+            shown = wait_until(tab, lambda t=tab: (s := spread(t)) and s["title"] == "3 answers" and s, "the spread")
+            assert shown["y"] == expected and not any(shown["right"]), shown  # nothing says which is right yet
+        assert "Answer:" not in " ".join(question_text(t) for t in students), "no student sees the answer yet"
 
         # -- reveal: every tab shows the answer and the spread with the share right
         lecturer.locator(".st-key-class_question").get_by_role("button", name="Reveal the answer").click()

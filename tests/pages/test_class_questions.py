@@ -10,13 +10,14 @@ import re
 
 import numpy as np
 import pytest
+from apptest_pages import nodes
 from streamlit.testing.v1 import AppTest
 
 from attention_rooms.errors import REVEALED, WRONG_KEY
 from attention_rooms.store import open_store
 from attention_views.pure.lab import new_lab
 from attention_views.pure.single_head import run_single_head
-from attention_views.ui import class_store
+from attention_views.ui import class_questions, class_store
 from tests.hostile_text import HOSTILE, markup_problems, unescape
 
 RIGHT_COLOR = "#009E73"
@@ -72,15 +73,28 @@ def texts(at: AppTest) -> list[str]:
     return [m.value for m in at.markdown] + [m.value for m in at.caption] + [m.value for m in at.success]
 
 
+def _values(y) -> np.ndarray:
+    """A trace's numbers as sent: plotly sends a NumPy array as a typed array."""
+    return np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) else np.asarray(y)
+
+
 def spread_bars(at: AppTest) -> tuple[str, list[int], list[str]]:
-    """(the title shown above it, the counts, the bar colours) of the page's one spread figure."""
+    """(the title shown above it, the counts, the bar colours: the right colour where right answers are) of the
+    page's one spread figure."""
     (chart,) = at.get("plotly_chart")
     fig = json.loads(chart.proto.spec)
-    bar = fig["data"][0]
+    right, other = (_values(fig["data"][i]["y"]).astype(int) for i in (0, 1))
+    assert fig["data"][0]["marker"]["color"] == RIGHT_COLOR
     (title,) = [m.value for m in at.markdown if re.fullmatch(r"\*\*(No answers yet|\d+ answers?( · .*)?)\*\*", m.value)]
-    y = bar["y"]  # plotly sends a NumPy array as a typed array
-    counts = np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"]) if isinstance(y, dict) else y
-    return title, [int(v) for v in counts], bar["marker"]["color"]
+    colors = [RIGHT_COLOR if r else fig["data"][1]["marker"]["color"] for r in right]
+    return title, [int(v) for v in right + other], colors
+
+
+def count_shown(at: AppTest) -> str:
+    """The lecturer's count of answers while the round's spread is hidden."""
+    boxes = [b for b in nodes(at._tree) if getattr(getattr(b, "proto", None), "id", "").endswith(class_questions.COUNT)]
+    assert len(boxes) == 1, "the lecturer's count of answers"
+    return boxes[0].markdown[0].value
 
 
 def ask(lecturer: AppTest, kind: str, query: int, key: int | None = None) -> None:
@@ -107,6 +121,11 @@ def assert_nothing_of_the_answer(at: AppTest, right: str) -> None:
     assert not any(t.startswith("**Answer") or "right" in t.split(":")[0] for t in texts(at))
     assert not any(right == t for t in texts(at))
     assert not at.get("plotly_chart")
+
+
+def assert_nothing_of_the_answer_but_the_spread(at: AppTest, right: str) -> None:
+    assert not [b for b in at.button if b.key and b.key.startswith("class_reveal")]
+    assert not any(t.startswith("**Answer") for t in texts(at)) and not at.get("form")
 
 
 def test_a_class_predicts_then_sees_the_answer_and_the_share_right(room, store):
@@ -138,10 +157,16 @@ def test_a_class_predicts_then_sees_the_answer_and_the_share_right(room, store):
         assert_nothing_of_the_answer(s, right_name)
 
     lecturer.run()
-    title, counts, colors = spread_bars(lecturer)
-    assert title == "**2 answers**" and counts[best] == 2 and sum(counts) == 2
-    assert RIGHT_COLOR not in colors  # the projector shows the lecturer's screen: nothing marked before the reveal
+    assert count_shown(lecturer) == "**2 answers**"
+    assert not lecturer.get("plotly_chart"), "the spread is hidden, on the projector too, until Show answers"
     assert unescape(lecturer.expander[0].markdown[0].value) == right_name  # folded, on the lecturer's screen
+    lecturer.button(key="class_show_1").click().run()
+    for s in (lecturer, a.run(), b.run()):
+        title, counts, colors = spread_bars(s)
+        assert title == "**2 answers**" and counts[best] == 2 and sum(counts) == 2
+        assert RIGHT_COLOR not in colors  # shown, but nothing says which is right before the reveal
+    assert_nothing_of_the_answer_but_the_spread(a, right_name)
+    assert "Your answer: " + right_name + "." in [unescape(t) for t in texts(a)]
 
     lecturer.button(key="class_reveal_1").click().run()
     assert not lecturer.exception

@@ -150,11 +150,13 @@ def lecturer_actions(code, key):
         "bring_back": lambda s: s.bring_back(code, key),
         "ask": lambda s: s.ask(code, key, number_question("w?", 0.5)),
         "reveal": lambda s: s.reveal(code, key, 1),
+        "show": lambda s: s.show(code, key, 1),
+        "vote_again": lambda s: s.vote_again(code, key, 1),
         "close": lambda s: s.close(code, key),
     }
 
 
-@pytest.mark.parametrize("action", ["set_view", "bring_back", "ask", "reveal", "close"])
+@pytest.mark.parametrize("action", ["set_view", "bring_back", "ask", "reveal", "show", "vote_again", "close"])
 @pytest.mark.parametrize("bad_key", [None, "", "student", "other room's key", "key with a typo"])
 def test_lecturer_actions_need_the_lecturer_key(store, room, action, bad_key):
     code, key = room
@@ -257,6 +259,84 @@ def test_a_student_has_one_answer_they_can_change_until_the_reveal(store, room):
     assert store.tally(code, 1).counts == (0, 1, 1)
     assert store.my_answer(code, 1, "ann") == 2
     assert store.reveal(code, key, 1).counts == (0, 1, 1)  # revealing again changes nothing
+
+
+# -- Peer Instruction: hidden answers, show, vote again ---------------------------------------------------------------
+
+
+def test_a_round_is_hidden_until_shown_then_closed_and_shown_to_everyone_without_the_answer(store, room):
+    code, key = room
+    store.ask(code, key, choice_question("Next token?", ["mat", "dog", "hat"], 0))
+    for i, value in enumerate([0, 1, 1]):
+        store.answer(code, 1, f"s{i}", value)
+    version = store.room(code).version
+    with pytest.raises(NotLecturerError):
+        store.show(code, "student", 1)
+    with pytest.raises(NotLecturerError):
+        store.tally(code, 1)  # hidden from students
+    shown = store.show(code, key, 1)
+    assert store.room(code).version == version + 1, "followers rerun to see the spread"
+    assert (shown.counts, shown.round, shown.revealed) == ((1, 2, 0), 1, False)
+    assert store.tally(code, 1) == shown, "a shown round's spread is everyone's"
+    q = store.questions(code)[0]
+    assert (q.correct, q.shown, q.open) == (None, frozenset({1}), False), "the answer itself stays hidden"
+    with pytest.raises(RefusedError, match="showing"):
+        store.answer(code, 1, "s0", 2)
+    with pytest.raises(RefusedError, match="showing"):
+        store.answer(code, 1, "late", 2)
+    assert store.my_answer(code, 1, "s0") == 0
+    store.show(code, key, 1)  # again: nothing changes
+    assert store.room(code).version == version + 1
+
+
+def test_vote_again_opens_round_two_keeping_round_one_and_the_reveal_shows_both(store, room):
+    code, key = room
+    store.ask(code, key, key_question("Which key?", LABELS, 3))
+    for i, value in enumerate([3, 1, 1, 0]):
+        store.answer(code, 1, f"s{i}", value)
+    store.show(code, key, 1)
+    version = store.room(code).version
+    again = store.vote_again(code, key, 1)
+    assert (again.round, again.shown, again.open) == (2, frozenset({1}), True)
+    assert store.room(code).version == version + 1
+    with pytest.raises(NotLecturerError):
+        store.tally(code, 1)  # round 2 is hidden again
+    assert store.tally(code, 1, round_=1).counts == (1, 2, 0, 1), "round 1 was shown: still everyone's"
+    assert store.my_answer(code, 1, "s1") is None and store.my_answer(code, 1, "s1", round_=1) == 1
+    for i, value in enumerate([3, 3, 3, 1]):
+        store.answer(code, 1, f"s{i}", value)
+    store.answer(code, 1, "s0", 3)  # changed within the round: still one answer
+    assert store.tally(code, 1, key).counts == (0, 1, 0, 3)
+    assert store.tally(code, 1, key, round_=1).counts == (1, 2, 0, 1), "round 1's answers are kept"
+    with pytest.raises(RefusedError, match="second vote"):
+        store.vote_again(code, key, 1)
+    store.reveal(code, key, 1)
+    first, second = store.tally(code, 1, round_=1), store.tally(code, 1, round_=2)
+    assert (first.round, first.n_right, second.round, second.n_right) == (1, 1, 2, 3)
+    with pytest.raises(RefusedError, match="revealed"):
+        store.vote_again(code, key, 1)
+    with pytest.raises(RefusedError, match="rounds?"):
+        store.tally(code, 1, round_=3)
+
+
+def test_round_two_after_an_unshown_round_one_keeps_round_one_the_lecturers(store, room):
+    code, key = room
+    store.ask(code, key, number_question("w?", 0.6))
+    store.answer(code, 1, "s0", 0.58)
+    store.vote_again(code, key, 1)
+    with pytest.raises(NotLecturerError):
+        store.tally(code, 1, round_=1)
+    assert store.tally(code, 1, key, round_=1).n_answers == 1
+
+
+def test_a_number_tally_counts_the_right_answers_in_each_bar(store, room):
+    code, key = room
+    store.ask(code, key, number_question("w?", 0.6))  # right: 0.55 .. 0.65, across the bins [0.5, 0.6) and [0.6, 0.7)
+    for i, value in enumerate([0.58, 0.51, 0.6, 0.66, 0.1]):
+        store.answer(code, 1, f"s{i}", value)
+    tally = store.reveal(code, key, 1)
+    assert tally.counts == (0, 1, 0, 0, 0, 2, 2, 0, 0, 0)
+    assert tally.right_counts == (0, 0, 0, 0, 0, 1, 1, 0, 0, 0)
 
 
 def test_questions_are_kept_in_order_and_answered_separately(store, room):

@@ -21,8 +21,12 @@ def _revealed(q, values, revealed=True):
 
 
 def _bars(fig) -> tuple[list[int], list[str]]:
-    bar = fig.data[0]
-    return [int(v) for v in bar.y], list(bar.marker.color)
+    """Each bar's count and colour: the right colour where right answers are in it, else the other."""
+    right, other = (np.asarray(t.y, dtype=int) for t in fig.data[:2])
+    assert fig.data[0].marker.color == RIGHT_COLOR and fig.data[1].marker.color == OTHER_COLOR
+    assert fig.layout.barmode == "stack"
+    assert [int(v) for v in fig.data[2].y] == list(right + other) == [int(t) for t in fig.data[2].text]  # above
+    return [int(v) for v in right + other], [RIGHT_COLOR if r else OTHER_COLOR for r in right]
 
 
 def test_counts_per_option_and_the_right_bar_after_the_reveal():
@@ -59,6 +63,23 @@ def test_a_numbers_right_bar_is_the_bin_its_answer_falls_in(correct, bar):
     assert fig.layout.title.text == "1 answer · 1 right (100%)"
 
 
+def test_a_numbers_right_answers_are_marked_in_every_bin_they_fall_in():
+    q = number_question("Weight?", 0.6)  # within 0.05: 0.55 .. 0.65, across the bins [0.5, 0.6) and [0.6, 0.7)
+    tally = _revealed(q, [0.58, 0.51, 0.6, 0.66, 0.62])
+    fig = figures.answer_spread(tally, askable.option_names(q))
+    assert [int(v) for v in fig.data[0].y] == [0, 0, 0, 0, 0, 1, 2, 0, 0, 0]  # 0.58; 0.6 and 0.62
+    assert [int(v) for v in fig.data[1].y] == [0, 0, 0, 0, 0, 1, 1, 0, 0, 0]  # 0.51; 0.66
+    assert fig.layout.title.text == "5 answers · 3 right (60%)"
+
+
+def test_two_rounds_are_named_in_the_title():
+    q = key_question("Which key?", ["a", "b"], 0)
+    second = dataclasses.replace(tally_of(dataclasses.replace(q, id=1, revealed=True, round=2), [0, 0, 1]), round=2)
+    assert (
+        figures.answer_spread(second, ["a", "b"], rounds=2).layout.title.text == "Round 2 · 3 answers · 2 right (67%)"
+    )
+
+
 def test_bin_names_and_counts_of_a_number_question():
     q = number_question("Weight?", 0.24)
     fig = figures.answer_spread(_revealed(q, [0.19, 0.2, 0.24, 0.29, 0.3, 1.0]), askable.option_names(q))
@@ -87,7 +108,7 @@ def test_the_projector_draws_larger_text():
     tally = _revealed(q, [0])
     small, big = (figures.answer_spread(tally, ["a", "b"], projector=p) for p in (False, True))
     assert big.layout.font.size > small.layout.font.size and big.layout.height > small.layout.height
-    assert json.loads(pio.to_json(big))["data"][0]["textfont"]["size"] > small.data[0].textfont.size
+    assert json.loads(pio.to_json(big))["data"][2]["textfont"]["size"] > small.data[2].textfont.size  # the counts
 
 
 def test_one_name_per_bar():
