@@ -104,10 +104,12 @@ IMAGE_FORMATS = ("png", "svg")  # what the chart toolbar's camera saves: a slide
 
 
 def export_config(filename: str, image_format: str = "png") -> dict:
-    """``config=`` for ``st.plotly_chart``: the toolbar's camera saves a PNG at slide resolution (scale 3),
-    or an SVG (vector, any size on a slide)."""
+    """``config=`` for ``st.plotly_chart``: the toolbar holds only the camera (one Tab stop, not eight: zoom and
+    pan stay on the mouse and the wheel), which saves a PNG at slide resolution (scale 3), or an SVG (vector, any
+    size on a slide)."""
     scale = 3 if image_format == "png" else 1
     return {
         "toImageButtonOptions": {"format": image_format, "scale": scale, "filename": filename},
+        "modeBarButtons": [["toImage"]],
         "displaylogo": False,
     }

@@ -54,10 +54,11 @@ def spec(fig: go.Figure) -> str:
     return pio.to_json(fig, validate=False)
 
 
-def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False) -> None:
+def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False, alt: str = "") -> None:
     """Draw ``fig`` as the element ``key``, updated in place on later runs. ``stretch``: as tall as its container
-    (a projector's fitted chart), else as tall as the figure's layout asks."""
-    data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch}
+    (a projector's fitted chart), else as tall as the figure's layout asks. ``alt``: its accessible name (an image
+    of that name: the text plotly draws inside is not read)."""
+    data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch, "alt": alt}
     _component()(key=key, data=data, height="stretch" if stretch else "content")
 
 
