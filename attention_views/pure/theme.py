@@ -5,12 +5,17 @@
 - Signed matrices (Q, K, V, raw scores, deltas) use :data:`DIVERGING_COLORSCALE` with 0 in the
   middle: blue below 0, white at 0, red above.
 - Masked (``-inf``) cells are drawn in :data:`MASKED_COLOR` with the text "−inf".
+- Text in a cell is :data:`DARK_INK` or :data:`LIGHT_INK`, whichever contrasts more with that cell's colour
+  (:func:`contrast`, WCAG 2.2's ratio): at least 4.58:1 on any colour, above AA's 4.5:1 for small text.
 - Projector mode (a lecture hall at 1280x720): base font 18 px, cell values 16 px, thicker gaps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
 
 GRID_COLOR = "#e5e8ee"
 AXIS_STYLE = {"gridcolor": GRID_COLOR, "zerolinecolor": "#c9ced8", "linecolor": "#c9ced8"}
@@ -22,6 +27,8 @@ ALLOWED_COLOR = "#cfe2f3"
 SELECTED_OUTLINE = ("black", "white")  # outer, inner line: one of them shows on every colour
 SERIES_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")  # Okabe-Ito
 MINUS_INF = "−inf"  # U+2212, as typeset
+DARK_INK = "#000000"  # cell text on a light cell
+LIGHT_INK = "#ffffff"  # cell text on a dark cell
 
 CELL_TEXT_LIMIT = 20  # write values in cells only when both n_q and n_k are at most this
 
@@ -75,14 +82,35 @@ def series_color(index: int) -> str:
     return SERIES_COLORS[index % len(SERIES_COLORS)]
 
 
+def luminance(rgb: ArrayLike) -> np.ndarray:
+    """WCAG 2.2's relative luminance of sRGB colours given as 0..255 channels, shape (..., 3) -> (...): 0 black,
+    1 white."""
+    c = np.asarray(rgb, dtype=np.float64) / 255  # (..., 3)
+    linear = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return linear @ np.array([0.2126, 0.7152, 0.0722])  # (...)
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """WCAG 2.2's contrast ratio of two sRGB colours (1 to 21): (lighter + 0.05) / (darker + 0.05)."""
+    la, lb = sorted((float(luminance(a)), float(luminance(b))))
+    return (lb + 0.05) / (la + 0.05)
+
+
+# Below this relative luminance a cell's text is LIGHT_INK: there white's ratio, 1.05 / (L + 0.05), beats black's,
+# (L + 0.05) / 0.05; the two meet at L + 0.05 = sqrt(1.05 * 0.05), where both are 4.58:1.
+LIGHT_INK_BELOW = (1.05 * 0.05) ** 0.5 - 0.05
+
+
 IMAGE_FORMATS = ("png", "svg")  # what the chart toolbar's camera saves: a slide-resolution PNG, or vector SVG
 
 
 def export_config(filename: str, image_format: str = "png") -> dict:
-    """``config=`` for ``st.plotly_chart``: the toolbar's camera saves a PNG at slide resolution (scale 3),
-    or an SVG (vector, any size on a slide)."""
+    """``config=`` for ``st.plotly_chart``: the toolbar holds only the camera (one Tab stop, not eight: zoom and
+    pan stay on the mouse and the wheel), which saves a PNG at slide resolution (scale 3), or an SVG (vector, any
+    size on a slide)."""
     scale = 3 if image_format == "png" else 1
     return {
         "toImageButtonOptions": {"format": image_format, "scale": scale, "filename": filename},
+        "modeBarButtons": [["toImage"]],
         "displaylogo": False,
     }

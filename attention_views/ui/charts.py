@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
 from attention_views.pure import theme
+from attention_views.pure.figures import alt
 from attention_views.pure.formats import plain
 from attention_views.pure.navigation import NATURAL_PAGE
 from attention_views.ui import session
@@ -35,12 +37,14 @@ def chart(
     ``in_place``: drawn by :func:`figure_in_place` (the same element from run to run, updated by plotly.js: no
     flicker, hover and zoom kept) instead of st.plotly_chart, which draws a changed figure anew; no selections.
     """
+    name = alt.headline(fig)  # before the title is taken out of the figure
+    tables = alt.grid_tables(fig)
     title = fig.layout.title.text
     if title:
         st.markdown(f"**{plain(title)}**")
         fig.layout.title.text = None
     s = session.current()
-    name = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
+    filename = f"{s.page or 'attention'}-{s.lab.scenario}-{key.split('_', 1)[-1]}"
     kwargs.setdefault("theme", None)
     place = st
     if fit is not None and projector():
@@ -48,11 +52,34 @@ def chart(
         st.html(f"<style>.st-key-fit_{key} {{ max-height: max(15rem, calc((100dvh - {fit}) * {screens})); }}</style>")
         place = st.container(height=int(fig.layout.height), border=False, key=f"fit_{key}")
         kwargs["height"] = "stretch"
-    config = theme.export_config(name, chart_format())
+    config = theme.export_config(filename, chart_format())
     if in_place:
         with place if place is not st else contextlib.nullcontext():
-            return figure_in_place(fig, key, config, stretch=kwargs.get("height") == "stretch")
-    return place.plotly_chart(fig, key=key, config=config, **kwargs)
+            shown = figure_in_place(fig, key, config, stretch=kwargs.get("height") == "stretch", alt=name)
+    else:
+        shown = place.plotly_chart(fig, key=key, config=config, alt=name, **kwargs)
+    if tables:
+        as_tables(tables, key)
+    return shown
+
+
+def as_tables(tables: list[alt.Table], key: str) -> None:
+    """A grid chart's numbers as tables, as the cells write them, each row and column headed by its token: in a
+    folded expander under the chart (drawn only while open), each table named by its chart."""
+    label = f"{tables[0].name} as a table" if len(tables) == 1 else f"{tables[0].name}: the {len(tables)} tables"
+    place = st.expander(label, icon=":material/table:", key=f"{key}_as_table", on_change="rerun")
+    if not place.open:
+        return
+    with place:
+        for table in tables:
+            st.table(_frame(table), alt=f"{table.name}, {table.corner.replace(chr(92), 'by')}")
+
+
+def _frame(table: alt.Table) -> pd.DataFrame:
+    """A table as a DataFrame: the rows' names as its index (row headers), repeated column names told apart."""
+    columns = [c if table.columns.count(c) == 1 else f"{c} (#{j})" for j, c in enumerate(table.columns)]
+    frame = pd.DataFrame(table.cells, index=pd.Index(table.rows, name=table.corner), columns=columns)
+    return frame
 
 
 def clicked_cell(key: str) -> tuple[int, int] | None:

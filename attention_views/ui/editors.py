@@ -113,6 +113,7 @@ def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: b
         column_config=config,
         width="content",
         on_change="ignore",  # stored at once; components/commits.py reruns the app (Streamlit would wait 150 ms)
+        alt=EDITOR_TABS.get(name, name),  # its tab's label
     )
     st.session_state.setdefault(DRAWING, []).append((lab, name, key))
     error = table_errors({name: frame}, lab.read).get(name)
@@ -187,6 +188,7 @@ def mask_painter(lab: Lab, prefix: str) -> None:
         hide_index=True,
         column_config=config,
         disabled=[TOKEN],
+        alt="Mask painter",
         on_change=_fold_painted,  # at once, whatever page the next run draws
         args=(lab, key, n_q, n_k),
     )

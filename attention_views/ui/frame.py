@@ -25,7 +25,7 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
-from attention_views.ui import class_questions, classroom, editors, session
+from attention_views.ui import a11y, class_questions, classroom, editors, session
 from attention_views.ui.components.commits import KEY as COMMITS
 from attention_views.ui.components.commits import commits
 from attention_views.ui.controls import bound, drawn_as, projector
@@ -43,6 +43,11 @@ PHONE_PX = 640  # below this width a page is a phone's: one column, its main cha
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike
+    # contrast (WCAG 2.2 AA, 4.5:1; tests/e2e/test_browser_axe.py): a caption is drawn at 0.6 opacity, which took
+    # its inline code's green to 2.98:1; black there is 5.2:1. A disabled widget's label (0.4 opacity, 2.61:1) at
+    # 0.7 is 7:1, still lighter than an enabled one's
+    '[data-testid="stCaptionContainer"] code { color: #000000; }',
+    'label[data-testid="stWidgetLabel"][disabled] { color: rgba(17, 17, 17, 0.7); }',
     '[data-testid="stSidebar"] code { word-break: break-all; }',
     _STACKED.format(px=1279),
     f"@media (min-width: {PHONE_PX}px) {{ .st-key-{classroom.FOLLOWING_BAR} {{ display: none; }} }}",
@@ -365,6 +370,7 @@ def sidebar(s: Session) -> DeltaGenerator:
         )
         slot = st.expander("Share and save", icon=":material/share:", key=SHARE, on_change="rerun")
     st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
+    st.html(a11y.PAGE_SCRIPT, unsafe_allow_javascript=True)  # charts' drawings unread, scrolling formulas focusable
     return slot
 
 

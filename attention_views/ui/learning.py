@@ -287,5 +287,8 @@ def learned_beside_solution(ex: ac.Exercise, a: Attempt) -> None:
                 with col:
                     st.markdown(f"**{plain(name)}, {what}**")
                     number_table(
-                        numbers_frame(M, list(ex.row_labels()), list(ex.dim_labels)), f"exercises_{what}_{name}", 2
+                        numbers_frame(M, list(ex.row_labels()), list(ex.dim_labels)),
+                        f"exercises_{what}_{name}",
+                        2,
+                        alt=f"{name}, {what}",
                     )

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import streamlit as st
 
 from attention_views.pure.tables import (
@@ -17,21 +18,39 @@ from attention_views.pure.tables import (
 
 
 def number_table(
-    table: pd.DataFrame | pa.Table, key: str, decimals: int = 3, help: Mapping[str, str] | None = None
+    table: pd.DataFrame | pa.Table,
+    key: str,
+    decimals: int = 3,
+    help: Mapping[str, str] | None = None,
+    alt: str | None = None,
 ) -> None:
     """A read-only table whose decimal columns all show ``decimals`` places (Streamlit's default drops trailing
     zeros, so 0.5280 read 0.528 beside 0.8421): one decimal convention for every number table. ``help``: a
     tooltip for some column headers (short headers keep every column in sight). No column has a fixed width: the
     browser sizes each to its header and values, so a header that names a token ("weight on Emma") or a long
-    dimension label shows whole, and a table too wide for its place scrolls sideways."""
+    dimension label shows whole, and a table too wide for its place scrolls sideways. ``alt``: the grid's
+    accessible name (the label shown above it).
+
+    The numbers are sent rounded to ``decimals`` places, as they are shown: a screen reader reads the value sent,
+    which would otherwise say "-1.2689903643825624e-17" for a cell showing "-0.000"."""
     help = help or {}
     table = arrow_table(table) if isinstance(table, pd.DataFrame) else table
+    table = shown_as(table, decimals)
     fixed = {
         f.name: st.column_config.NumberColumn(format=f"%.{decimals}f", help=help.get(f.name))
         for f in table.schema  # a name may repeat: a head's dims "1, 1"
         if pa.types.is_floating(f.type)
     }
-    st.dataframe(table, hide_index=True, key=key, column_config=fixed, width="content")
+    st.dataframe(table, hide_index=True, key=key, column_config=fixed, width="content", alt=alt)
+
+
+def shown_as(table: pa.Table, decimals: int) -> pa.Table:
+    """``table`` with every decimal column rounded to ``decimals`` places, never -0.0: the numbers as shown."""
+    columns = [
+        pc.add(pc.round(column, decimals), 0.0) if pa.types.is_floating(column.type) else column
+        for column in table.columns
+    ]
+    return pa.Table.from_arrays(columns, names=table.column_names)
 
 
 def arrow_table(frame: pd.DataFrame) -> pa.Table:

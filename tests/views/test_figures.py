@@ -173,7 +173,8 @@ def test_show_text_overrides_the_automatic_choice():
 
 def test_cell_text_has_two_decimals_and_no_negative_zero():
     fig = figures.attention_heatmap(np.array([[0.12345, -0.001]]), ["a"], ["b", "c"], zmin=None, zmax=None, zmid=0.0)
-    assert list(fig.data[0].text[0]) == ["0.12", "0.00"]
+    white = '<span style="color:#ffffff">0.12</span>'  # the top of the range: dark red, white text (ui contrast)
+    assert list(fig.data[0].text[0]) == [white, "0.00"]
 
 
 def test_selected_cell_is_outlined():
@@ -381,9 +382,10 @@ def test_clickable_grid_is_one_invisible_marker_per_cell_with_customdata_i_j_ove
 def test_clickable_grid_outlines_the_selected_cell_and_writes_readable_text():
     fig = figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(0, 1))
     assert {(s.x0, s.y0) for s in fig.layout.shapes} == {(0.5, -0.5)}
-    cells = fig.data[1]  # the heatmap under the markers: plotly picks black or white text for each colour
-    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [["0.05", "0.95"]]
-    assert cells.textfont.size is None and cells.textfont.color is None
+    cells = fig.data[1]  # the heatmap under the markers: white text on the dark cell, the trace's black on the light
+    white = '<span style="color:#ffffff">0.05</span>'
+    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [[white, "0.95"]]
+    assert cells.textfont.size is None and cells.textfont.color == "#000000"
     with pytest.raises(ValueError, match="outside"):
         figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(1, 0))
 

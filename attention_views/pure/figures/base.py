@@ -159,15 +159,24 @@ def heatmap_values(Z: np.ndarray) -> np.ndarray:
     return Z if small or (finite.size and finite.max() >= 1e38) else Z.astype(np.float32)
 
 
-def heatmap_trace(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: object) -> go.Heatmap:
+def heatmap_trace(
+    z: np.ndarray, hover: str, s: Style, text: list | None, *, ink: tuple | None = None, **kw: object
+) -> go.Heatmap:
     """One heatmap trace on numeric axes (cell (i, j) at x=j, y=i) with cell text and a hover (``kw`` may add
     a ``customdata`` for it).
 
     The cell text has no font size: plotly sizes it to the cells (at most the figure's font), so digits never
-    run into their neighbours'; the page's CSS hides digits drawn smaller than can be read (frame.py)."""
+    run into their neighbours'; the page's CSS hides digits drawn smaller than can be read (frame.py). Its colour
+    is picked per cell (:func:`inked`) from the cell's colour: ``kw``'s colorscale between zmin and zmax (missing
+    bounds: z's own, as plotly's), or ``ink`` = (colour scale, low, high) for a trace on a shared colour axis."""
     n_rows, n_cols = z.shape
     if text is not None:
-        kw.update(text=text, texttemplate="%{text}")
+        scale, lo, hi = ink or (kw["colorscale"], kw.get("zmin"), kw.get("zmax"))
+        finite = z[np.isfinite(z)]
+        lo = (float(finite.min()) if finite.size else 0.0) if lo is None else lo
+        hi = (float(finite.max()) if finite.size else 1.0) if hi is None else hi
+        text = inked(text, light_ink(z, scale, lo, hi))
+        kw.update(text=text, texttemplate="%{text}", textfont={"color": theme.DARK_INK})
     return make_trace(
         go.Heatmap,
         z=z,
@@ -179,6 +188,47 @@ def heatmap_trace(z: np.ndarray, hover: str, s: Style, text: list | None, **kw: 
         ygap=s.gap,
         **kw,
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _scale_stops(scale: str | tuple) -> tuple[np.ndarray, np.ndarray]:
+    """A colour scale's stops: positions (n,) in 0..1 and colours (n, 3) as 0..255 channels."""
+    pairs = plotly_colorscale(scale if isinstance(scale, str) else [list(p) for p in scale])
+    positions = np.array([float(p) for p, _ in pairs])  # (n,)
+    return positions, np.array([_channels(c) for _, c in pairs])  # (n,), (n, 3)
+
+
+def _channels(colour: str) -> tuple[float, float, float]:
+    """A colour scale's colour, "#rrggbb" or "rgb(r, g, b)", as its 0..255 channels."""
+    if colour.startswith("#"):
+        return tuple(float(int(colour[k : k + 2], 16)) for k in (1, 3, 5))
+    r, g, b = (float(c) for c in colour[colour.index("(") + 1 : colour.index(")")].split(",")[:3])
+    return r, g, b
+
+
+def cell_colours(z: np.ndarray, scale: str | Sequence, lo: float, hi: float) -> np.ndarray:
+    """The colour plotly.js paints each cell of ``z (n_rows, n_cols)`` on ``scale`` from ``lo`` to ``hi``: the
+    value's place in the range, clamped to 0..1, between the scale's stops, each channel linearly (d3's scale of
+    RGB arrays) -> (n_rows, n_cols, 3), 0..255 channels. NaN cells (gaps) come out NaN."""
+    positions, colours = _scale_stops(scale if isinstance(scale, str) else tuple(map(tuple, scale)))
+    t = np.clip((np.asarray(z, dtype=np.float64) - lo) / (hi - lo), 0.0, 1.0) if hi > lo else np.zeros(np.shape(z))
+    return np.stack([np.interp(t, positions, colours[:, c]) for c in range(3)], axis=-1)  # (n_rows, n_cols, 3)
+
+
+def light_ink(z: np.ndarray, scale: str | Sequence, lo: float, hi: float) -> np.ndarray:
+    """True where a cell's text is theme.LIGHT_INK: on a cell darker than theme.LIGHT_INK_BELOW, where white
+    contrasts more than black (either way at least 4.58:1) -> (n_rows, n_cols) bool."""
+    return theme.luminance(cell_colours(z, scale, lo, hi)) < theme.LIGHT_INK_BELOW
+
+
+def inked(text: list, light: np.ndarray) -> list:
+    """Cell text with each ``light`` cell's in theme.LIGHT_INK (a span plotly draws in that colour); the others
+    take the trace's theme.DARK_INK."""
+    span = f'<span style="color:{theme.LIGHT_INK}">'
+    return [
+        [f"{span}{t}</span>" if t and lit else t for t, lit in zip(row, lights, strict=True)]
+        for row, lights in zip(text, light.tolist(), strict=True)
+    ]
 
 
 def value_trace(M: np.ndarray, s: Style, *, text: bool, names, hover: str | None = None, **kw) -> go.Heatmap:

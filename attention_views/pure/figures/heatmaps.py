@@ -205,7 +205,7 @@ def head_grid(
     for h, M in enumerate(mats):
         k = base.panel_suffix(h)  # panel h's axes: x, y for the first, then x2, y2, ...
         colours = (
-            {"coloraxis": "coloraxis"}
+            {"coloraxis": "coloraxis", "ink": (s.weights_colorscale, 0.0, 1.0)}
             if shared_range
             else {"colorscale": s.weights_colorscale, "showscale": False, **_own_range(M)}
         )

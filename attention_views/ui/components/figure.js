@@ -2,7 +2,7 @@
 // same parentElement: the plot's div is made once and kept on that element; each call hands the new figure to
 // Plotly.react, which updates the drawing (hover, zoom and the toolbar stay; layout.uirevision keeps the zoom).
 // data: {spec: plotly's JSON of the figure, config, plotly: the URL of plotly.js (served by the app), key,
-// stretch: as tall as the element (else the figure's height)}.
+// stretch: as tall as the element (else the figure's height), alt: its accessible name (a figure of that name)}.
 // Another component may send a figure for this key between two runs, as a document event "attention-lab:figure"
 // with detail {key, spec}; it is drawn the same way until the next run's data.
 const loading = new Map();
@@ -82,5 +82,9 @@ export default function (component) {
   if (!data) return;
   view.data = data;
   figures.set(data.key, view);
+  if (data.alt) {
+    view.plot.setAttribute("role", "figure");
+    if (view.plot.getAttribute("aria-label") !== data.alt) view.plot.setAttribute("aria-label", data.alt);
+  }
   draw(view, data.spec);
 }

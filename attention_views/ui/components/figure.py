@@ -65,12 +65,13 @@ def spec(fig: go.Figure) -> str:
     return pio.to_json(fig, validate=False)
 
 
-def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False) -> None:
+def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False, alt: str = "") -> None:
     """Draw ``fig`` as the element ``key``, updated in place on later runs. ``stretch``: as tall as its container
-    (a projector's fitted chart), else as tall as the figure's layout asks."""
+    (a projector's fitted chart), else as tall as the figure's layout asks. ``alt``: its accessible name (an image
+    of that name: the text plotly draws inside is not read)."""
     if missing := {trace.type for trace in fig.data} - TRACES:
         raise ValueError(f"the in-place figure {key} draws {sorted(missing)}, which its plotly.js bundle lacks")
-    data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch}
+    data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch, "alt": alt}
     _component()(key=key, data=data, height="stretch" if stretch else "content")
 
 

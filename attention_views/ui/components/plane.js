@@ -62,9 +62,19 @@ function build(parent) {
   const yName = make("text", { x: C + 8, y: PAD + 4 }, axes);
   const reach = make("text", { class: "reach", x: SIZE - PAD, y: C + 22, "text-anchor": "end" }, axes);
   const arrows = make("g", {}, svg);
+  // the chosen query's handle painted again over the keys' (its arrow is first in the drawing, so first in the Tab
+  // order): the pointer that presses this copy drags the query, as if it were its own handle; not read, not focused
+  const top = make("use", { class: "top", "aria-hidden": "true" }, svg);
+  top.addEventListener("pointerdown", (e) => view.chosen && start(view, view.chosen, e));
   const bars = make("div", { class: "bars", role: "list", "aria-label": "Weights of the chosen query" }, root, null);
-  return { root, svg, xName, yName, reach, arrows, bars, handles: new Map(), rows: [], drag: null, data: null };
+  // what a move did, said once its weights are in (a polite live region: read when the reader is idle)
+  const said = make("div", { class: "said", role: "status", "aria-live": "polite" }, root, null);
+  planes += 1;
+  const view = { root, svg, xName, yName, reach, arrows, top, bars, said, handles: new Map(), rows: [], drag: null };
+  Object.assign(view, { data: null, id: `plane${planes}`, chosen: null, moved: false });
+  return view;
 }
+let planes = 0;
 
 // One arrow: a line from the origin, its label, and (for a draggable vector) a focusable handle at its end.
 function arrow(view, id) {
@@ -76,6 +86,7 @@ function arrow(view, id) {
   const label = make("text", {}, g);
   const token = make("tspan", {}, label);
   const weight = make("tspan", { class: "weight", dx: 4 }, label);
+  set(handle, { id: `${view.id}-${id.replace(":", "-")}` });
   a = { g, line, handle, label, token, weight, kind: id[0], row: Number(id.slice(2)), xy: [0, 0] };
   handle.addEventListener("pointerdown", (e) => start(view, a, e));
   handle.addEventListener("pointermove", (e) => move(view, a, e));
@@ -305,6 +316,9 @@ function end(view, a, e) {
   clearTimeout(drag.rest);
   view.drag = null; // nothing of this drag is sent after its end
   if (a.handle.hasPointerCapture(e.pointerId)) a.handle.releasePointerCapture(e.pointerId);
+  view.moved = true;
+  view.lastMoved = a;
+  view.movedTo = [...a.xy];
   report(view, a, true, drag.id, drag.sent + 1);
 }
 
@@ -315,24 +329,69 @@ function key(view, a, e) {
   const step = view.data.step;
   place(view, a, [clamp(view, a.xy[0] + dir[0] * step), clamp(view, a.xy[1] + dir[1] * step)]);
   layoutLabels(view);
+  view.moved = true;
+  view.lastMoved = a;
+  view.movedTo = [...a.xy];
   report(view, a, true, gestureId());
 }
 
-function draw(view, id, xy, { draggable, name, token, weight, cls, rank }) {
+const SLIDER = ["tabindex", "role", "aria-label", "aria-valuemin", "aria-valuemax", "aria-valuenow", "aria-valuetext"];
+
+function draw(view, id, xy, { draggable, name, token, weight, cls, rank, says }) {
   const a = arrow(view, id);
   a.draggable = draggable;
   a.rank = rank;
   set(a.g, { class: `arrow ${cls}` });
   text(a.token, token);
   text(a.weight, weight);
-  if (draggable) {
-    set(a.handle, { tabindex: "0", role: "slider", "aria-label": name, "aria-valuetext": `${token} ${weight}`.trim() });
-  } else {
-    for (const k of ["tabindex", "role", "aria-label", "aria-valuetext"]) a.handle.removeAttribute(k);
-  }
   const dragging = view.drag && view.drag.a === a;
   if (!dragging) place(view, a, xy); // the handle under the pointer stays there
+  if (draggable) {
+    // a slider whose value is the handle's place across the plane (the arrow keys move it up and down too)
+    const reach = view.data.reach;
+    set(a.handle, { tabindex: "0", role: "slider", "aria-label": name, "aria-valuemin": -reach, "aria-valuemax": reach });
+    set(a.handle, { "aria-valuenow": fixed(a.xy[0]), "aria-valuetext": `${name} at ${point(a.xy)}; ${says}` });
+  } else {
+    for (const k of SLIDER) a.handle.removeAttribute(k);
+  }
   return id;
+}
+
+// A coordinate as the plane's value text writes it: two decimals, never "-0.00".
+function fixed(v) {
+  const r = Math.round(v * 100) / 100;
+  return (r === 0 ? 0 : r).toFixed(2);
+}
+
+function point(xy) {
+  return `(${fixed(xy[0])}, ${fixed(xy[1])})`;
+}
+
+// "strongest key Emma 0.58": the key the chosen query weighs most and its weight as Python printed it.
+function strongest(data) {
+  let best = -1;
+  data.weights.forEach((w, j) => {
+    if (!data.masked[j] && (best < 0 || w > data.weights[best])) best = j;
+  });
+  return best < 0 ? "every key masked" : `strongest key ${data.key_tokens[best]} ${data.weight_text[best]}`;
+}
+
+// True when `data` has the moved handle where it was let go (Python snaps it to the grid, a tenth of an arrow key's
+// step): its weights are the move's.
+function holdsMove(view, data) {
+  const a = view.lastMoved;
+  const pos = a && (a.kind === "Q" ? data.queries : data.keys)[a.row];
+  return Boolean(pos) && Math.hypot(pos[0] - view.movedTo[0], pos[1] - view.movedTo[1]) < data.step / 10;
+}
+
+// What the live region says after a move: the moved query's place and its top weights (at most three).
+function summary(data, a) {
+  const order = data.key_tokens.map((_, j) => j).filter((j) => !data.masked[j]);
+  order.sort((i, j) => data.weights[j] - data.weights[i]);
+  const top = order.slice(0, 3).map((j) => `${data.key_tokens[j]} ${data.weight_text[j]}`);
+  const query = `query ${data.query_tokens[data.query]}`;
+  const moved = a && a.kind === "K" ? `key ${data.key_tokens[a.row]} at ${point(a.xy)}; ` : "";
+  return `${moved}${query}${a && a.kind === "Q" ? ` at ${point(a.xy)}` : ""}: ${top.join(", ") || "every key masked"}`;
 }
 
 function drawBars(view, data) {
@@ -364,6 +423,7 @@ function update(view, data, at = null) {
   text(view.yName, data.dims[1]);
   text(view.reach, `±${data.reach}`);
   const seen = new Set();
+  const query = `query ${data.query_tokens[data.query]}`;
   data.keys.forEach((xy, j) => {
     const masked = data.masked[j];
     seen.add(
@@ -374,6 +434,7 @@ function update(view, data, at = null) {
         weight: masked ? "masked" : data.weight_text[j],
         cls: "key",
         rank: -data.weights[j],
+        says: masked ? `masked for ${query}` : `weight for ${query} ${data.weight_text[j]}`,
       }),
     );
   });
@@ -388,6 +449,7 @@ function update(view, data, at = null) {
         weight: "",
         cls: chosen ? "query chosen" : "query other",
         rank: chosen ? -2 : 1,
+        says: strongest(data),
       }),
     );
   });
@@ -398,10 +460,17 @@ function update(view, data, at = null) {
     }
   }
   const chosen = view.handles.get(`Q:${data.query}`);
-  // drawn last, on top of the keys; moved only when it is not last already (a moved element loses the focus)
-  if (chosen && view.arrows.lastChild !== chosen.g) view.arrows.appendChild(chosen.g);
+  // first in the drawing, so first in the Tab order (its handle is painted again on top: view.top); moved only
+  // when it is not first already (a moved element loses the focus)
+  if (chosen && view.arrows.firstChild !== chosen.g) view.arrows.insertBefore(chosen.g, view.arrows.firstChild);
+  view.chosen = chosen || null;
+  set(view.top, { href: chosen ? `#${chosen.handle.id}` : "" });
   drawBars(view, data);
   layoutLabels(view);
+  if (view.moved && !view.drag && holdsMove(view, data)) {
+    view.moved = false; // said once, with the first weights computed where the handle was let go
+    text(view.said, summary(data, view.lastMoved));
+  }
   if (at === null || at !== view.drawnAt) performance.mark("attention-lab:plane-drawn"); // bench_browser.py times it
   view.drawnAt = at;
 }
