@@ -147,6 +147,7 @@ PLAIN_TEXT_FIELDS = {  # widget fields shown as plain text (an input's value, a 
     "multiselect": {"options", "raw_value", "default"},
     "text_input": {"value", "default", "placeholder"},
     "text_area": {"value", "default", "placeholder"},
+    "plotly_chart": {"alt"},  # the chart's accessible name: an aria-label, never rendered as markdown
 }
 NOT_TEXT = {"id", "form_id", "spec", "config", "columns", "data", "deferred_file_id", "icon", "tag", "format", "type"}
 
