@@ -53,6 +53,7 @@ class Question:
     tolerance: float = 0.0
     id: int = 0  # 1, 2, ... in the order asked; set by Store.ask
     revealed: bool = False
+    row: int | None = None  # a key question answered by a tap on the heatmap: the query's row (None: not a tap)
     round: int = 1  # the round answers go to: 1, or 2 after Store.vote_again
     shown: frozenset[int] = frozenset()  # the rounds whose spread the lecturer showed everyone
 
@@ -90,6 +91,11 @@ class Tally:
 def key_question(prompt: str, labels: list[str] | tuple[str, ...], correct: int) -> Question:
     """Which key (token label) ...? answered by the label's index."""
     return Question(prompt, QuestionKind.KEY, tuple(labels), correct)
+
+
+def tap_question(prompt: str, labels: list[str] | tuple[str, ...], correct: int, row: int) -> Question:
+    """Which key ...? answered by a tap on a column of the heatmap's row ``row`` (or as a key question)."""
+    return Question(prompt, QuestionKind.KEY, tuple(labels), correct, row=row)
 
 
 def choice_question(prompt: str, options: list[str] | tuple[str, ...], correct: int) -> Question:
@@ -144,12 +150,17 @@ def check_question(q: Question) -> Question:
         if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance <= MAX_TOLERANCE:
             raise RefusedError(f"The tolerance is a number from 0 to {MAX_TOLERANCE}.")
         return Question(prompt, kind, (), correct, float(tolerance))
+    row = q.row
+    if row is not None and (
+        kind is not QuestionKind.KEY or isinstance(row, bool) or not isinstance(row, int) or not 0 <= row < MAX_OPTIONS
+    ):
+        raise RefusedError(f"A tap question is a key question on a row from 0 to {MAX_OPTIONS - 1}.")
     options = tuple(q.options)
     if not 2 <= len(options) <= MAX_OPTIONS:
         raise LimitError(f"A question has 2 to {MAX_OPTIONS} options; this one has {len(options)}.")
     for i, option in enumerate(options):
         check_text(option, f"option {i + 1}", MAX_OPTION_CHARS, empty_ok=True)
-    return Question(prompt, kind, options, _index(q.correct, len(options), "correct answer"), 0.0)
+    return Question(prompt, kind, options, _index(q.correct, len(options), "correct answer"), 0.0, row=row)
 
 
 def check_answer(q: Question, value: object) -> Value:
@@ -242,6 +253,7 @@ def question_to_json(q: Question) -> str:
             "options": list(q.options),
             "correct": q.correct,
             "tolerance": q.tolerance,
+            "row": q.row,
         }
     )
 
@@ -250,7 +262,8 @@ def question_from_json(text: str, qid: int, revealed: bool, stage: str | None = 
     d = json.loads(text)
     kind = QuestionKind(d["kind"])
     round_, shown = stage_of(stage)
-    return Question(d["prompt"], kind, tuple(d["options"]), d["correct"], d["tolerance"], qid, revealed, round_, shown)
+    options, row = tuple(d["options"]), d.get("row")
+    return Question(d["prompt"], kind, options, d["correct"], d["tolerance"], qid, revealed, row, round_, shown)
 
 
 def hidden(q: Question) -> Question:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import redis
 
@@ -275,7 +276,7 @@ class RedisStore(Store):
         self._lecturer_only(code, key)  # a student's bad question is refused as "not the lecturer" first
         question = questions.check_question(question)
         qid = self._run("ask", code, hash_, MAX_QUESTIONS, questions.question_to_json(question))
-        return Question(question.prompt, question.kind, question.options, question.correct, question.tolerance, qid)
+        return replace(question, id=qid)
 
     def _lecturer_only(self, code: str, key: str | None) -> None:
         stored, last = self._r.hmget(_room(code), "key_hash", "last_active")

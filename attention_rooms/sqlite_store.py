@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from attention_rooms import codes, questions
@@ -289,7 +290,7 @@ class SqliteStore(Store):
 
     @staticmethod
     def _question_as_asked(q: Question, qid: int) -> Question:
-        return Question(q.prompt, q.kind, q.options, q.correct, q.tolerance, qid, False)
+        return replace(q, id=qid, revealed=False)
 
     def questions(self, code: str, key: str | None = None) -> list[Question]:
         code = codes.normalise_code(code)

@@ -7,7 +7,7 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import STAGES
 from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.pure.tables import TableError
-from attention_views.ui import panels, session
+from attention_views.ui import class_questions, panels, session
 from attention_views.ui.charts import beside, chart, page_header
 from attention_views.ui.components.figure import follow
 from attention_views.ui.components.plane import plane_section
@@ -24,7 +24,8 @@ from attention_views.ui.sections import put_back
 
 PLANE_TAB = "Vector plane"
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
-lab = session.current().lab
+s = session.current()
+lab = s.lab
 big = projector()
 # a real model's head: where it comes from and "Put back into the model" at the top, above the edits (filled once
 # the head has run; on a projector under the tables and the heatmap, which fill the first screen); otherwise the
@@ -66,17 +67,21 @@ with right:
         r = head.result
         kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
 
+        taps = class_questions.tap_layer(s)  # a live class's taps on a revealed tap question
+
         def heatmap(result):  # noqa: ANN001, ANN202 (the head's attention, or the plane's while a handle is dragged)
             return figures.attention_heatmap(
                 getattr(result, stage),
                 head.query_tokens,
                 head.key_tokens,
                 title=STAGE_LABELS[stage],
+                taps=taps,
                 projector=big,
                 **kind,
             )
 
-        chart(heatmap(r), "playground_heatmap", fit=FIT, in_place=True)  # updated in place, not drawn anew
+        tap = class_questions.heatmap_taps(s, "playground_heatmap")  # a student's tap answers a tap question
+        chart(heatmap(r), "playground_heatmap", fit=FIT, in_place=True, on_tap=tap)  # updated in place
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")

@@ -30,6 +30,7 @@ from attention_rooms.questions import (
     choice_question,
     key_question,
     number_question,
+    tap_question,
 )
 from attention_views.pure.formats import cell
 from attention_views.pure.lab import MODEL_TITLE, SingleHead
@@ -44,16 +45,19 @@ class Ask(enum.StrEnum):
     """What the lecturer can ask about (the panel's choice; internal values, never display labels)."""
 
     TOP_KEY = "top_key"
+    TAP_KEY = "tap_key"
     WEIGHT = "weight"
     NEXT_TOKEN = "next_token"
 
 
 ASK_LABELS = {
     Ask.TOP_KEY: "Which key does a query attend to most?",
+    Ask.TAP_KEY: "Tap the key a query attends to most (on the heatmap)",
     Ask.WEIGHT: "What is the weight of one cell?",
     Ask.NEXT_TOKEN: "What does the model predict next?",
 }
 SINGLE_HEAD_PAGES = ("playground", "step_by_step")
+TAP_PAGE = "playground"  # its heatmap takes a student's tap
 MODEL_PAGES = ("real_model",)
 
 
@@ -63,6 +67,8 @@ class AskError(ValueError):
 
 def offered(page: str) -> tuple[Ask, ...]:
     """The questions the page ``page`` (a navigation name) can ask about, in the panel's order."""
+    if page == TAP_PAGE:
+        return (Ask.TOP_KEY, Ask.TAP_KEY, Ask.WEIGHT)
     if page in SINGLE_HEAD_PAGES:
         return (Ask.TOP_KEY, Ask.WEIGHT)
     if page in MODEL_PAGES:
@@ -87,8 +93,9 @@ def _position(i: int, n: int, what: str) -> int:
     return int(i)
 
 
-def top_key_question(head: SingleHead, query: int) -> Question:
-    """Which key does ``query`` attend to most? Right: the argmax of its row of ``head.result.weights``."""
+def top_key_question(head: SingleHead, query: int, tap: bool = False) -> Question:
+    """Which key does ``query`` attend to most? Right: the argmax of its row of ``head.result.weights``. ``tap``:
+    answered by a tap on that key's column in the query's row of the heatmap (or as a key question)."""
     W = head.result.weights  # (n_q, n_k), rows sum to 1 (or 0 where every key is masked)
     i = _position(query, W.shape[0], "query")
     row = W[i]  # (n_k,)
@@ -104,6 +111,10 @@ def top_key_question(head: SingleHead, query: int) -> Question:
             f"query {who} gives the same weight, as shown ({shown[best]}), to keys {keys}: ask about another query"
         )
     options = [cut(label, MAX_OPTION_CHARS) for label in head.key_tokens]
+    if tap:
+        return tap_question(
+            f"Tap the key that query {who} attends to most, in its row of the heatmap.", options, best, i
+        )
     return key_question(f"Which key does query {who} attend to most?", options, best)
 
 

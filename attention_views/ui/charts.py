@@ -5,6 +5,7 @@ the lecture's introduction."""
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -22,7 +23,14 @@ from attention_views.ui.controls import chart_format, projector
 
 
 def chart(
-    fig: go.Figure, key: str, *, fit: str | None = None, screens: int = 1, in_place: bool = False, **kwargs: object
+    fig: go.Figure,
+    key: str,
+    *,
+    fit: str | None = None,
+    screens: int = 1,
+    in_place: bool = False,
+    on_tap: Callable[[], None] | None = None,
+    **kwargs: object,
 ) -> object:
     """The one way a page shows a figure: its title as page text above it (shown literally; the browser wraps
     it), then st.plotly_chart with the app's chart config and the figure's own title taken out.
@@ -35,7 +43,8 @@ def chart(
     whose first of ``screens`` rows of panels must show whole), so the browser sizes it to the first screen.
 
     ``in_place``: drawn by :func:`figure_in_place` (the same element from run to run, updated by plotly.js: no
-    flicker, hover and zoom kept) instead of st.plotly_chart, which draws a changed figure anew; no selections.
+    flicker, hover and zoom kept) instead of st.plotly_chart, which draws a changed figure anew; no selections, but
+    ``on_tap``: called when a cell is tapped (``components.figure.tapped`` reads it).
     """
     name = alt.headline(fig)  # before the title is taken out of the figure
     tables = alt.grid_tables(fig)
@@ -55,7 +64,8 @@ def chart(
     config = theme.export_config(filename, chart_format())
     if in_place:
         with place if place is not st else contextlib.nullcontext():
-            shown = figure_in_place(fig, key, config, stretch=kwargs.get("height") == "stretch", alt=name)
+            stretch = kwargs.get("height") == "stretch"
+            shown = figure_in_place(fig, key, config, stretch=stretch, alt=name, on_tap=on_tap)
     else:
         shown = place.plotly_chart(fig, key=key, config=config, alt=name, **kwargs)
     if tables:

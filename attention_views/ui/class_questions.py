@@ -31,6 +31,7 @@ from attention_views.pure.single_head import lab_tokens, run_single_head
 from attention_views.pure.tables import TableError
 from attention_views.ui.charts import chart
 from attention_views.ui.class_store import store
+from attention_views.ui.components.figure import tapped
 from attention_views.ui.controls import drawn_as, projector
 from attention_views.ui.sections import model_runs
 
@@ -69,7 +70,7 @@ def ask_panel(s: Session) -> None:
         st.session_state[KIND] = kinds[0]
     kind = st.selectbox("Ask the class", kinds, format_func=ASK_LABELS.get, key=KIND)
     query = key = 0
-    if kind in (Ask.TOP_KEY, Ask.WEIGHT):
+    if kind in (Ask.TOP_KEY, Ask.TAP_KEY, Ask.WEIGHT):
         q_tokens, k_tokens = lab_tokens(s.lab)
         query = _position_box("Query", QUERY, q_tokens, s.lab.selected[0])
         if kind is Ask.WEIGHT:
@@ -100,7 +101,9 @@ def _question(s: Session, kind: Ask, query: int, key: int) -> Question:
         run = model_runs.model_run(tuple(input_ids(model, view)), model_runs.scales_key(view.scales))
         return askable.next_token_question(model, run)
     head = run_single_head(s.lab)
-    return askable.top_key_question(head, query) if kind is Ask.TOP_KEY else askable.weight_question(head, query, key)
+    if kind is Ask.WEIGHT:
+        return askable.weight_question(head, query, key)
+    return askable.top_key_question(head, query, tap=kind is Ask.TAP_KEY)
 
 
 # ---------------------------------------------------------------- the banner (main area, every seat)
@@ -215,9 +218,9 @@ def _answer_form(seat: ClassSeat, shown: int, round_: int) -> None:
     except RoomError as err:
         st.error(plain(err), icon="⚠️")
         return
-    with st.form(
-        key=f"class_form_{q.id}" + ("" if round_ == 1 else f"_r{round_}"), border=False, enter_to_submit=False
-    ):
+    if q.row is not None:
+        st.caption("Tap the key's column in that row of the heatmap below, or pick it here.")
+    with st.form(key=_key("form", q.id, round_), border=False, enter_to_submit=False):
         _answer_widget(q, mine)
         st.form_submit_button("Change my answer" if mine is not None else "Answer", key=send, type="primary")
     if mine is None:
@@ -323,3 +326,47 @@ def _result(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
         for round_, place in enumerate(rounds, 1):
             with place:
                 _spread(seat, q, round_)
+
+
+# ---------------------------------------------------------------- a tap on the heatmap
+
+
+def heatmap_taps(s: Session, key: str) -> Callable[[], None] | None:
+    """The callback that takes a student's tap on the in-place heatmap ``key`` as their answer to the open tap
+    question; None outside a class or for the lecturer (whose taps answer nothing)."""
+    if s.seat is None or s.seat.lecturer:
+        return None
+    return lambda: _on_tap(s.seat, key)
+
+
+def _on_tap(seat: ClassSeat, key: str) -> None:
+    """A tapped cell in the question's row answers the question (the answer box shows it); a tap elsewhere says
+    where to tap; the store's refusal is shown in the question box (:func:`_student`)."""
+    cell = tapped(key)
+    try:
+        q = _latest(seat)
+    except RoomError as err:
+        st.session_state[_LATE] = ("error", plain(err))
+        return
+    if cell is None or q is None or q.row is None or not q.open:
+        return
+    row, col = cell
+    if row != q.row or col >= len(q.options):
+        st.session_state[_LATE] = ("warning", "Tap a key in the row the question names.")
+        return
+    st.session_state[_key("answer", q.id, q.round)] = col
+    st.session_state[_LATE] = _send(seat, q)
+
+
+def tap_layer(s: Session) -> tuple[int, list[int]] | None:
+    """After the reveal of a tap question, the class's taps of its last round: (its row, the count per key); else
+    None. A fault reading the store draws no layer (the question box says what failed)."""
+    if s.seat is None:
+        return None
+    try:
+        q = _latest(s.seat)
+        if q is None or q.row is None or not q.revealed:
+            return None
+        return q.row, list(store().tally(s.seat.code, q.id, s.seat.lecturer_key or None).counts)
+    except RoomError:
+        return None

@@ -16,6 +16,9 @@ from attention_views.pure.theme import MINUS_INF
 # ---------------------------------------------------------------- heatmaps
 
 
+TAP_COLOR = "#d6336c"  # the class's taps: a ring colour apart from every colour scale's
+
+
 def attention_heatmap(
     matrix: np.ndarray,
     query_tokens: Sequence[str],
@@ -29,12 +32,14 @@ def attention_heatmap(
     zmid: float | None = None,
     show_text: bool | None = None,
     selected: tuple[int, int] | None = None,
+    taps: tuple[int, Sequence[int]] | None = None,
     projector: bool = False,
 ) -> go.Figure:
     """Heatmap of an (n_q, n_k) matrix: row i = query i (first at the top), column j = key j.
 
     ``zmin``/``zmax`` None: range from the finite values. ``zmid`` set: diverging scale, missing
     bounds symmetric around it. ``-inf`` cells are masked (grey, "−inf"). ``selected=(i, j)`` outlines a cell.
+    ``taps=(i, counts)``: a class's taps on row i, ``counts[j]`` on key j, drawn as rings over the row with their count.
     """
     s = theme.style(projector)
     M = base.as_matrix(matrix, "matrix", allow_neg_inf=True)  # (n_q, n_k)
@@ -60,9 +65,38 @@ def attention_heatmap(
     }
     if cell is not None:
         layout["shapes"] = base.cell_outline(cell)
+    if taps is not None:
+        traces = [*traces, _taps_layer(*taps, M.shape, s)]
     title = title or f"Attention {value_name}s (rows: queries, columns: keys)"
     return base.finish_figure(
         traces, layout, title, s, height=base.figure_height(M.shape[0], s.row_px, extra=90, low=240, high=940)
+    )
+
+
+def _taps_layer(row: int, counts: Sequence[int], shape: tuple[int, int], s: theme.Style) -> go.Scatter:
+    """Rings over row ``row``, one on each key some students tapped, sized by the count and labelled with it."""
+    n = np.asarray(counts, dtype=np.int64)  # (n_k,)
+    if n.shape != (shape[1],) or not 0 <= row < shape[0]:
+        raise ValueError(f"taps on row {row} with {n.size} counts do not fit a {shape[0]} x {shape[1]} grid")
+    keys = np.flatnonzero(n)  # (n_tapped,)
+    return base.make_trace(
+        go.Scatter,
+        x=keys,
+        y=np.full(keys.size, row),
+        mode="markers+text",
+        text=[str(int(c)) for c in n[keys]],
+        textposition="top center",
+        textfont={"size": s.cell_font, "color": TAP_COLOR},
+        marker={
+            "symbol": "circle-open",
+            "size": 10 + 12 * np.sqrt(n[keys] / max(1, int(n.max()))),
+            "color": TAP_COLOR,
+            "line": {"width": 3},
+        },
+        hovertemplate="%{text} tapped key %{x}<extra></extra>",
+        cliponaxis=False,
+        showlegend=False,
+        name="taps",
     )
 
 

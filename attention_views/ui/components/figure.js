@@ -65,6 +65,7 @@ function draw(view, spec) {
     .then(() => plotlyJs(plotly))
     .then((Plotly) => Plotly.react(view.plot, fig.data, layout, options))
     .then(() => {
+      listen(view);
       view.plot.dataset.drawn = String(Number(view.plot.dataset.drawn || 0) + 1);
       performance.mark("attention-lab:figure-drawn"); // benchmarks/bench_browser.py times it
     })
@@ -75,12 +76,27 @@ function draw(view, spec) {
   return view.drawing;
 }
 
+// A tap (or click) on a cell of a figure whose data says `tappable` reports the cell to the app as the trigger
+// "tapped": {row, col, n} (n counts the taps, so the same cell tapped twice is two reports).
+function listen(view) {
+  if (view.listening || !view.plot.on) return;
+  view.listening = true;
+  view.plot.on("plotly_click", (event) => {
+    if (!view.data.tappable || !view.report) return;
+    const point = (event.points || []).find((p) => p.data.type === "heatmap");
+    if (!point) return;
+    view.taps = (view.taps || 0) + 1;
+    view.report("tapped", { row: Math.round(point.y), col: Math.round(point.x), n: view.taps });
+  });
+}
+
 export default function (component) {
-  const { data, parentElement } = component;
+  const { data, parentElement, setTriggerValue } = component;
   parentElement.__figure ??= build(parentElement);
   const view = parentElement.__figure;
   if (!data) return;
   view.data = data;
+  view.report = setTriggerValue;
   figures.set(data.key, view);
   if (data.alt) {
     view.plot.setAttribute("role", "figure");

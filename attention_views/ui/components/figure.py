@@ -20,6 +20,7 @@ import functools
 import gzip
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import plotly.graph_objects as go
@@ -65,14 +66,38 @@ def spec(fig: go.Figure) -> str:
     return pio.to_json(fig, validate=False)
 
 
-def figure_in_place(fig: go.Figure, key: str, config: dict, *, stretch: bool = False, alt: str = "") -> None:
+def figure_in_place(
+    fig: go.Figure,
+    key: str,
+    config: dict,
+    *,
+    stretch: bool = False,
+    alt: str = "",
+    on_tap: Callable[[], None] | None = None,
+) -> None:
     """Draw ``fig`` as the element ``key``, updated in place on later runs. ``stretch``: as tall as its container
     (a projector's fitted chart), else as tall as the figure's layout asks. ``alt``: its accessible name (an image
-    of that name: the text plotly draws inside is not read)."""
+    of that name: the text plotly draws inside is not read). ``on_tap``: called (as a widget's callback) when a
+    heatmap cell is tapped or clicked; :func:`tapped` reads the cell."""
     if missing := {trace.type for trace in fig.data} - TRACES:
         raise ValueError(f"the in-place figure {key} draws {sorted(missing)}, which its plotly.js bundle lacks")
     data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch, "alt": alt}
-    _component()(key=key, data=data, height="stretch" if stretch else "content")
+    data["tappable"] = on_tap is not None
+    _component()(key=key, data=data, height="stretch" if stretch else "content", on_tapped_change=on_tap or _nothing)
+
+
+def _nothing() -> None:
+    """No one listens to taps on this figure."""
+
+
+def tapped(key: str) -> tuple[int, int] | None:
+    """The (row, column) last tapped on the in-place figure ``key``, or None (nothing tapped, or not a cell)."""
+    cell = (st.session_state.get(key) or {}).get("tapped")
+    if not isinstance(cell, dict):
+        return None
+    row, col = cell.get("row"), cell.get("col")
+    ok = all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 10_000 for v in (row, col))
+    return (row, col) if ok else None
 
 
 def follow(fig: go.Figure, key: str) -> dict:
