@@ -63,8 +63,8 @@ from attention_views.ui.sections import model_runs
 STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
 BEAT_S = 2.0  # ... and writes each watched room's file at least this often, moved or not (its beat)
-STALE_MS = 7000  # a page whose file has not beaten for this long asks the app itself ...
-FALLBACK_MS = 3000  # ... this often (a rerun that reads the store), until the file beats again
+STALE_MS = 15_000  # a page whose file has not beaten for this long (7 beats missed: not a busy moment) asks the app ...
+FALLBACK_MS = 5000  # ... itself this often (a whole rerun that reads the store), until the file beats again
 SWEEP_EVERY_S = 60.0  # the watcher removes the files of gone rooms this often
 ENDED_KEEP_S = 60.0  # a gone room's file (-1) is kept this long, for its pages' polls to see it, then removed
 STALE_FILE_S = 600.0  # a file no process has written for this long belongs to no watched room: removed
