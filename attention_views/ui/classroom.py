@@ -38,6 +38,7 @@ import streamlit as st
 from attention_rooms import (
     LimitError,
     NoSuchClassError,
+    RefusedError,
     RoomError,
     Store,
     format_code,
@@ -498,7 +499,7 @@ def section(s: Session, replace_lab: ReplaceLab):
         return place
     with place:
         if seat.lecturer:
-            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}}
+            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}, "seat": _seat_cookie(seat_token(s))}
             signal(
                 key="class_signal",
                 data=data,
@@ -515,7 +516,7 @@ def section(s: Session, replace_lab: ReplaceLab):
             "version": seat.version,
             "every_ms": POLL_MS,
             "reclaim": seat.code,
-            "seat": {"name": SEAT_COOKIE, "token": seat.student_id, "max_age": ROOM_TTL_S},
+            "seat": _seat_cookie(seat.student_id),
             "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
@@ -529,6 +530,11 @@ def section(s: Session, replace_lab: ReplaceLab):
             on_reclaim_change=lambda: _on_reclaim(s, replace_lab),
         )
     return place
+
+
+def _seat_cookie(token: str) -> dict:
+    """What the signal component writes into the browser's seat cookie (SIGNAL_JS)."""
+    return {"name": SEAT_COOKIE, "token": token, "max_age": ROOM_TTL_S}
 
 
 def _nothing() -> None:
@@ -614,7 +620,7 @@ def _seats(s: Session, seat: ClassSeat) -> None:
         room = store().room(seat.code)
     except RoomError:
         return  # a fault (the banner says so) or the class gone (the next run leaves it)
-    seated = f"{room.n_seats} student{'s' if room.n_seats != 1 else ''} seated"
+    seated = f"{room.n_seats} seat{'s' if room.n_seats != 1 else ''} taken (your browser's included)"
     st.caption(f"{seated}; locked: no new students" if room.locked else seated)
     label = "Unlock the class" if room.locked else "Lock the class (no new students)"
     icon = ":material/lock_open:" if room.locked else ":material/lock:"
@@ -716,6 +722,7 @@ def _on_start(s: Session) -> None:
             raise LimitError(why)
         throttle.spend(store(), "room", client(s))
         room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
+        store().join(room.code, seat_token(s))  # the lecturer's browser: a reload rejoins a locked class too
     except RoomError as err:
         _fail(s, str(err))
         return
@@ -747,6 +754,8 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
             throttle.spend(store(), "code", client(s))
             raise
         room = store().room(code)
+        with contextlib.suppress(RefusedError):  # this browser's seat, as at the start (none while locked)
+            store().join(room.code, seat_token(s))
         view_version, payload = store().view(room.code)
     except RoomError as err:
         if not quiet:

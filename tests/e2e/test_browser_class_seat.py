@@ -75,3 +75,40 @@ def test_a_student_rejoining_100_times_and_a_browser_student_who_reloads_count_o
             context.close()
         store.disconnect()
         devserver.stop_server(server)
+
+
+def sidebar_text(page) -> str:
+    return page.locator('[data-testid="stSidebar"]').inner_text()
+
+
+def test_a_lecturer_who_locked_the_class_still_leads_it_after_a_reload(browser, tmp_path):
+    """The lecturer's browser holds a seat from the start, so a reload of the lecturer's tab (which joins its class
+    as a student, then takes it back with the key its tab kept) gets past the lock; a new student does not."""
+    server = devserver.start(env={"LAB_DATA_DIR": str(tmp_path)})
+    store = open_store({"LAB_DATA_DIR": str(tmp_path)})
+    context = newcomer = None
+    try:
+        context = new_context(browser, server.url)
+        lecturer = context.new_page()
+        open_page(lecturer, "/playground")
+        lecturer.get_by_text("Live class").first.click()
+        lecturer.get_by_role("button", name="Start a class").click()
+        wait_until(lecturer, lambda: "Lock the class" in sidebar_text(lecturer), "the lecturer's lock")
+        lecturer.get_by_role("button", name="Lock the class (no new students)").click()
+        wait_until(lecturer, lambda: "locked: no new students" in sidebar_text(lecturer), "the class locked")
+        code = lecturer.locator(".st-key-sidebar_class_code").inner_text().strip().replace("-", "")
+        assert store.room(code).locked
+        lecturer.reload()
+        wait_until(lecturer, lambda: "Bring everyone back" in sidebar_text(lecturer), "the lecturer's controls")
+        assert "locked: no new students" in sidebar_text(lecturer)
+        newcomer = new_context(browser, server.url)
+        late = newcomer.new_page()
+        open_page(late, f"/playground?class={code}")
+        wait_until(late, lambda: "locked this class" in late.locator("body").inner_text(), "the lock's refusal")
+        assert store.room(code).n_seats == 1
+    finally:
+        for made in (context, newcomer):
+            if made is not None:
+                made.close()
+        store.disconnect()
+        devserver.stop_server(server)
