@@ -38,6 +38,7 @@ import streamlit as st
 from attention_rooms import (
     LimitError,
     NoSuchClassError,
+    RefusedError,
     RoomError,
     Store,
     format_code,
@@ -64,8 +65,8 @@ from attention_views.ui.sections import model_runs
 STATIC = static.FOLDER / "class"  # the rooms' signal files, served as /app/static/class/
 WATCH_EVERY_S = 0.2  # the watcher reads the version of every room watched in this process this often
 BEAT_S = 2.0  # ... and writes each watched room's file at least this often, moved or not (its beat)
-STALE_MS = 7000  # a page whose file has not beaten for this long asks the app itself ...
-FALLBACK_MS = 3000  # ... this often (a rerun that reads the store), until the file beats again
+STALE_MS = 15_000  # a page whose file has not beaten for this long (7 beats missed: not a busy moment) asks the app ...
+FALLBACK_MS = 5000  # ... itself this often (a whole rerun that reads the store), until the file beats again
 SWEEP_EVERY_S = 60.0  # the watcher removes the files of gone rooms this often
 ENDED_KEEP_S = 60.0  # a gone room's file (-1) is kept this long, for its pages' polls to see it, then removed
 STALE_FILE_S = 600.0  # a file no process has written for this long belongs to no watched room: removed
@@ -500,7 +501,7 @@ def section(s: Session, replace_lab: ReplaceLab):
         return place
     with place:
         if seat.lecturer:
-            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}}
+            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}, "seat": _seat_cookie(seat_token(s))}
             signal(
                 key="class_signal",
                 data=data,
@@ -517,7 +518,7 @@ def section(s: Session, replace_lab: ReplaceLab):
             "version": seat.version,
             "every_ms": POLL_MS,
             "reclaim": seat.code,
-            "seat": {"name": SEAT_COOKIE, "token": seat.student_id, "max_age": ROOM_TTL_S},
+            "seat": _seat_cookie(seat.student_id),
             "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
@@ -531,6 +532,11 @@ def section(s: Session, replace_lab: ReplaceLab):
             on_reclaim_change=lambda: _on_reclaim(s, replace_lab),
         )
     return place
+
+
+def _seat_cookie(token: str) -> dict:
+    """What the signal component writes into the browser's seat cookie (SIGNAL_JS)."""
+    return {"name": SEAT_COOKIE, "token": token, "max_age": ROOM_TTL_S}
 
 
 def _nothing() -> None:
@@ -631,7 +637,7 @@ def _seats(s: Session, seat: ClassSeat) -> None:
         room = store().room(seat.code)
     except RoomError:
         return  # a fault (the banner says so) or the class gone (the next run leaves it)
-    seated = f"{room.n_seats} student{'s' if room.n_seats != 1 else ''} seated"
+    seated = f"{room.n_seats} seat{'s' if room.n_seats != 1 else ''} taken (your browser's included)"
     st.caption(f"{seated}; locked: no new students" if room.locked else seated)
     label = "Unlock the class" if room.locked else "Lock the class (no new students)"
     icon = ":material/lock_open:" if room.locked else ":material/lock:"
@@ -744,6 +750,7 @@ def _on_start(s: Session) -> None:
             raise LimitError(why)
         throttle.spend(store(), "room", client(s))
         room, key = store().create_room(st.session_state.get("sidebar_class_name", ""))
+        store().join(room.code, seat_token(s))  # the lecturer's browser: a reload rejoins a locked class too
     except RoomError as err:
         _fail(s, str(err))
         return
@@ -775,6 +782,8 @@ def _take_back(s: Session, code: str, key: str, replace_lab: ReplaceLab, quiet: 
             throttle.spend(store(), "code", client(s))
             raise
         room = store().room(code)
+        with contextlib.suppress(RefusedError):  # this browser's seat, as at the start (none while locked)
+            store().join(room.code, seat_token(s))
         view_version, payload = store().view(room.code)
     except RoomError as err:
         if not quiet:

@@ -386,7 +386,7 @@ def test_leaving_and_rejoining_keeps_the_browsers_seat_so_an_answer_is_changed_n
         assert seat(pupil).student_id == token
     tally = class_store.store().tally(code, 1, key)
     assert (tally.n_answers, tally.counts) == (1, (0, 0, 1)), "one seat, its last answer (5 % 3 = 2)"
-    assert class_store.store().room(code).n_seats == 1
+    assert class_store.store().room(code).n_seats == 2, "the student's seat and the lecturer's browser's"
     (signal,) = _components(pupil, "attention_lab_class_signal")
     assert signal["seat"] == {"name": classroom.SEAT_COOKIE, "token": token, "max_age": ROOM_TTL_S}
 
@@ -396,10 +396,11 @@ def test_a_locked_class_seats_no_newcomer_and_its_seated_students_go_on_answerin
     code, key = seat(lecturer).code, seat(lecturer).lecturer_key
     pupil = student(code, "playground")
     lecturer.run()
-    assert "1 student seated" in [c.value for c in lecturer.sidebar.caption]
+    assert "2 seats taken (your browser's included)" in [c.value for c in lecturer.sidebar.caption]
     lecturer.sidebar.button(key="sidebar_class_lock").click().run()
     assert_clean(lecturer)
-    assert "1 student seated; locked: no new students" in [c.value for c in lecturer.sidebar.caption]
+    taken = "2 seats taken (your browser's included); locked: no new students"
+    assert taken in [c.value for c in lecturer.sidebar.caption]
     late = student(code, "playground")
     assert_clean(late)
     assert seat(late) is None and any("locked this class" in w.value for w in late.warning)
