@@ -25,6 +25,12 @@ logit difference with that head's 64 o_proj input columns (every position) taken
 And logit-lens rows of the default sentence for several residuals (read by forward pre-hooks on the
 decoder layers and on the final norm) and positions: each row's log-probabilities, in float64 from
 the float32 logits, at its top tokens and at a few fixed tokens of low probability.
+
+Then everything again with the model in float64 (``exact_float64``: Hugging Face's float32 steps, its RMSNorm,
+RoPE's angles and the attention's softmax, made float64 too) on the same choices (heads switched off, tokens
+shown), and the meta's ``float32_error`` keeps, per kind of number, the largest distance of the float32 run
+from that one: Hugging Face's own float32 rounding, from which tests/models make every tolerance
+(tests/float_bounds.py), so that no tolerance is measured on the code under test.
 """
 
 from __future__ import annotations
