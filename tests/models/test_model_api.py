@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -26,11 +27,24 @@ def test_load_reads_the_file_once_per_process(model):
     assert am.load() is model
 
 
-def test_a_runs_arrays_are_read_only(default_run):
-    with pytest.raises(ValueError, match="read-only"):
-        default_run.attention[0, 0, 0, 0] = 1.0
-    with pytest.raises(ValueError, match="read-only"):
-        default_run.next_token_probs[0] = 1.0
+def test_a_runs_arrays_are_read_only(model, default_run):
+    """Every array of a run, its edits' too (runs are cached and reused by later runs)."""
+    edited = model.run(default_run.token_ids, head_weights={(3, 2): np.eye(len(default_run.token_ids))})
+    arrays = {f.name: getattr(edited, f.name) for f in dataclasses.fields(edited)}
+    arrays = {name: a for name, a in arrays.items() if isinstance(a, np.ndarray)}
+    arrays["head_weights[3, 2]"] = edited.head_weights[3, 2]
+    assert set(arrays) == {
+        "head_scale",
+        "attention",
+        "residuals",
+        "next_token_probs",
+        "head_outputs",
+        "head_weights[3, 2]",
+    }
+    for name, a in arrays.items():
+        with pytest.raises(ValueError, match="read-only"):
+            a.reshape(-1)[0] = 1.0
+        assert not a.flags.writeable, name
 
 
 def test_run_shapes_and_readable_tokens(model, default_run):
@@ -122,9 +136,18 @@ def test_too_long_input_gets_a_clear_error(model):
     assert len(model.run(list(range(100, 228))).token_ids) == 128
 
 
-@pytest.mark.parametrize("ids", [[], [-1], [49152], [1.5], [True]])
-def test_bad_token_ids_are_named(model, ids):
-    with pytest.raises(am.AttentionModelError):
+@pytest.mark.parametrize(
+    ("ids", "message"),
+    [
+        ([], "no token to run: type some text"),
+        ([-1], "-1 is not a token id; ids are whole numbers 0..49151"),
+        ([49152], "49152 is not a token id"),
+        ([5, 1.5], "1.5 is not a token id"),
+        ([True], "True is not a token id"),
+    ],
+)
+def test_bad_token_ids_are_named(model, ids, message):
+    with pytest.raises(am.AttentionModelError, match=re.escape(message)):
         model.run(ids)
 
 
