@@ -175,6 +175,8 @@ def test_patch_heads_shares_and_progress(model, answers):
     shares = am.patch_heads(model, am.IOI.clean, am.IOI.corrupt, *answers, progress=seen.append)
     assert shares.shape == (30, 9)
     assert seen == sorted(seen) and seen[-1] == pytest.approx(1.0)
+    # reported as the work goes (each layer of each batch), not only at its end: a progress bar that moves
+    assert len(seen) >= model.n_layers and seen[0] < 0.05, f"{len(seen)} reports, the first at {seen[:1]}"
     assert np.unravel_index(np.argmax(shares), shares.shape) == (23, 3)  # the head DLA names too
     assert 0.5 < shares[23, 3] < 0.7
 
