@@ -10,9 +10,9 @@ Only seed 001 prints rounded *inputs* (Q, K to 8-9 digits); its tolerances add t
 error those input roundings can cause, computed from the printed digits (see ``_propagated``).
 
 Every matrix a notebook types (000's animals and values, 002's X and its heads' dimensions, 003's keys and
-queries) is copied here as the notebook's source text, read by :func:`typed`, and compared with the scenario
-exactly; the references are built from that text, never from the scenario. The copies are checked against the
-notebook files themselves (``SEEDS``, shared/ beside the repository).
+queries) is read from the notebook file itself (``SEEDS``: shared/seeds beside the repository, :func:`notebook`),
+parsed as typed (:func:`typed`) and compared with the scenario exactly; the references are built from that text,
+never from the scenario.
 """
 
 from __future__ import annotations
@@ -83,6 +83,18 @@ def assert_printed(actual: np.ndarray, text: str, where: str, decimals: int = 8,
     )
 
 
+def notebook(seed: str, first: str, last: str | None = None) -> str:
+    """The lines of notebook ``seed`` from the one reading ``first`` to the next one reading ``last`` (``first``'s
+    own line when ``last`` is None), indentation aside."""
+    path = SEEDS / seed
+    assert path.is_file(), f"the seed notebook {path} is missing (shared/seeds beside the repository)"
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    assert first in lines, f"{seed}: no line reads {first!r}"
+    start = lines.index(first)
+    end = start if last is None else lines.index(last, start)
+    return "\n".join(lines[start : end + 1])
+
+
 def typed(source: str) -> dict[str, object]:
     """Each ``name = literal`` of notebook source text: ``np.array(x)`` read as ``x``, lists as float arrays, dicts
     kept as dicts (of arrays)."""
@@ -136,21 +148,22 @@ def reference_multi_head(X, dims_per_head: list[list[int]]) -> list[tuple[list, 
 
 # --- 000: mammal and reptile query five animal keys ----------------------------------------------
 
-TYPED_000 = [  # In [2]-[7], [14], [16], as typed
-    "mammal = np.array([8.7, 3.2, 4.1])",
-    "kitten = np.array([9.1, 1.0, 2.1])",
-    "lizard = np.array([0.1, 7.5, 4.3])",
-    "salmon = np.array([1.3, 5.5, 8.2])",
-    "whale = np.array([7.6, 2.4, 4.0])",
-    "wolf = np.array([8.5, 2.7, 2.7])",
-    """values = np.array([[3.4,1.3,0.4,9.8], # furry
-                  [7.5,3.9,4.1,0.2], # scaly
-                  [8.3,2.8,2.3,0.1], # slippery
-                  [1.6,8.4,9.9,3.4], # huge
-                  [2.2,9.4,8.7,1.1]]) # ferocious""",
-    "reptile = np.array([2.1, 9.9, 1.6])",
+TYPED_000 = [  # In [2]-[7], [14], [16]: (first line, last line)
+    *(
+        (f"{name} = np.array([{values}])", None)
+        for name, values in [
+            ("mammal", "8.7, 3.2, 4.1"),
+            ("kitten", "9.1, 1.0, 2.1"),
+            ("lizard", "0.1, 7.5, 4.3"),
+            ("salmon", "1.3, 5.5, 8.2"),
+            ("whale", "7.6, 2.4, 4.0"),
+            ("wolf", "8.5, 2.7, 2.7"),
+            ("reptile", "2.1, 9.9, 1.6"),
+        ]
+    ),
+    ("values = np.array([[3.4,1.3,0.4,9.8], # furry", "[2.2,9.4,8.7,1.1]]) # ferocious"),
 ]
-_000 = typed("\n".join(TYPED_000))
+_000 = typed("\n".join(notebook(SEED_000, first, last) for first, last in TYPED_000))
 MAMMAL, REPTILE = _000["mammal"].tolist(), _000["reptile"].tolist()
 ANIMALS = [_000[name].tolist() for name in ("kitten", "lizard", "salmon", "whale", "wolf")]  # In [9]: stacked
 ANIMAL_VALUES = _000["values"].tolist()
@@ -425,38 +438,12 @@ def test_001_stored_v_is_the_solution_of_attention_v_equals_new_v(causal):
 
 # --- 002: cosine similarity and the apple/orange heads --------------------------------------------
 
-_4D_002_TEXT = """X = np.array([1.0, 2.0, 3.0, 4.0])
-Y = np.array([1.2, 2.1, 2.9, 3.7])"""
-_4D_002 = typed(_4D_002_TEXT)
+_4D_002 = typed(notebook(SEED_002, "X = np.array([1.0, 2.0, 3.0, 4.0])", "Y = np.array([1.2, 2.1, 2.9, 3.7])"))
 X_002, Y_002 = _4D_002["X"], _4D_002["Y"]
-TYPED_002_X = """X = np.array([
-[1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], # I
-[0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], # prefer
-[0.0, 0.1, 1.0, 0.2, 0.0, 0.0, 0.1, 0.0], # apple
-[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], # over
-[0.0, 0.1, 1.0, 0.2, 0.0, 0.0, 0.3, 0.0], # orange
-[0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.1, 0.0], # because
-[0.0, 0.0, 0.4, 0.0, 0.0, 1.0, 0.1, 0.0], # it
-[0.0, 0.0, 0.0, 0.0, 0.2, 0.0, 0.0, 0.0], # is
-[0.0, 0.0, 0.0, 0.0, 0.1, 0.0, 0.4, 1.0], # less
-[0.0, 0.0, 0.2, 0.0, 0.4, 0.0, 1.0, 0.0], # acidic
-])"""
-TYPED_002_HEADS = """heads = {
-"Head 1: fruit/category": {
-"dims": [2],
-},
-"Head 2: preference/comparison": {
-"dims": [1, 3],
-},
-"Head 3: explanation/acidity": {
-"dims": [4, 6, 7],
-},
-"Head 4: pronoun/coreference": {
-"dims": [2, 5],
-},
-}"""
-X_APPLE = typed(TYPED_002_X)["X"]  # (10, 8)
-HEADS_002 = {name: [int(d) for d in head["dims"]] for name, head in typed(TYPED_002_HEADS)["heads"].items()}
+X_APPLE = typed(notebook(SEED_002, "X = np.array([", "])"))["X"]  # (10, 8), one commented row a token
+HEADS_002 = {
+    name: [int(d) for d in head["dims"]] for name, head in typed(notebook(SEED_002, "heads = {", "}"))["heads"].items()
+}
 
 
 def test_002_4d_example_dot_norms_cosine_angle():
@@ -592,29 +579,6 @@ great,0.26,0.09,0.19,0.07,0.15,0.09,0.07,0.07,0.0
 friend,0.3,0.08,0.07,0.07,0.09,0.08,0.07,0.13,0.12"""
 
 TOKENS_003 = ("Emma", "hates", "games", "but", "she", "is", "a", "great", "friend")
-TYPED_003 = """keys = {
-    'Emma': np.array([1.2, 0.8, 1.0, 0]),
-    'hates': np.array([0, 0, -0.5, 0]),
-    'games': np.array([0, 0, 1.0, -1]),
-    'but': np.array([0, 0, -1, 0]),
-    'she': np.array([1.0, 0.0, 0, -1]),
-    'is': np.array([0, 0, -0.5, 0]),
-    'a': np.array([0, 0, -1, 0]),
-    'great': np.array([0, 0, -1, 1.2]),
-    'friend': np.array([0,0, 1.0,0]) # The word friend is not a person or an animal
-}
-
-queries = {
-    'Emma': np.array([1.1, 0.7, 0.9, 0]),
-    'hates': np.array([0, 0, 1, 0]),
-    'games': np.array([0, 0, 1, 0]),
-    'but': np.array([0, 0, 0, 0]),
-    'she': np.array([1.1, 0, 0, -1]),
-    'is': np.array([0, 0, 0, 0]),
-    'a': np.array([0.2, 0, 1, 0.5]),
-    'great': np.array([0.5, 0, 1, 0]),
-    'friend': np.array([1, 0.9, 0.5, 1])
-}"""
 
 
 def _table(csv: str) -> np.ndarray:
@@ -635,7 +599,7 @@ def emma() -> ac.Scenario:
 
 def test_003_cell_67_keys_and_queries_are_the_typed_ones(emma):
     """003, In [67]: the keys and queries dictionaries, one row per token in the notebook's order."""
-    source = typed(TYPED_003)
+    source = typed(notebook(SEED_003, "keys = {", "}") + "\n" + notebook(SEED_003, "queries = {", "}"))
     for name, matrix in (("keys", emma.K), ("queries", emma.Q)):
         assert tuple(source[name]) == TOKENS_003
         np.testing.assert_array_equal(matrix, np.stack(list(source[name].values())), err_msg=name)
@@ -731,22 +695,11 @@ def test_assert_printed_rejects_a_number_off_by_more_than_half_a_unit():
         assert_printed([0.0, 1.0], "[0. -inf]", "a finite value where -inf was printed")
 
 
-@pytest.mark.parametrize(
-    ("seed", "source"),
-    [
-        *((SEED_000, text) for text in TYPED_000),
-        (SEED_002, _4D_002_TEXT),
-        (SEED_002, TYPED_002_X),
-        (SEED_002, TYPED_002_HEADS),
-        (SEED_003, TYPED_003),
-    ],
-)
-def test_the_typed_text_is_the_notebooks_own(seed, source):
-    """Each copy above appears in its notebook file line for line (indentation aside)."""
-    lines = [line.strip() for line in (SEEDS / seed).read_text(encoding="utf-8").splitlines()]
-    wanted = [line.strip() for line in source.splitlines()]
-    starts = [i for i in range(len(lines)) if lines[i : i + len(wanted)] == wanted]
-    assert starts, f"{seed}: not found:\n{source}"
+def test_notebook_reads_the_lines_from_first_to_last_and_refuses_a_line_it_lacks():
+    assert notebook(SEED_002, "heads = {", "}").splitlines()[:2] == ["heads = {", '"Head 1: fruit/category": {']
+    assert notebook(SEED_000, "In [2]:") == "In [2]:"
+    with pytest.raises(AssertionError, match="no line reads"):
+        notebook(SEED_000, "mammal = np.array([8.7, 3.2, 4.2])")
 
 
 def test_typed_reads_arrays_dicts_and_nothing_else():
