@@ -37,13 +37,14 @@ GOAL_S = 2.0  # issue 43: a lecturer's edit is on every follower's page within 2
 # room's static file, a student's page fetches it every poll, then one rerun (about 1 s of a busy core) draws the
 # view; a page switch is two runs (the view, then the page); the followers of one process run one at a time. The
 # margin: the test's looks at four tabs in turn (a figure is late by up to 0.4 s), and two processes, four tabs and
-# a second CI worker on 2 cores (measured with the machine at a load of 8: 2.4-3.6 s for an edit, 2.0-3.0 s for a
-# switch back). A poll period of 6 s (students following in 8-19 s) fails both this and POLL_BOUND_MS.
-MARGIN_S = 3.0
+# a second CI worker on 2 cores (measured with the machine at a load of 8 to 17: 2.3-4.2 s for an edit or a switch).
+# A poll period of 6 s (students following in 8-19 s) fails both this and POLL_BOUND_MS.
+MARGIN_S = 4.0
 BOUND_S = GOAL_S + MARGIN_S
 # The students' poll period, on their pages' own clock: at most a quarter of the goal, leaving the rest of it for the
 # watcher's tick and the rerun (the app polls every 250 ms).
 POLL_BOUND_MS = GOAL_S * 1000 / 4
+FIRST_LOAD_WAIT_S = 40.0  # how long a page's first load in four tabs is waited for (15 s measured in CI)
 NOT_FOLLOWED_POLLS = 3  # after every other student followed: this many more polls of a broken-away student's page
 ASK_PANEL = '[data-testid="stSidebar"] .st-key-sidebar_class'
 LECTURER_ONLY = ("Ask", "Bring everyone back", "End the class", "Reveal the answer")
@@ -111,18 +112,22 @@ def page_now(page: Page) -> float:
     return page.evaluate("() => performance.now()")
 
 
-def assert_polls_within_bound(tab: Page, code: str) -> float:
-    """Over the goal's length on the page's clock, the page polls its room's file every POLL_BOUND_MS at most (the
-    median of the intervals); that median."""
-    tab.evaluate("() => { performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000); }")
-    start = page_now(tab)
-    wait_until(tab, lambda: page_now(tab) - start >= GOAL_S * 1000, "the goal's length on the page's clock")
-    starts = poll_starts(tab, code, start)
-    periods = sorted(b - a for a, b in zip(starts, starts[1:], strict=False))
-    assert len(starts) >= 3, f"{len(starts)} polls in {GOAL_S} s on the page's clock (goal {GOAL_S} s)"
-    median = periods[len(periods) // 2]
-    assert median <= POLL_BOUND_MS, f"the page polls every {median:.0f} ms, over {POLL_BOUND_MS:.0f} ms"
-    return median
+def assert_polls_within_bound(tabs: list[Page], code: str) -> list[float]:
+    """Over the goal's length on each page's own clock, the page polls its room's file every POLL_BOUND_MS at most
+    (the median of the intervals); those medians."""
+    starts = []
+    for tab in tabs:
+        tab.evaluate("() => { performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000); }")
+        starts.append(page_now(tab))
+    medians = []
+    for tab, start in zip(tabs, starts, strict=True):
+        wait_until(tab, lambda t=tab, s=start: page_now(t) - s >= GOAL_S * 1000, "the goal's length on the page")
+        polls = poll_starts(tab, code, start)
+        periods = sorted(b - a for a, b in zip(polls, polls[1:], strict=False))
+        assert len(polls) >= 3, f"{len(polls)} polls in {GOAL_S} s on the page's clock (goal {GOAL_S} s)"
+        medians.append(periods[len(periods) // 2])
+        assert medians[-1] <= POLL_BOUND_MS, f"the page polls every {medians[-1]:.0f} ms, over {POLL_BOUND_MS:.0f} ms"
+    return medians
 
 
 def question_text(page: Page) -> str:
@@ -190,7 +195,9 @@ def student_contexts(browser, top: run_local.Topology, n: int = 3, tries: int = 
 # -- following, timed -----------------------------------------------------------------------------------------------
 
 
-def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], view) -> list[float]:
+def timed_follow(
+    rooms, code: str, act, lecturer: Page, students: list[Page], view, wait_s: float = BOUND_S + 4
+) -> list[float]:
     """Do ``act()`` (a lecturer's action); then, for each student tab, the seconds from the store taking the new
     view (the room's ``view_version`` moved: the commit) until its page shows what ``view`` reads on the lecturer's
     page once that stops changing. Every tab is looked at in turn, each look noted with its time, so a figure is
@@ -201,7 +208,7 @@ def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], vi
         lambda: rooms.room(code).view_version != before and time.monotonic(), "the lecturer's view in the store"
     )
     seen: list[list[tuple[float, object]]] = [[] for _ in students]
-    target, steady, deadline = None, 0, committed + BOUND_S + 4
+    target, steady, deadline = None, 0, committed + wait_s
     while time.monotonic() < deadline:
         now = view(lecturer)
         steady, target = (steady + 1, now) if now and now == target else (0, now)
@@ -213,7 +220,7 @@ def timed_follow(rooms, code: str, act, lecturer: Page, students: list[Page], vi
     shown = [next((t - committed for t, v in looks if v == target), None) for looks in seen]
     late = [i for i, s in enumerate(shown) if s is None]
     assert target, f"the lecturer's page never showed the view; on it: {lecturer.url}, {figure_keys(lecturer)}"
-    assert not late, f"students {late} did not follow within {BOUND_S + 4:.0f} s (goal {GOAL_S} s)"
+    assert not late, f"students {late} did not follow within {wait_s:.0f} s (goal {GOAL_S} s)"
     return shown
 
 
@@ -281,11 +288,6 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
     try:
         lecturer = lecturer_context.new_page()
         students = [c.new_page() for c, _ in students_on]
-        # every tab has loaded Step by step's code once (plotly's chart, KaTeX and its fonts: 10 s for four tabs at
-        # once, 15 s in CI), so the timed switch to it below is a follow, not a page's first load in a browser
-        for tab in [lecturer, *students]:
-            open_page(tab, "/step_by_step?scenario=emma-friend")
-            wait_until(tab, lambda t=tab: on_steps(t), "Step by step, loaded once")
         open_page(lecturer, "/playground?scenario=emma-friend")
         before = wait_until(lecturer, lambda: playground(lecturer), "the lecturer's heatmap")
         code, link, key = start_class(lecturer)
@@ -305,7 +307,7 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
             assert_clean(tab)
         print(f"\nstudents' replicas (nginx's sticky upstreams): {ups}")
         assert len(set(ups)) == 2, f"the students are all on {set(ups)}"
-        periods = [assert_polls_within_bound(tab, code) for tab in students]
+        periods = assert_polls_within_bound(students, code)
         print(f"students' poll periods (median, page clock): {[f'{p:.0f} ms' for p in periods]}")
 
         # -- the lecturer edits a cell: every student follows
@@ -316,17 +318,23 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         assert_within_bound("cell edit", seconds, ups)
         edited = playground(lecturer)
 
-        # -- the lecturer switches pages: every student is on Step by step with the same numbers
+        # -- the lecturer switches pages: every student is on Step by step with the same numbers. A tab's first visit
+        # of a page also loads that page's code (Step by step: plotly's chart, KaTeX and its fonts; 5.5-11 s for four
+        # tabs at once here, 15 s in CI): a page load, not a follow, waited for and printed, not held to the goal;
+        # the switches after it are follows, each held to the goal plus the margin
         nav = lecturer.locator('[data-testid="stSidebarNav"] a')
         go = lambda title: nav.filter(has_text=title).first.click  # noqa: E731
-        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps)
-        assert_within_bound("page switch", seconds, ups)
+        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps, FIRST_LOAD_WAIT_S)
+        print(f"\npage switch, the page's first load in each tab (not judged): {[f'{s:.2f} s' for s in seconds]}")
+        back = lambda p: playground(p) == edited  # noqa: E731
+        for title, view in (("Playground", back), ("Step by step", on_steps)):
+            seconds = timed_follow(rooms, code, go(title), lecturer, students, view)
+            assert_within_bound(f"page switch to {title}", seconds, ups)
         for tab in students:
             assert "/step_by_step?" in tab.url and f"class={code}" in tab.url and key not in tab.url, tab.url
             assert_clean(tab)
 
         # -- back on the Playground; one student breaks away by editing, the lecturer's next edit passes them by
-        back = lambda p: playground(p) == edited  # noqa: E731
         seconds = timed_follow(rooms, code, go("Playground"), lecturer, students, back)
         assert_within_bound("page switch back", seconds, ups)
         rebel, followers = students[0], students[1:]
