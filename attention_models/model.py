@@ -32,6 +32,7 @@ from attention_core.decoder import (
 )
 from attention_core.masks import causal_mask
 from attention_core.positions import apply_rope, rope_tables
+from attention_core.softmax import softmax, softmax_terms
 from attention_models.errors import AttentionModelError, SequenceTooLongError
 from attention_models.gguf_file import GGUFModel, ModelSpec, model_path, read_gguf
 from attention_models.tokenizer import build_tokenizer, plain_text, readable_token
@@ -137,7 +138,7 @@ class Model:
         x = reuse.residuals[start] if reuse is not None else self.weights.embedding[ids]  # (T, d_model)
         with self.threads():
             residuals, attention, outputs = self._layers(x, scale, weights, start)
-            probs = _softmax(self.logits(residuals[-1][-1:]))[0]  # (vocab,)
+            probs = softmax(self.logits(residuals[-1][-1:]))[0]  # (vocab,)
         if start:
             residuals = [*reuse.residuals[:start], *residuals]
             attention = [*reuse.attention[:start], *attention]
@@ -225,7 +226,8 @@ class Model:
         if not 1 <= start < stop <= T:
             raise AttentionModelError(f"the loss needs 1 <= start < stop <= {T} (the first token has no prediction)")
         logits = self.logits(run.residuals[-1][start - 1 : stop - 1])  # (stop-start, vocab), row t-1 predicts t
-        logp = logits - _logsumexp(logits)  # (stop-start, vocab)
+        m, _, total = softmax_terms(logits)  # (stop-start, 1) each: log-sum-exp = m + log total
+        logp = logits - (m + np.log(total))  # (stop-start, vocab)
         return float(-logp[np.arange(stop - start), run.token_ids[start:stop]].mean())
 
     def logits(self, x: np.ndarray) -> np.ndarray:
@@ -323,15 +325,6 @@ def _first_changed_layer(reuse: ModelRun, ids: list[int], scale: np.ndarray, hea
             changed[key[0]] = True
     first = np.flatnonzero(changed)
     return int(first[0]) if first.size else len(scale)
-
-
-def _logsumexp(z: np.ndarray) -> np.ndarray:
-    m = z.max(axis=-1, keepdims=True)
-    return m + np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
-
-
-def _softmax(z: np.ndarray) -> np.ndarray:
-    return np.exp(z - _logsumexp(z))
 
 
 def load(name: str = "smollm2-135m") -> Model:

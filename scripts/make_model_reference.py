@@ -25,11 +25,18 @@ logit difference with that head's 64 o_proj input columns (every position) taken
 And logit-lens rows of the default sentence for several residuals (read by forward pre-hooks on the
 decoder layers and on the final norm) and positions: each row's log-probabilities, in float64 from
 the float32 logits, at its top tokens and at a few fixed tokens of low probability.
+
+Then everything again with the model in float64 (``exact_float64``: Hugging Face's float32 steps, its RMSNorm,
+RoPE's angles and the attention's softmax, made float64 too) on the same choices (heads switched off, tokens
+shown), and the meta's ``float32_error`` keeps, per kind of number, the largest distance of the float32 run
+from that one: Hugging Face's own float32 rounding, from which tests/models make every tolerance
+(tests/float_bounds.py), so that no tolerance is measured on the code under test.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import sys
@@ -74,22 +81,23 @@ def forward(model, ids: list[int], head_scale: np.ndarray | None = None):
             hooks.append(layer.self_attn.o_proj.register_forward_pre_hook(lambda m, a, f=factor: (a[0] * f,)))
     try:
         with torch.no_grad():
-            return model(torch.tensor([ids]), output_attentions=True)
+            return model(torch.tensor([ids]), output_attentions=True, output_hidden_states=True)
     finally:
         for h in hooks:
             h.remove()
 
 
-def loss(logits: torch.Tensor, ids: list[int], start: int, stop: int) -> float:
-    """Mean -log p(id_t | ids before t) for start <= t < stop, in nats."""
+def surprisals(logits: torch.Tensor, ids: list[int], start: int, stop: int) -> np.ndarray:
+    """``-log p(id_t | ids before t)`` for start <= t < stop, in nats, (stop - start,); a loss is their mean."""
     logp = torch.log_softmax(logits[0, start - 1 : stop - 1].double(), dim=-1)
-    return float(-logp[torch.arange(stop - start), torch.tensor(ids[start:stop])].mean())
+    return -logp[torch.arange(stop - start), torch.tensor(ids[start:stop])].numpy()
 
 
-def top_probs(logits: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+def top_probs(logits: torch.Tensor, top: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The ``TOP`` most probable next tokens of the last position and their probabilities (or those of ``top``)."""
     row = logits if logits.ndim == 1 else logits[0, -1]  # (vocab,) the last position
     probs = torch.softmax(row.double(), dim=-1).numpy()
-    top = np.argsort(probs)[::-1][:TOP]
+    top = np.argsort(probs)[::-1][:TOP] if top is None else top
     return top.astype(np.int64), probs[top]
 
 
@@ -131,8 +139,9 @@ def ioi_setup(model, tok) -> tuple:
 
 
 @torch.no_grad()
-def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
-    """Logit differences, direct logit attribution, one patched head, one patched residual row, one lens row."""
+def ioi_references(model, tok, data: dict[str, np.ndarray], given: dict | None = None) -> None:
+    """Logit differences, direct logit attribution, one patched head, one patched residual row, one lens row
+    (the head patched and the lens's tokens those of ``given``, when given)."""
     h, d_head, clean, corrupt, a, b = ioi_setup(model, tok)
     out, store = parts(model, clean)
     r = readout(model, store["final"][0][-1], a, b)  # (d,)
@@ -150,6 +159,8 @@ def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
     corrupted, _ = parts(model, corrupt)
     data["ioi_corrupt_logit_diff"] = np.array(float(corrupted.logits[0, -1, a] - corrupted.logits[0, -1, b]))
     layer, head = np.unravel_index(int(np.argmax(data["ioi_dla_heads"])), data["ioi_dla_heads"].shape)
+    if given is not None:
+        layer, head = given["ioi_patched_head"].tolist()
     cols = slice(int(head) * d_head, (int(head) + 1) * d_head)
     clean_cols = store["o_in"][layer][:, cols]  # (T, d_head) the clean run's head output
 
@@ -188,7 +199,7 @@ def ioi_references(model, tok, data: dict[str, np.ndarray]) -> None:
 
     lens_logits = model.lm_head(model.model.norm(out.hidden_states[LENS_INDEX][0, -1]))  # (vocab,)
     data["lens_index"] = np.array(LENS_INDEX)
-    data["lens_top_ids"], data["lens_top_probs"] = top_probs(lens_logits)
+    data["lens_top_ids"], data["lens_top_probs"] = top_probs(lens_logits, given and given["lens_top_ids"])
 
 
 def head_patch_hook(cols: slice, clean_cols: torch.Tensor):
@@ -226,8 +237,9 @@ def patched_heads_grid(model, tok, data: dict[str, np.ndarray]) -> None:
 
 
 @torch.no_grad()
-def lens_grid(model, ids: list[int], data: dict[str, np.ndarray]) -> None:
-    """Logit-lens log-probabilities at LENS_GRID's residuals and positions: top ``TOP`` tokens and fixed tail ones."""
+def lens_grid(model, ids: list[int], data: dict[str, np.ndarray], given: dict | None = None) -> None:
+    """Logit-lens log-probabilities at LENS_GRID's residuals and positions: top ``TOP`` tokens and fixed tail ones
+    (the tokens of ``given``, when given)."""
     inputs = []
     hooks = [layer.register_forward_pre_hook(lambda m, a: inputs.append(a[0][0])) for layer in model.model.layers]
     hooks.append(model.model.norm.register_forward_pre_hook(lambda m, a: inputs.append(a[0][0])))
@@ -238,11 +250,12 @@ def lens_grid(model, ids: list[int], data: dict[str, np.ndarray]) -> None:
             h.remove()
     tail = np.random.default_rng(LENS_TAIL["seed"]).choice(model.config.vocab_size, LENS_TAIL["count"], replace=False)
     rows_ids, rows_logp = [], []
-    for r in LENS_GRID["residuals"]:
+    for i, r in enumerate(LENS_GRID["residuals"]):
         x = inputs[r][LENS_GRID["positions"]]  # (P, d) the residual entering layer r (r = L: the last output)
         logp = torch.log_softmax(model.lm_head(model.model.norm(x)).double(), dim=-1).numpy()  # (P, vocab)
         top = np.argsort(logp, axis=-1)[:, ::-1][:, :TOP]  # (P, TOP)
         chosen = np.concatenate([top, np.broadcast_to(tail, (len(top), len(tail)))], axis=1)  # (P, TOP + tail)
+        chosen = chosen if given is None else given["lens_grid_ids"][i]
         rows_ids.append(chosen)
         rows_logp.append(np.take_along_axis(logp, chosen, axis=-1))
     data["lens_grid_residuals"] = np.array(LENS_GRID["residuals"])
@@ -254,6 +267,122 @@ def lens_grid(model, ids: list[int], data: dict[str, np.ndarray]) -> None:
 KEEP_FLOAT64 = {"ioi_patched_heads_logit_diff", "ioi_patched_heads_share", "lens_grid_logprobs"}
 
 
+@torch.no_grad()
+def references(model, tok, given: dict | None = None) -> dict[str, np.ndarray]:
+    """Every reference array of the npz (keys starting with ``_`` are kept for :func:`float32_error` only).
+    ``given``: an earlier call's arrays, whose choices (heads switched off, tokens shown) this call reuses."""
+    cfg = model.config
+    data: dict[str, np.ndarray] = {}
+    default = tok(DEFAULT_SENTENCE, add_special_tokens=True)["input_ids"]
+    out = forward(model, default)
+    data["default_attention"] = np.stack([out.attentions[i][0].numpy() for i in LAYERS])  # (5, h, T, T)
+    data["default_layers"] = np.array(LAYERS)
+    data["default_top_ids"], data["default_top_probs"] = top_probs(out.logits, given and given["default_top_ids"])
+    every = [a[0].numpy().ravel() for a in out.attentions]
+    data["_residuals"] = np.concatenate([h[0].numpy().ravel() for h in out.hidden_states])
+
+    repeated = repeated_random_tokens(cfg.vocab_size, **REPEAT)
+    n = REPEAT["length"]
+    out = forward(model, repeated)
+    attention = np.stack([a[0].numpy() for a in out.attentions])  # (L, h, T, T)
+    every.append(attention.ravel())
+    scores = induction_score(attention, np.array(repeated))  # (L, h)
+    strongest = np.argsort(scores.ravel())[::-1][:N_INDUCTION_OFF]
+    scale = np.ones_like(scores)
+    scale.ravel()[strongest] = 0.0
+    if given is not None:
+        scale, strongest = given["ablated_scale"], given["_strongest"]
+    ablated = forward(model, repeated, scale)
+    data["repeated_ids"] = np.array(repeated)
+    data["repeated_induction_scores"] = scores
+    data["_strongest"] = strongest
+    data["repeated_attention_layer"] = np.array(int(strongest[0] // cfg.num_attention_heads))
+    data["repeated_attention"] = attention[int(data["repeated_attention_layer"])]  # (h, T, T)
+    data["_surprisals"] = np.concatenate([surprisals(o.logits, repeated, n, 2 * n) for o in (out, ablated)])
+    data["repeated_loss_second_copy"] = np.array(data["_surprisals"][:n].mean())
+    data["ablated_scale"] = scale
+    data["ablated_loss_second_copy"] = np.array(data["_surprisals"][n:].mean())
+    data["_attention"] = np.concatenate(every)  # every layer's attention of both sentences
+
+    out = forward(model, default, scale * 0.5 + 0.25)  # a fractional edit of every head: 0.25 or 0.75
+    data["default_scaled_top_ids"], data["default_scaled_top_probs"] = top_probs(
+        out.logits, given and given["default_scaled_top_ids"]
+    )
+    ioi_references(model, tok, data, given)
+    patched_heads_grid(model, tok, data)
+    lens_grid(model, default, data, given)
+    return data
+
+
+@contextlib.contextmanager
+def exact_float64(model):
+    """The model in float64 with Hugging Face's three float32 steps made float64 too (RMSNorm, RoPE's angles,
+    the softmax): the same formula, the float32 weights taken as exact, so ``float32 run - this run`` is
+    Hugging Face's own float32 rounding."""
+    from transformers.models.llama import modeling_llama as llama
+
+    if model.config.rope_parameters["rope_type"] != "default":
+        raise SystemExit("exact_float64 writes only the default RoPE")
+
+    def rms_norm(self, x):
+        return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon))
+
+    def rope(self, x, position_ids):
+        dim = model.config.hidden_size // model.config.num_attention_heads
+        inv_freq = 1.0 / (model.config.rope_parameters["rope_theta"] ** (torch.arange(0, dim, 2).double() / dim))
+        freqs = position_ids[..., None].double() * inv_freq  # (B, T, dim / 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+    def softmax(x, dim=-1, dtype=None):
+        return torch.softmax(x, dim=dim)  # in the input's own dtype
+
+    saved = (llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward, llama.nn.functional.softmax)
+    llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward = rms_norm, rope
+    llama.nn.functional.softmax = softmax
+    model.to(torch.float64)
+    try:
+        yield model
+    finally:
+        model.to(torch.float32)
+        llama.LlamaRMSNorm.forward, llama.LlamaRotaryEmbedding.forward, llama.nn.functional.softmax = saved
+
+
+def float32_error(narrow: dict[str, np.ndarray], exact: dict[str, np.ndarray]) -> dict[str, float]:
+    """Hugging Face's own float32 rounding, one ceiling per kind of number: the largest distance of its float32
+    run from the same run in float64 (:func:`exact_float64`) over every number of that kind it computed.
+    ``attention_relative``: ``|a32 - a64| / a64`` over every layer's weights (> 1e-30) of both sentences;
+    ``logprob``: next-token and logit-lens log-probabilities; ``surprisal``: each token's ``-log p`` in the
+    losses (a loss is their mean); ``logit_diff``: every logit difference, patched or not; ``dla``: each part;
+    ``residual``: every entry of every hidden state of the default sentence (absolute)."""
+
+    def largest(keys, log=False):
+        f = np.log if log else np.asarray
+        return max(float(np.max(np.abs(f(narrow[k].astype(np.float64)) - f(exact[k])))) for k in keys)
+
+    a32, a64 = narrow["_attention"].astype(np.float64), exact["_attention"]
+    kept = a64 > 1e-30
+    return {
+        "attention_relative": float(np.max(np.abs(a32[kept] - a64[kept]) / a64[kept])),
+        "logprob": max(
+            largest(["default_top_probs", "default_scaled_top_probs", "lens_top_probs"], log=True),
+            largest(["lens_grid_logprobs"]),
+        ),
+        "surprisal": largest(["_surprisals"]),
+        "logit_diff": largest(
+            [
+                "ioi_logit_diff",
+                "ioi_corrupt_logit_diff",
+                "ioi_patched_head_logit_diff",
+                "ioi_patched_residual_logit_diff",
+                "ioi_patched_heads_logit_diff",
+            ]
+        ),
+        "dla": largest(["ioi_dla_embed", "ioi_dla_heads", "ioi_dla_mlps"]),
+        "residual": largest(["_residuals"]),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "tests/data/smollm2_reference.npz")
@@ -263,39 +392,11 @@ def main() -> None:
     model = AutoModelForCausalLM.from_pretrained(
         path.parent, gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
     ).eval()
-    cfg = model.config
-    data: dict[str, np.ndarray] = {}
     ids_of = {s: tok(s, add_special_tokens=True)["input_ids"] for s in SENTENCES}  # what HF adds by default
-
-    default = ids_of[DEFAULT_SENTENCE]
-    out = forward(model, default)
-    data["default_attention"] = np.stack([out.attentions[i][0].numpy() for i in LAYERS])  # (5, h, T, T)
-    data["default_layers"] = np.array(LAYERS)
-    data["default_top_ids"], data["default_top_probs"] = top_probs(out.logits)
-
-    repeated = repeated_random_tokens(cfg.vocab_size, **REPEAT)
-    n = REPEAT["length"]
-    out = forward(model, repeated)
-    attention = np.stack([a[0].numpy() for a in out.attentions])  # (L, h, T, T)
-    scores = induction_score(attention, np.array(repeated))  # (L, h)
-    strongest = np.argsort(scores.ravel())[::-1][:N_INDUCTION_OFF]
-    scale = np.ones_like(scores)
-    scale.ravel()[strongest] = 0.0
-    ablated = forward(model, repeated, scale)
-    data["repeated_ids"] = np.array(repeated)
-    data["repeated_induction_scores"] = scores
-    data["repeated_attention_layer"] = np.array(int(strongest[0] // cfg.num_attention_heads))
-    data["repeated_attention"] = attention[int(data["repeated_attention_layer"])]  # (h, T, T)
-    data["repeated_loss_second_copy"] = np.array(loss(out.logits, repeated, n, 2 * n))
-    data["ablated_scale"] = scale
-    data["ablated_loss_second_copy"] = np.array(loss(ablated.logits, repeated, n, 2 * n))
-
-    out = forward(model, default, scale * 0.5 + 0.25)  # a fractional edit of every head: 0.25 or 0.75
-    data["default_scaled_top_ids"], data["default_scaled_top_probs"] = top_probs(out.logits)
-    ioi_references(model, tok, data)
-    patched_heads_grid(model, tok, data)
-    lens_grid(model, default, data)
-
+    data = references(model, tok)
+    with exact_float64(model):
+        exact = references(model, tok, given=data)
+    error = float32_error(data, exact)
     meta = {
         "versions": {
             name: importlib.metadata.version(name)
@@ -309,6 +410,7 @@ def main() -> None:
         "ioi": {"clean": IOI.clean, "corrupt": IOI.corrupt, "answer": IOI.answer, "other": IOI.other},
         "lens_grid": LENS_GRID,
         "lens_tail": LENS_TAIL,
+        "float32_error": error,
     }
     data["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -317,6 +419,7 @@ def main() -> None:
         **{
             k: (v.astype(np.float32) if v.dtype == np.float64 and v.ndim > 1 and k not in KEEP_FLOAT64 else v)
             for k, v in data.items()
+            if not k.startswith("_")
         },
     )
     print(f"wrote {args.out} ({args.out.stat().st_size // 1024} KiB)")

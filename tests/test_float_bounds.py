@@ -14,10 +14,11 @@ from tests.float_bounds import (
     gamma,
     logprob_bound,
     probable_gamma,
+    relative_spread,
     scores_bound,
     softmax_rounding,
     softmax_weights_bound,
-    spread_bound,
+    stored_spread,
     sum_bound,
 )
 
@@ -116,13 +117,35 @@ def test_a_float32_softmax_is_within_softmax_rounding_of_float64():
     assert_within(narrow, wide, softmax_rounding(257) * wide, "float32 softmax")
 
 
-def test_spread_bound_covers_two_float32_orders_measured_against_float64():
+def test_stored_spread_of_one_orders_error_covers_two_float32_orders():
+    """The ceiling measured on one evaluation (BLAS) bounds the distance to another (NumPy's pairwise sum of the
+    products), on other numbers of the same kind: the rows of a second matrix."""
     rng = np.random.default_rng(11)
-    a, b = rng.normal(size=(50, 1536)).astype(np.float32), rng.normal(size=1536).astype(np.float32)
-    exact = a.astype(np.float64) @ b.astype(np.float64)
-    one, other = a @ b, np.cumsum(a * b, axis=1, dtype=np.float32)[:, -1]  # BLAS, and left to right
-    assert_within(one, other, spread_bound(one - exact), "two orders")
-    assert spread_bound(one - exact) < 2 * float(dot_bound(np.abs(a), np.abs(b)).max())
+    b = rng.normal(size=1536).astype(np.float32)
+    measured, compared = (rng.normal(size=(50, 1536)).astype(np.float32) for _ in range(2))
+    ceiling = float(np.max(np.abs(measured @ b - measured.astype(np.float64) @ b.astype(np.float64))))
+    one, other = compared @ b, (compared * b).sum(axis=1)  # BLAS, and pairwise
+    assert_within(one, other, stored_spread(ceiling), "two orders")
+    assert stored_spread(ceiling) < 2 * float(dot_bound(np.abs(compared), np.abs(b)).max())
+    half = (compared * b).astype(np.float16).astype(np.float32).sum(axis=1)  # products rounded to float16
+    with pytest.raises(AssertionError, match="beyond the float32 bound"):
+        assert_within(half, other, stored_spread(ceiling), "float16 products")
+
+
+def test_relative_spread_scales_with_each_entry_and_is_zero_at_zero():
+    bound = relative_spread(1e-6, np.array([0.5, -2e-9, 0.0]))
+    np.testing.assert_allclose(bound, [4 * 0.5e-6, 4 * 2e-15, 0.0])
+    assert_within([0.5 + 1e-6, 0.0], [0.5, 0.0], relative_spread(1e-6, [0.5, 0.0]), "within")
+    with pytest.raises(AssertionError, match="beyond"):
+        assert_within([0.5, 1e-30], [0.5, 0.0], relative_spread(1e-6, [0.5, 0.0]), "a masked weight moved")
+
+
+def test_non_finite_entries_are_compared_by_value():
+    assert_within([-np.inf, np.nan, 1.0], [-np.inf, np.nan, 1.0], 0.0, "the same")
+    with pytest.raises(AssertionError, match="non-finite entries differ"):
+        assert_within([np.inf, 1.0], [-np.inf, 1.0], 1.0, "+inf against -inf")
+    with pytest.raises(AssertionError, match="not finite in the same places"):
+        assert_within([np.nan, 1.0], [0.0, 1.0], 1.0, "nan against a number")
 
 
 def test_float32_attention_weights_are_within_the_scores_and_softmax_bounds():

@@ -8,12 +8,20 @@ from ``reference_attention`` below, a deliberately plain pure-Python implementat
 
 Only seed 001 prints rounded *inputs* (Q, K to 8-9 digits); its tolerances add the first-order
 error those input roundings can cause, computed from the printed digits (see ``_propagated``).
+
+Every matrix a notebook types (000's animals and values, 002's X and its heads' dimensions, 003's keys and
+queries) is read from the notebook file itself (``SEEDS``: shared/seeds beside the repository, :func:`notebook`),
+parsed as typed (:func:`typed`) and compared with the scenario exactly; the references are built from that text,
+never from the scenario.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import re
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,6 +33,8 @@ SEED_001 = "001_02856d891cb48197.txt"
 SEED_002 = "002_02560aa648078fb2.txt"
 SEED_003 = "003_772d8909e260d638.txt"
 SEED_004 = "004_ab895bb7ebeb8173.txt"
+
+SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 
 _NUMBER = re.compile(r"[-+]?inf|nan|[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
 
@@ -73,6 +83,39 @@ def assert_printed(actual: np.ndarray, text: str, where: str, decimals: int = 8,
     )
 
 
+def notebook(seed: str, first: str, last: str | None = None) -> str:
+    """The lines of notebook ``seed`` from the one reading ``first`` to the next one reading ``last`` (``first``'s
+    own line when ``last`` is None), indentation aside."""
+    path = SEEDS / seed
+    assert path.is_file(), f"the seed notebook {path} is missing (shared/seeds beside the repository)"
+    lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    assert first in lines, f"{seed}: no line reads {first!r}"
+    start = lines.index(first)
+    end = start if last is None else lines.index(last, start)
+    return "\n".join(lines[start : end + 1])
+
+
+def typed(source: str) -> dict[str, object]:
+    """Each ``name = literal`` of notebook source text: ``np.array(x)`` read as ``x``, lists as float arrays, dicts
+    kept as dicts (of arrays)."""
+
+    class ArrayAsLiteral(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            assert ast.unparse(node.func) == "np.array" and len(node.args) == 1, ast.unparse(node)
+            return self.visit(node.args[0])
+
+    def arrays(value: object) -> object:
+        if isinstance(value, dict):
+            return {k: arrays(v) for k, v in value.items()}
+        return np.array(value, dtype=float) if isinstance(value, list) else value
+
+    out = {}
+    for statement in ast.parse(textwrap.dedent(source)).body:
+        (target,) = statement.targets
+        out[target.id] = arrays(ast.literal_eval(ArrayAsLiteral().visit(statement.value)))
+    return out
+
+
 # --- the independent reference: plain Python, no NumPy arithmetic -------------------------------
 
 
@@ -105,16 +148,25 @@ def reference_multi_head(X, dims_per_head: list[list[int]]) -> list[tuple[list, 
 
 # --- 000: mammal and reptile query five animal keys ----------------------------------------------
 
-MAMMAL = [8.7, 3.2, 4.1]
-REPTILE = [2.1, 9.9, 1.6]
-ANIMALS = [[9.1, 1.0, 2.1], [0.1, 7.5, 4.3], [1.3, 5.5, 8.2], [7.6, 2.4, 4.0], [8.5, 2.7, 2.7]]
-ANIMAL_VALUES = [
-    [3.4, 1.3, 0.4, 9.8],
-    [7.5, 3.9, 4.1, 0.2],
-    [8.3, 2.8, 2.3, 0.1],
-    [1.6, 8.4, 9.9, 3.4],
-    [2.2, 9.4, 8.7, 1.1],
+TYPED_000 = [  # In [2]-[7], [14], [16]: (first line, last line)
+    *(
+        (f"{name} = np.array([{values}])", None)
+        for name, values in [
+            ("mammal", "8.7, 3.2, 4.1"),
+            ("kitten", "9.1, 1.0, 2.1"),
+            ("lizard", "0.1, 7.5, 4.3"),
+            ("salmon", "1.3, 5.5, 8.2"),
+            ("whale", "7.6, 2.4, 4.0"),
+            ("wolf", "8.5, 2.7, 2.7"),
+            ("reptile", "2.1, 9.9, 1.6"),
+        ]
+    ),
+    ("values = np.array([[3.4,1.3,0.4,9.8], # furry", "[2.2,9.4,8.7,1.1]]) # ferocious"),
 ]
+_000 = typed("\n".join(notebook(SEED_000, first, last) for first, last in TYPED_000))
+MAMMAL, REPTILE = _000["mammal"].tolist(), _000["reptile"].tolist()
+ANIMALS = [_000[name].tolist() for name in ("kitten", "lizard", "salmon", "whale", "wolf")]  # In [9]: stacked
+ANIMAL_VALUES = _000["values"].tolist()
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +198,7 @@ def test_000_cells_2_to_19_scenario_holds_the_notebook_inputs():
         "000 In [19] query",
     )
     np.testing.assert_array_equal(s.Q, [MAMMAL, REPTILE])
+    np.testing.assert_array_equal(s.K, ANIMALS)
     np.testing.assert_array_equal(s.V, ANIMAL_VALUES)
 
 
@@ -385,8 +438,12 @@ def test_001_stored_v_is_the_solution_of_attention_v_equals_new_v(causal):
 
 # --- 002: cosine similarity and the apple/orange heads --------------------------------------------
 
-X_002 = np.array([1.0, 2.0, 3.0, 4.0])
-Y_002 = np.array([1.2, 2.1, 2.9, 3.7])
+_4D_002 = typed(notebook(SEED_002, "X = np.array([1.0, 2.0, 3.0, 4.0])", "Y = np.array([1.2, 2.1, 2.9, 3.7])"))
+X_002, Y_002 = _4D_002["X"], _4D_002["Y"]
+X_APPLE = typed(notebook(SEED_002, "X = np.array([", "])"))["X"]  # (10, 8), one commented row a token
+HEADS_002 = {
+    name: [int(d) for d in head["dims"]] for name, head in typed(notebook(SEED_002, "heads = {", "}"))["heads"].items()
+}
 
 
 def test_002_4d_example_dot_norms_cosine_angle():
@@ -428,8 +485,9 @@ def apple() -> ac.Scenario:
 
 
 def test_002_token_embedding_shape(apple):
-    """002: print("Token embedding shape:", X.shape) -> (10, 8); the tokens of the sentence."""
+    """002: print("Token embedding shape:", X.shape) -> (10, 8); the tokens of the sentence; X as typed."""
     assert apple.X.shape == (10, 8)
+    np.testing.assert_array_equal(apple.X, X_APPLE)
     assert " ".join(apple.query_tokens) == "I prefer apple over orange because it is less acidic"
     assert apple.key_tokens == apple.query_tokens
 
@@ -441,7 +499,7 @@ def test_002_single_head_shapes_and_values(apple):
     r = single.heads[0]
     assert r.Q.shape == r.K.shape == r.V.shape == r.output.shape == single.output.shape == (10, 8)
     np.testing.assert_array_equal(r.Q, apple.X)
-    ((ref_scores, ref_weights, ref_output),) = reference_multi_head(apple.X, [list(range(8))])
+    ((ref_scores, ref_weights, ref_output),) = reference_multi_head(X_APPLE, [list(range(8))])
     np.testing.assert_allclose(r.weights, ref_weights, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(r.output, ref_output, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(ac.activation_norms(r.output), np.linalg.norm(np.array(ref_output), axis=1), rtol=1e-13)
@@ -451,11 +509,15 @@ def test_002_four_heads_shapes_names_and_concat(apple):
     """002: 'Head 1: fruit/category Q/K/V shape: (10, 1)', Head 2 (10, 2), Head 3 (10, 3), Head 4 (10, 2),
     each 'Output shape' the same; 'Number of heads: 4'; 'Multi-head concatenated output shape: (10, 8)'."""
     result = ac.run_scenario(apple)
-    assert result.names == (
-        "Head 1: fruit/category",
-        "Head 2: preference/comparison",
-        "Head 3: explanation/acidity",
-        "Head 4: pronoun/coreference",
+    assert (
+        result.names
+        == tuple(HEADS_002)
+        == (
+            "Head 1: fruit/category",
+            "Head 2: preference/comparison",
+            "Head 3: explanation/acidity",
+            "Head 4: pronoun/coreference",
+        )
     )
     assert len(result.heads) == 4
     for r, width in zip(result.heads, (1, 2, 3, 2), strict=True):
@@ -464,9 +526,15 @@ def test_002_four_heads_shapes_names_and_concat(apple):
 
 
 def test_002_four_heads_values_match_the_notebook_loop(apple):
-    """002, the multi-head loop: make_projection(dims) heads [2], [1, 3], [4, 6, 7], [2, 5] in that order."""
+    """002, the multi-head loop: make_projection(dims) heads [2], [1, 3], [4, 6, 7], [2, 5] in that order, on X as
+    typed; each head's W_q, W_k, W_v is make_projection(dims) (a 1 in row d of column i for the i-th dim d)."""
+    for head, dims in zip(apple.heads, HEADS_002.values(), strict=True):
+        projection = np.zeros((8, len(dims)))
+        projection[dims, np.arange(len(dims))] = 1.0
+        for W in (head.W_q, head.W_k, head.W_v):
+            np.testing.assert_array_equal(W, projection)
     result = ac.run_scenario(apple)
-    reference = reference_multi_head(apple.X, [[2], [1, 3], [4, 6, 7], [2, 5]])
+    reference = reference_multi_head(X_APPLE, list(HEADS_002.values()))
     for r, (ref_scores, ref_weights, ref_output) in zip(result.heads, reference, strict=True):
         np.testing.assert_allclose(r.scores, ref_scores, rtol=1e-14, atol=1e-15)
         np.testing.assert_allclose(r.weights, ref_weights, rtol=1e-13, atol=1e-15)
@@ -527,6 +595,14 @@ def emma() -> ac.Scenario:
     assert s.query_tokens == s.key_tokens == TOKENS_003
     assert s.dim_labels == ("Pers", "Anim", "Noun", "Adj")
     return s
+
+
+def test_003_cell_67_keys_and_queries_are_the_typed_ones(emma):
+    """003, In [67]: the keys and queries dictionaries, one row per token in the notebook's order."""
+    source = typed(notebook(SEED_003, "keys = {", "}") + "\n" + notebook(SEED_003, "queries = {", "}"))
+    for name, matrix in (("keys", emma.K), ("queries", emma.Q)):
+        assert tuple(source[name]) == TOKENS_003
+        np.testing.assert_array_equal(matrix, np.stack(list(source[name].values())), err_msg=name)
 
 
 def test_003_cell_46_friend_to_emma_is_2_42(emma):
@@ -617,6 +693,20 @@ def test_assert_printed_rejects_a_number_off_by_more_than_half_a_unit():
         assert_printed([1.1022899e-13], "[1.10228985e-13]", "scientific, 5 units away")
     with pytest.raises(AssertionError, match="-inf"):
         assert_printed([0.0, 1.0], "[0. -inf]", "a finite value where -inf was printed")
+
+
+def test_notebook_reads_the_lines_from_first_to_last_and_refuses_a_line_it_lacks():
+    assert notebook(SEED_002, "heads = {", "}").splitlines()[:2] == ["heads = {", '"Head 1: fruit/category": {']
+    assert notebook(SEED_000, "In [2]:") == "In [2]:"
+    with pytest.raises(AssertionError, match="no line reads"):
+        notebook(SEED_000, "mammal = np.array([8.7, 3.2, 4.2])")
+
+
+def test_typed_reads_arrays_dicts_and_nothing_else():
+    assert typed("a = np.array([[1, 2], [3, 4.5]]) # c")["a"].tolist() == [[1.0, 2.0], [3.0, 4.5]]
+    assert typed("d = {'x': np.array([1, 0])}")["d"]["x"].tolist() == [1.0, 0.0]
+    with pytest.raises(AssertionError, match="np.zeros"):
+        typed("z = np.zeros(3)")
 
 
 def test_every_scenario_is_covered_here():

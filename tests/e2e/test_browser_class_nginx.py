@@ -34,18 +34,18 @@ pytestmark = pytest.mark.e2e
 EDITOR = '[data-testid="stDataFrame"]'
 GOAL_S = 2.0  # issue 43: a lecturer's edit is on every follower's page within 2 s
 # What the test asserts. The chain is: the watcher of each process reads the store every 0.2 s and rewrites the
-# room's static file, a student's page fetches it every 0.25 s, then one rerun (about 1 s of a busy core here) draws
-# the view; a page switch is two runs (the view, then the page). Two processes and four tabs share 2 cores with the
-# browser and the rest of the suite's workers; 15 s still fails when following is broken (a student never follows,
-# or only on a click or a reload), and the measured figures are printed against the 2 s goal
-# (benchmarks/load_test.py --class-mode measures the goal under load).
-BOUND_S = 15.0
-# A page a tab opens for the first time also loads that page's code in the browser (Step by step: Streamlit's plotly
-# chart and KaTeX with its fonts): 2.2 s for one tab alone, and for the four tabs here, lecturer's included, 5.7-8.7 s
-# on an idle 2-core machine and 15.2-15.5 s in a CI run beside the other worker, the students' pages drawing the view
-# before the lecturer's own. The first switch to a page is held to this bound; a broken follow still never arrives.
-FIRST_VISIT_BOUND_S = 30.0
-NOT_FOLLOWED_S = 3.0  # after every other student followed: three more polls of a broken-away student's page
+# room's static file, a student's page fetches it every poll, then one rerun (about 1 s of a busy core) draws the
+# view; a page switch is two runs (the view, then the page); the followers of one process run one at a time. The
+# margin: the test's looks at four tabs in turn (a figure is late by up to 0.4 s), and two processes, four tabs and
+# a second CI worker on 2 cores (measured with the machine at a load of 8 to 17: 2.3-4.2 s for an edit or a switch).
+# A poll period of 6 s (students following in 8-19 s) fails both this and POLL_BOUND_MS.
+MARGIN_S = 4.0
+BOUND_S = GOAL_S + MARGIN_S
+# The students' poll period, on their pages' own clock: at most a quarter of the goal, leaving the rest of it for the
+# watcher's tick and the rerun (the app polls every 250 ms).
+POLL_BOUND_MS = GOAL_S * 1000 / 4
+FIRST_LOAD_WAIT_S = 40.0  # how long a page's first load in four tabs is waited for (15 s measured in CI)
+NOT_FOLLOWED_POLLS = 3  # after every other student followed: this many more polls of a broken-away student's page
 ASK_PANEL = '[data-testid="stSidebar"] .st-key-sidebar_class'
 LECTURER_ONLY = ("Ask", "Bring everyone back", "End the class", "Reveal the answer", "Show answers", "Vote again")
 
@@ -99,6 +99,38 @@ _SPREAD_JS = """() => {
 def spread(page: Page) -> dict | None:
     """The spread of answers drawn in the question banner: its title and its bars' counts."""
     return page.evaluate(_SPREAD_JS)
+
+
+_POLLS_JS = """([code, since]) => performance.getEntriesByType('resource')
+  .filter((e) => e.name.includes(`/class/${code}.json`) && e.startTime >= since).map((e) => e.startTime)"""
+
+
+def poll_starts(page: Page, code: str, since_ms: float = 0.0) -> list[float]:
+    """When the page fetched its room's file (ms on the page's own clock, ``performance.now()``), since ``since_ms``:
+    the signal's polls, as the browser's resource timing records them."""
+    return page.evaluate(_POLLS_JS, [code, since_ms])
+
+
+def page_now(page: Page) -> float:
+    return page.evaluate("() => performance.now()")
+
+
+def assert_polls_within_bound(tabs: list[Page], code: str) -> list[float]:
+    """Over the goal's length on each page's own clock, the page polls its room's file every POLL_BOUND_MS at most
+    (the median of the intervals); those medians."""
+    starts = []
+    for tab in tabs:
+        tab.evaluate("() => { performance.clearResourceTimings(); performance.setResourceTimingBufferSize(10000); }")
+        starts.append(page_now(tab))
+    medians = []
+    for tab, start in zip(tabs, starts, strict=True):
+        wait_until(tab, lambda t=tab, s=start: page_now(t) - s >= GOAL_S * 1000, "the goal's length on the page")
+        polls = poll_starts(tab, code, start)
+        periods = sorted(b - a for a, b in zip(polls, polls[1:], strict=False))
+        assert len(polls) >= 3, f"{len(polls)} polls in {GOAL_S} s on the page's clock (goal {GOAL_S} s)"
+        medians.append(periods[len(periods) // 2])
+        assert medians[-1] <= POLL_BOUND_MS, f"the page polls every {medians[-1]:.0f} ms, over {POLL_BOUND_MS:.0f} ms"
+    return medians
 
 
 def question_text(page: Page) -> str:
@@ -167,7 +199,7 @@ def student_contexts(browser, top: run_local.Topology, n: int = 3, tries: int = 
 
 
 def timed_follow(
-    rooms, code: str, act, lecturer: Page, students: list[Page], view, bound_s: float = BOUND_S
+    rooms, code: str, act, lecturer: Page, students: list[Page], view, wait_s: float = BOUND_S + 4
 ) -> list[float]:
     """Do ``act()`` (a lecturer's action); then, for each student tab, the seconds from the store taking the new
     view (the room's ``view_version`` moved: the commit) until its page shows what ``view`` reads on the lecturer's
@@ -179,7 +211,7 @@ def timed_follow(
         lambda: rooms.room(code).view_version != before and time.monotonic(), "the lecturer's view in the store"
     )
     seen: list[list[tuple[float, object]]] = [[] for _ in students]
-    target, steady, deadline = None, 0, committed + bound_s + 4
+    target, steady, deadline = None, 0, committed + wait_s
     while time.monotonic() < deadline:
         now = view(lecturer)
         steady, target = (steady + 1, now) if now and now == target else (0, now)
@@ -191,17 +223,23 @@ def timed_follow(
     shown = [next((t - committed for t, v in looks if v == target), None) for looks in seen]
     late = [i for i, s in enumerate(shown) if s is None]
     assert target, f"the lecturer's page never showed the view; on it: {lecturer.url}, {figure_keys(lecturer)}"
-    assert not late, f"students {late} did not follow within {bound_s + 4:.0f} s (goal {GOAL_S} s)"
+    assert not late, f"students {late} did not follow within {wait_s:.0f} s (goal {GOAL_S} s)"
     return shown
 
 
-def assert_within_bound(what: str, seconds: list[float], ups: list[str], bound_s: float = BOUND_S) -> None:
+def assert_within_bound(what: str, seconds: list[float], ups: list[str]) -> None:
     figures = ", ".join(f"{s:.2f} s ({u})" for s, u in zip(seconds, ups, strict=True))
-    print(f"\n{what}: commit -> student page {figures}; goal {GOAL_S} s, asserted {bound_s} s")
-    assert max(seconds) <= bound_s, f"{what}: {figures}, over {bound_s} s (the goal is {GOAL_S} s)"
+    print(f"\n{what}: commit -> student page {figures}; goal {GOAL_S} s, asserted {BOUND_S} s (margin {MARGIN_S} s)")
+    assert max(seconds) <= BOUND_S, f"{what}: {figures}, over {BOUND_S} s (the goal {GOAL_S} s + {MARGIN_S} s)"
 
 
 # -- the class --------------------------------------------------------------------------------------------------------
+
+
+def on_steps(page: Page) -> list | None:
+    """The page's heatmaps when it is Step by step (its grid first), else None."""
+    g = grids(page)
+    return g if g and g[0][0] == "step_by_step_grid" else None
 
 
 def start_class(lecturer: Page) -> tuple[str, str, str]:
@@ -272,6 +310,8 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
             assert_clean(tab)
         print(f"\nstudents' replicas (nginx's sticky upstreams): {ups}")
         assert len(set(ups)) == 2, f"the students are all on {set(ups)}"
+        periods = assert_polls_within_bound(students, code)
+        print(f"students' poll periods (median, page clock): {[f'{p:.0f} ms' for p in periods]}")
 
         # -- the lecturer edits a cell: every student follows
         grid = lecturer.locator(EDITOR).first
@@ -281,18 +321,23 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         assert_within_bound("cell edit", seconds, ups)
         edited = playground(lecturer)
 
-        # -- the lecturer switches pages: every student is on Step by step with the same numbers
+        # -- the lecturer switches pages: every student is on Step by step with the same numbers. A tab's first visit
+        # of a page also loads that page's code (Step by step: plotly's chart, KaTeX and its fonts; 5.5-11 s for four
+        # tabs at once here, 15 s in CI): a page load, not a follow, waited for and printed, not held to the goal;
+        # the switches after it are follows, each held to the goal plus the margin
         nav = lecturer.locator('[data-testid="stSidebarNav"] a')
         go = lambda title: nav.filter(has_text=title).first.click  # noqa: E731
-        on_steps = lambda p: (g := grids(p)) and g[0][0] == "step_by_step_grid" and g  # noqa: E731
-        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps, FIRST_VISIT_BOUND_S)
-        assert_within_bound("page switch (the page's first visit)", seconds, ups, FIRST_VISIT_BOUND_S)
+        seconds = timed_follow(rooms, code, go("Step by step"), lecturer, students, on_steps, FIRST_LOAD_WAIT_S)
+        print(f"\npage switch, the page's first load in each tab (not judged): {[f'{s:.2f} s' for s in seconds]}")
+        back = lambda p: playground(p) == edited  # noqa: E731
+        for title, view in (("Playground", back), ("Step by step", on_steps)):
+            seconds = timed_follow(rooms, code, go(title), lecturer, students, view)
+            assert_within_bound(f"page switch to {title}", seconds, ups)
         for tab in students:
             assert "/step_by_step?" in tab.url and f"class={code}" in tab.url and key not in tab.url, tab.url
             assert_clean(tab)
 
         # -- back on the Playground; one student breaks away by editing, the lecturer's next edit passes them by
-        back = lambda p: playground(p) == edited  # noqa: E731
         seconds = timed_follow(rooms, code, go("Playground"), lecturer, students, back)
         assert_within_bound("page switch back", seconds, ups)
         rebel, followers = students[0], students[1:]
@@ -305,7 +350,8 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         seconds = timed_follow(rooms, code, edit("1.5"), lecturer, followers, new(edited))
         assert_within_bound("edit after a break-away", seconds, ups[1:])
         second = playground(lecturer)
-        rebel.wait_for_timeout(NOT_FOLLOWED_S * 1000)
+        since = page_now(rebel)  # the rebel's page polls on: NOT_FOLLOWED_POLLS of them see the lecturer's move
+        wait_until(rebel, lambda: len(poll_starts(rebel, code, since)) > NOT_FOLLOWED_POLLS, "the rebel's polls")
         assert playground(rebel) == own != second, "a student on their own copy keeps it"
         banner.get_by_role("button", name="Rejoin").click()
         wait_until(rebel, lambda: playground(rebel) == second, "the lecturer's view after Rejoin", BOUND_S)

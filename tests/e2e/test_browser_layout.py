@@ -464,21 +464,29 @@ def test_a_table_shows_all_its_columns_or_says_more_are_to_the_right(module_tab,
 # (off a projector a lecture's own scenario opens its introduction over the page, for a student reading alone: the
 # heatmap itself starts low there; online-softmax is not the playground's lecture)
 PLANE_VIEWS = [("emma-friend", True), ("emma-friend", False), ("mammal-query", True), ("online-softmax", False)]
-# each label of the plane, and the plane's drawing, as drawn (page pixels); run on the plane's svg (in the component's
-# shadow root, which Playwright's locators reach)
+# each label of the plane, and the plane's drawing, as drawn (page pixels), and the chosen query's label with whether
+# the browser shows it; run on the plane's svg (in the component's shadow root, which Playwright's locators reach)
 _PLANE_JS = """svg => {
   const box = e => { const b = e.getBoundingClientRect();
                      return {top: b.top, bottom: b.bottom, left: b.left, right: b.right, what: e.textContent}; };
-  const shown = [...svg.querySelectorAll('.arrow text')].filter(e => getComputedStyle(e).visibility !== 'hidden');
-  return {svg: box(svg), labels: shown.map(box).filter(b => b.right > b.left)};
+  const visible = e => { const s = getComputedStyle(e);
+                         return s.visibility !== 'hidden' && s.display !== 'none' && Number(s.opacity) > 0; };
+  const shown = [...svg.querySelectorAll('.arrow text')].filter(visible);
+  const chosen = svg.querySelector('.query.chosen text');
+  return {svg: box(svg), labels: shown.map(box).filter(b => b.right > b.left),
+          chosen: chosen && {...box(chosen), visible: visible(chosen)}};
 }"""
 
 
 def _plane_label_problems(plane: dict) -> list[str]:
-    """Two labels of the plane that overlap or touch (less than a pixel apart), or a label above or below the
-    drawing (over the pickers or the weights' bars)."""
-    labels, svg = plane["labels"], plane["svg"]
-    problems = [
+    """Two labels of the plane that overlap or touch (less than a pixel apart), a label above or below the drawing
+    (over the pickers or the weights' bars), or the chosen query's label not shown (the label of the vector a
+    lecturer drags: it is placed first, so it always has a free place; shown, it is held to the rules above)."""
+    labels, svg, chosen = plane["labels"], plane["svg"], plane["chosen"]
+    problems = []
+    if not chosen or not chosen["visible"] or not chosen["what"].strip() or chosen["right"] - chosen["left"] < 1:
+        problems.append(f"the chosen query's label is not shown: {chosen}")
+    problems += [
         f"{b['what']!r} outside the drawing's height"
         for b in labels
         if b["top"] < svg["top"] - 1 or b["bottom"] > svg["bottom"] + 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ HANDLE = '[aria-label="query mammal"]'  # Playwright's CSS reaches into the comp
 LAB = new_lab("mammal-query")
 Q0, K, V = (LAB.tables[n].iloc[:, 1:].to_numpy(float) for n in "QKV")
 REACH, PAD, SIZE = 15.0, 36, 400  # the plane's reach for mammal-query (pure/plane.extent), plane.js's viewBox
+PLANE_JS = (Path(__file__).resolve().parents[2] / "attention_views/ui/components/plane.js").read_text()
+REST_MS, STALLED_MS = (int(re.search(rf"const {name} = (\d+);", PLANE_JS)[1]) for name in ("REST_MS", "STALLED_MS"))
 
 
 def open_plane_tab(page):
@@ -152,6 +155,28 @@ PAGE_CLOCK = """() => {
 }"""
 
 
+def clock(page) -> dict:
+    """On the page's own clock (ms): now, the last pointer move, and when each report of the plane left."""
+    return page.evaluate("() => ({now: performance.now(), moved: window.lastMoveAt, sent: window.reportsSentAt})")
+
+
+def settled(page, wire, at_least: int) -> dict:
+    """Wait until the page has sent ``at_least`` reports, every one has reached the server (the wire), and the
+    pointer has rested twice REST_MS on the page's clock (a rest report, due after REST_MS, has left by then, its
+    timer late by up to REST_MS on a busy core); the page's clock."""
+
+    def probe():
+        c = clock(page)
+        return (
+            len(c["sent"]) >= at_least
+            and len(wire.reports) == len(c["sent"])
+            and c["now"] - c["moved"] >= 2 * REST_MS
+            and c
+        )
+
+    return wait_until(page, probe, f"{at_least} reports sent and the pointer at rest {2 * REST_MS} ms")
+
+
 def press_on_query(page) -> tuple[Wire, object, float, float, float]:
     """The plane opened with its websocket relayed (a :class:`Wire`) and the page's clock set (PAGE_CLOCK), and the
     mouse pressed on the chosen query's handle: (the wire, the handle, its centre x and y, pixels per plane unit)."""
@@ -173,7 +198,8 @@ def test_a_fast_drag_keeps_two_reports_unanswered_and_its_end_is_computed_and_wr
     wire.hold = True  # the server's answers wait
     for k in range(1, 5):
         page.mouse.move(x0 - k * units, y0)
-    page.wait_for_timeout(300)
+    c = settled(page, wire, 2)
+    assert c["now"] - c["sent"][1] < STALLED_MS, f"judged {c['now'] - c['sent'][1]:.0f} ms after the second report"
     assert [r["seq"] for r in wire.reports] == [1, 2], "two reports unanswered, the newest position held back"
     wire.release()
     for k in range(1, 31):  # no pause between moves: reports wait for answers
@@ -209,7 +235,8 @@ def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_onc
     wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
     first = wire.reports[-1]
     wait_until(page, lambda: bars(page) == core_weights(snapped(first)), "the first report's weights")
-    page.wait_for_timeout(300)  # the pointer rests: its rest report, if any, is sent and answered
+    settled(page, wire, 1)  # the pointer rests: its rest report, if any, is sent ...
+    wait_until(page, lambda: wire.answers and wire.answers[-1] >= wire.reports[-1]["seq"], "every report answered")
     wire.hold = True  # no answer reaches the page from here on
     answers, reports = len(wire.answers), len(wire.reports)
     page.mouse.move(x0 - 2.5 * units, y0 + 0.3 * units)  # 0.5 left and 0.3 down: within the eight grid steps sent
@@ -224,7 +251,8 @@ def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_onc
     assert rested >= 100, f"a covered move is reported only after the pointer rested ({rested:.0f} ms)"
     assert snapped(wire.reports[reports]).tolist() == q.tolist()
     wait_until(page, lambda: wire.held, "the server's answer to the resting pointer, held back")
-    page.wait_for_timeout(300)
+    c = settled(page, wire, reports + 1)  # rested REST_MS more: a second rest report would have left by now
+    assert c["now"] - c["sent"][-1] < STALLED_MS, f"judged {c['now'] - c['sent'][-1]:.0f} ms after the report"
     assert len(wire.reports) == reports + 1, "one report for the resting pointer"
     assert len(wire.answers) == answers, "an answer reached the page"
     wire.release()

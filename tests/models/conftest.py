@@ -1,17 +1,34 @@
-"""Fixtures shared by the model tests: the model, read once per process, its runs on the IOI prompts, and the
-float64 runs that measure a float32 run's rounding (tests/float_bounds.py)."""
+"""Fixtures shared by the model tests: the model, read once per process, its runs on the IOI prompts, the Hugging
+Face reference numbers, and the tolerances made from the float32 error their side measured (tests/float_bounds.py)."""
 
 from __future__ import annotations
 
-import dataclasses
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import attention_models as am
 from attention_core.decoder import rms_norm
-from attention_models.interp import logit_diffs
-from tests.float_bounds import U, assert_within, gamma, probable_gamma, spread_bound
+from tests.float_bounds import U, gamma, probable_gamma, relative_spread, stored_spread
+
+REF = np.load(Path(__file__).parents[1] / "data" / "smollm2_reference.npz")
+META = json.loads(str(REF["meta"]))
+# Hugging Face's float32 run against the same run in float64, the largest distance per kind of number
+# (scripts/make_model_reference.py's float32_error): the ceilings every model tolerance is made from.
+HF_ERROR: dict[str, float] = META["float32_error"]
+LOGPROB = stored_spread(HF_ERROR["logprob"])  # two evaluations of a next-token or lens log-probability
+LOGIT_DIFF = stored_spread(HF_ERROR["logit_diff"])  # two evaluations of a logit difference, patched or not
+SURPRISAL = stored_spread(HF_ERROR["surprisal"])  # of one token's -log p, and so of a loss (their mean)
+DLA = stored_spread(HF_ERROR["dla"])  # of one part of a direct logit attribution
+RESIDUAL = stored_spread(HF_ERROR["residual"])  # of an entry of a residual, after one layer or thirty
+
+
+def attention_spread(expected: np.ndarray) -> np.ndarray:
+    """Allowed distance between two float32 evaluations of softmax weights ``expected`` (or of means of them): a
+    share of each weight, SPREAD x the largest relative error of Hugging Face's float32 weights."""
+    return relative_spread(HF_ERROR["attention_relative"], expected)
 
 
 @pytest.fixture(scope="session")
@@ -36,87 +53,9 @@ def corrupt_run(model):
 
 
 @pytest.fixture(scope="session")
-def ld_spread(model, default_run, corrupt_run, answers) -> float:
-    """Allowed distance between two float32 evaluations of a logit difference after up to 30 layers: the spread
-    of the float32 runs' logit differences (at every position of both IOI prompts) from float64 ones."""
-    errors = [
-        logit_diffs(model, run.residuals[-1], *answers)
-        - logit_diffs(model, float64_residuals(model, run.token_ids)[-1], *answers)
-        for run in (default_run, corrupt_run)
-    ]
-    return spread_bound(np.concatenate(errors))
-
-
-def float64_run(
-    model: am.Model, x: np.ndarray, start: int = 0, head_scale: np.ndarray | None = None, head_weights=None
-) -> tuple[np.ndarray, np.ndarray]:
-    """The model's layers ``start..L-1`` on the residual ``x (T, d_model)`` entering ``start``, run in float64 (the
-    float32 weights taken as exact): residuals ``(L+1-start, T, d_model)`` and attention ``(L-start, h, T, T)``
-    (rounded to float32). The reference against which a float32 run's rounding is measured
-    (tests/float_bounds.spread_bound)."""
-    scale = np.ones((model.n_layers, model.n_heads)) if head_scale is None else head_scale
-    with model.threads():
-        residuals, attention, _ = model._layers(np.asarray(x, dtype=np.float64), scale, head_weights or {}, start)
-    return np.stack(residuals), np.stack(attention)
-
-
-def float64_copy(run: am.ModelRun) -> am.ModelRun:
-    """``run`` recomputed in float64 from its embeddings, with its edits: the same float32 weights taken as exact,
-    so ``float32 value - the copy's value`` is that value's float32 rounding (what :func:`spread_bound` reads)."""
-    model = run.model
-    x = model.weights.embedding[run.token_ids].astype(np.float64)  # (T, d_model)
-    with model.threads():
-        residuals, attention, outputs = model._layers(x, run.head_scale, run.head_weights, 0)
-    residuals = np.stack(residuals)  # (L+1, T, d_model) float64
-    probs = np.exp(float64_logprobs(model, residuals[-1][-1:])[0])
-    return dataclasses.replace(
-        run,
-        residuals=residuals,
-        attention=np.stack(attention),  # float64 weights, stored rounded to float32 by the model
-        head_outputs=np.stack(outputs),
-        next_token_probs=probs,
-        first_layer=0,
-    )
-
-
-def logprob_error(run: am.ModelRun) -> np.ndarray:
-    """``(vocab,)``: float32 rounding in the run's next-token log-probabilities, read from its last residual row
-    through the float32 output head, minus the same from :func:`float64_copy`. Read from the residual stream, not
-    from ``next_token_probs``, so a fault in how a run makes its probabilities is not taken for rounding."""
-    model = run.model
-    z = model.logits(run.residuals[-1][-1:])[0]  # float32 head on the float32 residual, (vocab,)
-    z = z - z.max()
-    narrow = z - np.log(np.exp(z).sum())
-    return narrow - float64_logprobs(model, float64_copy(run).residuals[-1][-1:])[0]
-
-
-def float64_layer(model: am.Model, x: np.ndarray, layer: int) -> np.ndarray:
-    """One layer's output on the residual ``x (T, d_model)`` entering it, in float64, (T, d_model)."""
-    x = np.asarray(x, dtype=np.float64)[None]  # (1, T, d_model)
-    with model.threads():
-        heads, _ = model.attention_heads(x, layer, np.ones(model.n_heads))
-        return model.layer_output(x, heads, layer)[0]
-
-
-def float64_residuals(model: am.Model, ids: list[int], **edits) -> np.ndarray:
-    """``(L+1, T, d_model)``: :func:`float64_run` from the embeddings of ``ids``."""
-    return float64_run(model, model.weights.embedding[ids], **edits)[0]
-
-
-def float64_logprobs(model: am.Model, x: np.ndarray) -> np.ndarray:
-    """``log softmax`` of the output head on residual rows ``x (m, d_model)``, all in float64, (m, vocab)."""
-    z = model.logits(np.asarray(x, dtype=np.float64))  # float64 rows stay float64 through the norm and head
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-
-
-def output_head_spread(model: am.Model, x: np.ndarray) -> float:
-    """Allowed distance between two float32 evaluations of any logit of ``model.logits(x)``, rows ``x (m, d_model)``:
-    :func:`spread_bound` of one evaluation's distance from float64, which is itself checked to lie within the
-    analytic :func:`output_head_bound` (the measurement is what float32 promises, not a fit)."""
-    narrow, exact = model.logits(x), model.logits(np.asarray(x, dtype=np.float64))  # (m, vocab) each
-    assert_within(narrow, exact, output_head_bound(model, x), "float32 output head against float64")
-    return spread_bound(narrow - exact)
+def ld_spread() -> float:
+    """Allowed distance between two float32 evaluations of a logit difference after up to 30 layers."""
+    return LOGIT_DIFF
 
 
 def output_head_bound(model: am.Model, x: np.ndarray) -> np.ndarray:

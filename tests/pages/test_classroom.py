@@ -193,17 +193,34 @@ def test_followers_asking_for_a_new_view_at_once_decode_it_once(monkeypatch):
     assert all(v is views[0] for v in views)
 
 
-def test_a_follower_taking_a_new_view_waits_for_the_run_of_the_follower_before_and_other_runs_do_not():
+class WatchedLock:
+    """A lock that says when a thread asks for it (``asked``) before that thread waits for it."""
+
+    def __init__(self) -> None:
+        self.lock, self.asked = threading.Lock(), threading.Event()
+
+    def __enter__(self):
+        self.asked.set()
+        return self.lock.__enter__()
+
+    def __exit__(self, *exc):
+        return self.lock.__exit__(*exc)
+
+
+def test_a_follower_taking_a_new_view_waits_for_the_run_of_the_follower_before_and_other_runs_do_not(monkeypatch):
     lecturer = start_class()
     pupil = student(seat(lecturer).code)
     lecturer.slider(key="playground_temperature").set_value(2.5).run()
+    turns = WatchedLock()
+    monkeypatch.setattr(classroom, "_TURNS", turns)
     done = threading.Event()
-    with classroom._TURNS:  # another follower of this process is running the page
+    with turns.lock:  # another follower of this process is running the page
         behind = threading.Thread(target=lambda: (run(pupil), done.set()))
         behind.start()
-        assert not done.wait(2.0), "a follower taking a new view ran beside another follower's run"
+        assert turns.asked.wait(60), "a follower taking a new view never asked for its turn"
         lecturer.slider(key="playground_temperature").set_value(3.0).run()  # the lecturer's run goes on meanwhile
         assert lab(lecturer).temperature == 3.0
+        assert not done.is_set(), "a follower taking a new view ran beside another follower's run"
     behind.join(60)
     assert done.is_set() and lab(pupil).temperature == 2.5 and seat(pupil).following
     run(pupil)

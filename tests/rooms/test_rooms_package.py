@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import random
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 
 from attention_rooms import NoSuchClassError, format_code, normalise_code, open_store, qr_svg, student_link
-from attention_rooms.codes import CODE_ALPHABET, CODE_LENGTH, key_hash, new_code
+from attention_rooms.codes import CODE_ALPHABET, CODE_LENGTH, key_hash, new_code, new_lecturer_key, new_student_id
 from attention_rooms.redis_store import RedisStore
 from attention_rooms.sqlite_store import SqliteStore
 
@@ -47,6 +49,19 @@ def test_codes_avoid_characters_read_alike_and_are_random():
         counts = Counter(code[position] for code in draws)
         assert set(counts) == set(CODE_ALPHABET)
         assert all(abs(n - 20_000 / 30) < 8 * 25.4 for n in counts.values()), (position, counts)
+
+
+@pytest.mark.parametrize("make", [new_code, new_lecturer_key, new_student_id])
+def test_codes_and_keys_do_not_follow_any_seed_a_process_may_set(make):
+    """Codes and keys come from the operating system's secure source (``secrets``): seeding Python's and NumPy's
+    global generators, as any library in the process may, makes no code or key come out again; one drawn from
+    ``random`` or ``numpy.random`` would repeat after the same seed every time."""
+    drawn = []
+    for _ in range(3):
+        random.seed(1234)
+        np.random.seed(1234)
+        drawn.append(make())
+    assert len(set(drawn)) == 3, drawn
 
 
 @pytest.mark.parametrize("typed", ["k7p2qx", "K7P-2QX", " k7p 2qx ", "K7P_2QX", "k.7.p.2.q.x", "K7P\t2QX"])

@@ -79,11 +79,6 @@ def labelled_values(
     return v, as_labels(labels, v.size, labels_name, "values")
 
 
-def _signed(M: np.ndarray) -> bool:
-    """True when some finite value of ``M`` is negative: its cells then hold one character more ("-0.80")."""
-    return bool((M[np.isfinite(M)] < 0).any())
-
-
 def shows_text(show_text: bool | None, *shape: int) -> bool:
     """Cell text on/off: ``None`` means on while every side is at most CELL_TEXT_LIMIT."""
     return all(n <= theme.CELL_TEXT_LIMIT for n in shape) if show_text is None else bool(show_text)
