@@ -1,6 +1,6 @@
 """What a screen reader and a keyboard need that Streamlit's and plotly's markup do not give: one script on every
-page (frame.py draws :data:`PAGE_SCRIPT` in the sidebar through ``st.html``), which keeps two attributes set as the
-page changes.
+page (frame.py mounts :func:`page_script`, a components v2 component that draws nothing), which keeps two attributes
+set as the page changes.
 
 - Every plotly chart's drawing (``.js-plotly-plot .main-svg``: plotly's two layers of SVG, not its toolbar) is
   hidden from assistive technology: a chart is read by its name (``st.plotly_chart(alt=...)``, a figure of that
@@ -16,10 +16,13 @@ holding (a chart's numbers read again, a formula that scrolls and cannot take th
 
 from __future__ import annotations
 
+import functools
+
+import streamlit as st
+
 # Checks the page 150 ms after a change (the changes meanwhile wait for that one pass), and after a resize (a
 # formula may start or stop scrolling). Installed once a page load: a rerun draws the same script again.
-PAGE_SCRIPT = """<script>
-(() => {
+PAGE_SCRIPT = """export default function () {
   if (window.__labA11y) return;
   window.__labA11y = true;
   let timer = 0;
@@ -43,5 +46,15 @@ PAGE_SCRIPT = """<script>
   new MutationObserver(later).observe(document.body, {childList: true, subtree: true});
   addEventListener('resize', later);
   later();
-})();
-</script>"""
+}"""
+KEY = "a11y_script"  # the component's element (frame.py's CSS hides it)
+
+
+@functools.cache
+def _component():  # registered once a process
+    return st.components.v2.component("attention_lab.a11y", js=PAGE_SCRIPT)
+
+
+def page_script() -> None:
+    """Mount the script (once a page load: later runs find it installed)."""
+    _component()(key=KEY, data={}, height=0)

@@ -52,7 +52,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     _STACKED.format(px=1279),
     f"@media (min-width: {PHONE_PX}px) {{ .st-key-{classroom.FOLLOWING_BAR} {{ display: none; }} }}",
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
-    f".st-key-{COMMITS} {{ display: none; }}",  # components/commits.py draws nothing
+    f".st-key-{COMMITS}, .st-key-{a11y.KEY} {{ display: none; }}",  # components that draw nothing
     # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
     # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
@@ -370,7 +370,7 @@ def sidebar(s: Session) -> DeltaGenerator:
         )
         slot = st.expander("Share and save", icon=":material/share:", key=SHARE, on_change="rerun")
     st.html(PROJECTOR_CSS if projector() else PAGE_CSS)
-    st.html(a11y.PAGE_SCRIPT, unsafe_allow_javascript=True)  # charts' drawings unread, scrolling formulas focusable
+    a11y.page_script()  # charts' drawings unread, scrolling formulas focusable
     return slot
 
 

@@ -136,7 +136,7 @@ def test_labels_go_into_questions_as_data_within_the_stores_bounds(label):
 
 
 def test_offered_questions_by_page():
-    assert askable.offered("playground") == (Ask.TOP_KEY, Ask.WEIGHT)
+    assert askable.offered("playground") == (Ask.TOP_KEY, Ask.TAP_KEY, Ask.WEIGHT)  # its heatmap takes taps
     assert askable.offered("step_by_step") == (Ask.TOP_KEY, Ask.WEIGHT)
     assert askable.offered("real_model") == (Ask.NEXT_TOKEN,)
     assert askable.offered("home") == ()
