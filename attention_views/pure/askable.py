@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 
 import numpy as np
+import pandas as pd
 
 import attention_models as am
 from attention_rooms.limits import MAX_OPTION_CHARS, NUMBER_BINS
@@ -26,6 +27,7 @@ from attention_rooms.questions import (
     BIN_EDGES,
     Question,
     QuestionKind,
+    Tally,
     Value,
     choice_question,
     key_question,
@@ -155,3 +157,32 @@ def answer_text(q: Question, value: Value) -> str:
     if q.kind is QuestionKind.NUMBER:
         return f"{value:.2f}"
     return option_names(q)[int(value)]
+
+
+def tallies_frame(asked: list[tuple[Question, list[Tally]]]) -> pd.DataFrame:
+    """A class's questions and their answers, one row per question, round and option (or bin): what the lecturer
+    downloads. ``asked``: each question (with its correct answer) and its tallies, one per round."""
+    rows = [
+        {
+            "question": q.id,
+            "prompt": q.prompt,
+            "kind": "tap" if q.row is not None else str(q.kind),
+            "right answer": answer_text(q, q.correct),
+            "revealed": q.revealed,
+            "round": tally.round,
+            "shown to the class": q.readable(tally.round),
+            "answer": name,
+            "answers": count,
+            "of them right": right,
+        }
+        for q, tallies in asked
+        for tally in tallies
+        for name, count, right in zip(option_names(q), tally.counts, tally.right_counts, strict=True)
+    ]
+    return pd.DataFrame(rows, columns=TALLY_COLUMNS)
+
+
+TALLY_COLUMNS = (
+    "question", "prompt", "kind", "right answer", "revealed", "round", "shown to the class", "answer", "answers",
+    "of them right",
+)  # fmt: skip

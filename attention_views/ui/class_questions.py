@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -33,6 +34,7 @@ from attention_views.ui.charts import chart
 from attention_views.ui.class_store import store
 from attention_views.ui.components.figure import tapped
 from attention_views.ui.controls import drawn_as, projector
+from attention_views.ui.readonly_tables import csv_download
 from attention_views.ui.sections import model_runs
 
 LIVE_EVERY_S = 1.0  # the lecturer's count and spread: one tally read a second, by the lecturer's session only
@@ -41,6 +43,7 @@ QUERY = "sidebar_class_ask_query"
 KEY = "sidebar_class_ask_key"
 ASK = "sidebar_class_ask"
 SPREAD = "class_spread"
+CSV = "sidebar_class_csv"  # the lecturer's download of the questions and answers
 COUNT = "class_count"  # the lecturer's count of answers while a round's spread is hidden
 _SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
 _LATE = "class_late_answer"  # what became of an answer sent to a question replaced or revealed meanwhile
@@ -62,6 +65,9 @@ def ask_panel(s: Session) -> None:
     seat = s.seat
     if seat is None or not seat.lecturer:
         return
+    csv_download(
+        "The questions and answers as CSV", lambda: _answers_frame(seat), f"class-{seat.code}.csv", CSV
+    )  # made on click: every question, round and option with its count
     kinds = askable.offered(s.page)
     if not kinds:
         st.caption("Questions about the view can be asked on the Playground, Step by step and Real model pages.")
@@ -82,6 +88,18 @@ def ask_panel(s: Session) -> None:
             st.error(message(err), icon="⚠️")
         else:
             st.rerun()  # the banner shows the new question on this very click, wherever it is drawn
+
+
+def _answers_frame(seat: ClassSeat) -> pd.DataFrame:
+    """Every question of the class with each round's tally (askable.tallies_frame); a fault of the store, as the
+    one row it leaves."""
+    try:
+        asked = store().questions(seat.code, seat.lecturer_key)
+        return askable.tallies_frame(
+            [(q, [store().tally(seat.code, q.id, seat.lecturer_key, r) for r in range(1, q.round + 1)]) for q in asked]
+        )
+    except RoomError as err:
+        return pd.DataFrame({"error": [str(err)]})
 
 
 def _position_box(label: str, widget_key: str, tokens: list[str], start: int) -> int:
