@@ -189,3 +189,18 @@ def test_the_real_models_next_token_question(model):
     assert sorted(q.options) == sorted(shown_token(model.token(int(i))) for i in ranked[:4])
     assert q.prompt.endswith("John gave a drink to”?")
     check_question(q)
+
+
+def test_the_lecturers_csv_holds_every_round_and_option_with_its_count_and_right_answers():
+    from attention_rooms.questions import tally_of, tap_question
+    from attention_views.pure.tables import csv_text
+
+    q = tap_question('=HYPERLINK("http://evil.example")', ["the", "=cat", "sat"], 1, row=0)
+    first = tally_of(dataclasses.replace(q, id=1, revealed=True, round=2, shown=frozenset({1})), [0, 1, 1], 1)
+    second = tally_of(dataclasses.replace(q, id=1, revealed=True, round=2, shown=frozenset({1})), [1, 1, 1])
+    frame = askable.tallies_frame([(dataclasses.replace(q, id=1, revealed=True, round=2), [first, second])])
+    assert list(frame["round"]) == [1, 1, 1, 2, 2, 2]
+    assert list(frame["answers"]) == [1, 2, 0, 0, 3, 0] and list(frame["of them right"]) == [0, 2, 0, 0, 3, 0]
+    assert set(frame["kind"]) == {"tap"} and set(frame["right answer"]) == {"1: =cat"}
+    text = csv_text(frame, index=False)
+    assert "'=HYPERLINK" in text and ",=" not in text  # no cell a spreadsheet would run
