@@ -74,6 +74,8 @@ FAULT_RETRY_S = 2.0  # while the store fails, the lecturer's page tries it this 
 FALLBACK_SHOWN = f"{FALLBACK_MS // 1000} s"
 FOLDER_FAULT = f"The class's signal files cannot be written; the students' pages ask the app every {FALLBACK_SHOWN}."
 POLL_MS = 250  # a student's page fetches its room's file this often (served by nginx or Streamlit, no script run)
+IDLE_POLL_MS = 400  # ... and this often once the room has not moved for IDLE_AFTER_MS (fewer bytes on the Wi-Fi)
+IDLE_AFTER_MS = 30_000
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
 FOLLOWING_BAR = "class_following"  # a following student's class bar above the page (shown on a phone only)
 SEAT_COOKIE = "lab_seat"  # the browser's seat (codes.new_student_id), kept ROOM_TTL_S: a reload keeps the seat
@@ -107,10 +109,11 @@ export default function ({ parentElement, data, setTriggerValue }) {
   } catch (e) {
     // storage refused (a browser's privacy setting): the lecturer takes the class back by hand
   }
+  if (state.version !== data.version) { state.version = data.version; state.movedAt = Date.now(); }
   if (!data.every_ms || state.timer !== null) return;
   state.fresh = Date.now();  // when the room's file last beat (a new "beat"), or the polling started
   const poll = async () => {
-    if (!host.isConnected) { clearInterval(state.timer); state.timer = null; return; }
+    if (!host.isConnected) { clearTimeout(state.timer); state.timer = null; return; }
     const now = Date.now();
     try {
       const reply = state.data.url ? await fetch(state.data.url, { cache: "no-store" }) : null;
@@ -138,7 +141,14 @@ export default function ({ parentElement, data, setTriggerValue }) {
       setTriggerValue("stale", now);
     }
   };
-  state.timer = setInterval(poll, state.data.every_ms);
+  // every_ms while the class moves; idle_ms once nothing moved for idle_after_ms (a hall's Wi-Fi carries fewer polls)
+  const tick = async () => {
+    await poll();
+    if (state.timer === null) return;
+    const quiet = Date.now() - state.movedAt > state.data.idle_after_ms;
+    state.timer = setTimeout(tick, quiet ? state.data.idle_ms : state.data.every_ms);
+  };
+  state.timer = setTimeout(tick, state.data.every_ms);
 }
 """
 signal = st.components.v2.component("attention_lab_class_signal", js=SIGNAL_JS, isolate_styles=False)
@@ -517,6 +527,8 @@ def section(s: Session, replace_lab: ReplaceLab):
             "url": url,
             "version": seat.version,
             "every_ms": POLL_MS,
+            "idle_ms": IDLE_POLL_MS,
+            "idle_after_ms": IDLE_AFTER_MS,
             "reclaim": seat.code,
             "seat": _seat_cookie(seat.student_id),
             "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written

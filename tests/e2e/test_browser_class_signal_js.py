@@ -20,7 +20,8 @@ async ({ js, data }) => {
     clearInterval(window.beater);
     if (on) window.beater = setInterval(() => { window.file.beat += 1; }, 100);
   };
-  window.fetch = async () => window.file === null
+  window.fetches = [];
+  window.fetch = async () => (window.fetches.push(performance.now()), window.file === null)
     ? { ok: false, json: async () => ({}) }
     : { ok: true, json: async () => ({ ...window.file }) };
   const url = URL.createObjectURL(new Blob([js], { type: "text/javascript" }));
@@ -28,6 +29,8 @@ async ({ js, data }) => {
   const host = document.createElement("div");
   document.body.appendChild(host);
   component({ parentElement: host, data, setTriggerValue: (name, value) => window.events.push([name, value]) });
+  window.rerun = (version) => component({  // the app's next run: the page drew ``version``
+    parentElement: host, data: { ...data, version }, setTriggerValue: (n, v) => window.events.push([n, v]) });
 }
 """
 
@@ -68,4 +71,40 @@ def test_the_signal_follows_the_file_falls_back_when_it_stops_beating_and_keeps_
     page.evaluate("window.beating(false); window.file = null")  # no file at all (a 404): the fallback too
     page.wait_for_function(f"window.events.filter(e => e[0] === 'stale').length > {settled}", timeout=10_000)
     assert page.evaluate("window.events.filter(e => e[0] === 'moved').length") == 1
+    context.close()
+
+
+# the polls in the last ``ms`` of the page's clock
+_POLLS_IN = "(ms) => window.fetches.filter((t) => t > performance.now() - ms).length"
+
+
+def test_the_signal_polls_less_once_the_class_is_quiet_and_fast_again_once_it_moves(browser):
+    context = browser.new_context()
+    page = context.new_page()
+    page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"))
+    page.goto(f"{ORIGIN}/playground")
+    data = {
+        "url": "/app/static/class/x.json",
+        "version": 1,
+        "every_ms": 50,
+        "idle_ms": 250,
+        "idle_after_ms": 1000,
+        "fallback": False,
+        "stale_ms": 60_000,
+        "fallback_ms": 60_000,
+    }
+    page.evaluate(HARNESS, {"js": SIGNAL_JS, "data": data})
+    page.wait_for_timeout(800)
+    busy = page.evaluate(_POLLS_IN, 500)
+    page.wait_for_timeout(1500)  # nothing moved for more than idle_after_ms
+    quiet = page.evaluate(_POLLS_IN, 1000)
+    page.evaluate("window.file.version = 2")
+    page.wait_for_function("window.events.some(e => e[0] === 'moved')", timeout=5000)
+    page.evaluate("window.rerun(2)")  # the run that took the move
+    page.wait_for_timeout(600)
+    again = page.evaluate(_POLLS_IN, 500)
+    print(f"\npolls: {busy} in 0.5 s while moving, {quiet} in 1 s when quiet, {again} in 0.5 s after a move")
+    assert busy >= 6, "every 50 ms while the class moves"  # 10 at the period; timers may run late
+    assert 2 <= quiet <= 5, "every 250 ms once quiet"
+    assert again >= 6, "a move brings the fast polls back"
     context.close()
