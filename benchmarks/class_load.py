@@ -204,6 +204,7 @@ class ClassStats:
     edits: list[Edit] = field(default_factory=list)
     first_pages: list[float] = field(default_factory=list)
     follow: list[float] = field(default_factory=list)  # edit send -> follower's run showing it
+    phone_follow: list[float] = field(default_factory=list)  # edit send -> a phone browser's heatmap redrawn with it
     follow_after_restart: list[float] = field(default_factory=list)
     question_shown: list[float] = field(default_factory=list)  # Ask sent -> a follower's run showing the question
     answer_runs: list[float] = field(default_factory=list)  # a student's answer: send -> finished
@@ -413,6 +414,65 @@ async def take_back(args: argparse.Namespace, code: str, key: str) -> lt.Student
     return tab
 
 
+# A phone browser's page: the followed control's value as its slider shows it, and how many times the in-place
+# heatmap has been drawn (figure.js counts them), or null while the page is not drawn.
+_PHONE_JS = """([control, heatmap]) => {
+  const value = document.querySelector(`.st-key-${control} [data-testid="stSliderThumbValue"]`);
+  const plot = document.querySelector(`.st-key-${heatmap} .figure-in-place`);
+  return value && plot ? [value.innerText.trim(), Number(plot.dataset.drawn || 0)] : null;
+}"""
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
+PHONE_HEATMAP = "{page}_heatmap"
+
+
+async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, joined: asyncio.Event,
+                        until: float) -> None:  # fmt: skip
+    """``--phones`` Chromium tabs as phones (390x844, touch, the CPU slowed ``--phone-cpu`` times through the DevTools
+    protocol, as Lighthouse emulates a phone) open the student link and follow like any student, by their own
+    signal component; an edit is on a phone when its slider shows the edit's value and its heatmap has been drawn
+    again since the last edit it showed: edit send -> that moment, on this process's clock (polled every 50 ms)."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=PHONE_ARGS)
+        pages = []
+        for _ in range(args.phones):
+            context = await browser.new_context(base_url=args.url, **PHONE)
+            page = await context.new_page()
+            cdp = await context.new_cdp_session(page)
+            await cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.phone_cpu})
+            await page.goto(f"/{args.page}?class={code}", wait_until="domcontentloaded")
+            pages.append(page)
+        looks = [args.class_control, PHONE_HEATMAP.format(page=args.page)]
+        credited, drawn = [0] * len(pages), [0] * len(pages)
+        for i, page in enumerate(pages):  # drawn, with the lecturer's view
+            while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
+                await asyncio.sleep(0.2)
+            drawn[i] = seen[1]
+        joined.set()
+        while time.monotonic() < until + SLACK_S:
+            for i, page in enumerate(pages):
+                seen = await page.evaluate(_PHONE_JS, looks)
+                if seen is None or seen[1] <= drawn[i]:
+                    continue
+                now, shown = time.perf_counter(), seen[0]
+                with contextlib.suppress(ValueError):
+                    shown = float(shown)  # a slider's value as its thumb writes it ("1.10")
+                for n in range(len(stats.edits) - 1, credited[i] - 1, -1):
+                    if same(stats.edits[n].value, shown) and stats.edits[n].sent <= now:
+                        stats.phone_follow.extend(now - e.sent for e in stats.edits[credited[i] : n + 1])
+                        credited[i], drawn[i] = n + 1, seen[1]
+                        break
+            await asyncio.sleep(0.05)
+        missed = sum(len(stats.edits) - c for c in credited)
+        if missed:
+            stats.error(f"{missed} (edit, phone) pairs never shown")
+        await browser.close()
+
+
+PHONE_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+
+
 async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     """Join, follow, idle and (own servers, --restart) restart: the figures of one class."""
     stats, stop = ClassStats(), asyncio.Event()
@@ -425,6 +485,10 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
     await gather_errors(stats, [student_joins(f, stats, t, current) for f, t in zip(followers, arrivals, strict=True)])
     joined = [f for f in followers if f.tab is not None and f.tab.widgets.get(SIGNAL_KEY)]
 
+    phones_joined, phones = asyncio.Event(), None
+    if args.phones:  # their pages joined before the follow phase; they follow until its end
+        phones = asyncio.create_task(phones_follow(args, code, stats, phones_joined, time.monotonic() + 3600))
+        await asyncio.wait([phones, asyncio.create_task(phones_joined.wait())], return_when=asyncio.FIRST_COMPLETED)
     reference = [cpu_reference()]  # how fast the machine runs Python just before the follow phase ...
     until = time.monotonic() + args.duration
     client0, follow0 = time.process_time(), time.monotonic()  # the load generator's own CPU (it shares the cores)
@@ -434,6 +498,10 @@ async def run_class(args: argparse.Namespace, box: Servers | None) -> dict:
         [lecturer_edits(lecturer, args, stats, until)]
         + [follow_until(f, stats, until + SLACK_S, stats.follow, stop) for f in joined],
     )
+    if phones is not None:
+        phones.cancel()  # the phones' own loop runs to the hour: the follow phase's end stops it
+        with contextlib.suppress(asyncio.CancelledError):
+            await phones
     client = (time.process_time() - client0) / max(time.monotonic() - follow0, 1e-9)
     per_pair = (lt.cpu_seconds(pids) - server0) / max(len(stats.follow), 1)  # polls and idle time included
     missed = sum(len(stats.edits) - f.credited for f in joined)
@@ -584,6 +652,12 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "follow_p50_ms": ms(stats.follow, 50),
         "follow_p95_ms": ms(stats.follow, 95),
         "follow_max_ms": 1000 * max(stats.follow, default=float("nan")),
+        "phones": args.phones,
+        "phone_cpu": args.phone_cpu,
+        "phone_follow_pairs": len(stats.phone_follow),
+        "phone_follow_p50_ms": ms(stats.phone_follow, 50),
+        "phone_follow_p95_ms": ms(stats.phone_follow, 95),
+        "phone_follow_max_ms": 1000 * max(stats.phone_follow, default=float("nan")),
         "signal_run_p50_ms": ms(stats.signal_runs, 50),
         "polls": stats.polls,
         "idle_s": args.idle,
@@ -616,6 +690,9 @@ def print_table(r: dict) -> None:
         ("edit -> follower p50/p95/max", f"{r['follow_p50_ms']:.0f} / {r['follow_p95_ms']:.0f} / "
          f"{r['follow_max_ms']:.0f} ms over {r['follow_pairs']} (edit, follower) pairs"),
         ("a signal rerun p50", f"{r['signal_run_p50_ms']:.0f} ms (send -> finished); {r['polls']} polls"),
+        *([("edit -> phone heatmap p50/p95/max", f"{r['phone_follow_p50_ms']:.0f} / {r['phone_follow_p95_ms']:.0f} / "
+            f"{r['phone_follow_max_ms']:.0f} ms over {r['phone_follow_pairs']} (edit, phone) pairs; "
+            f"{r['phones']} Chromium phones, CPU slowed {r['phone_cpu']:g}x")] if r.get("phones") else []),
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),

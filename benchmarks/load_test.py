@@ -747,6 +747,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--idle", type=float, default=30.0, help="class mode: seconds the class changes nothing (default 30)"
     )
     p.add_argument(
+        "--phones", type=int, default=0, help="class mode: Chromium phones that also follow (their heatmap timed)"
+    )
+    p.add_argument(
+        "--phone-cpu", type=float, default=4.0, help="class mode: how many times the phones' CPU is slowed (4)"
+    )
+    p.add_argument(
         "--answer-window",
         type=float,
         default=5.0,
