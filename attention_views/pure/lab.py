@@ -382,6 +382,9 @@ class ClassSeat:
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied
     name: str = ""  # the room's name as the lecturer gave it (user text: shown through plain())
     notice: str = ""  # what the class section says once about the last thing that happened (a break-away ...)
+    actions: int = (
+        0  # a student's class actions (join from the sidebar, break away, rejoin): each closes a phone's sidebar
+    )
 
     @property
     def lecturer(self) -> bool:

@@ -41,6 +41,7 @@ PROJECTOR_TITLE_FONT_SIZE = 24
 PROJECTOR_CELL_FONT_SIZE = 16
 PROJECTOR_CELL_GAP = 3
 MIN_CELL_FONT = 9  # cell digits drawn smaller are hidden (frame.py's CSS): colour only, the hover has the value
+PHONE_PX = 640  # below this width a page is a phone's: one column, its main chart first (docs/layout.md)
 PHONE_MIN_CELL_FONT = 11  # on a phone (frame.PHONE_PX) smaller digits are left out too: the table has them
 PROJECTOR_MIN_CELL_FONT = 16  # on a projector digits are read from the back row
 

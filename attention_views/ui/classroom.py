@@ -51,7 +51,7 @@ from attention_rooms.codes import signal_name
 from attention_rooms.errors import StoreUnavailableError
 from attention_rooms.limits import ADDRESS, ROOM_TTL_S, SESSION
 from attention_rooms.links import CLASS_PARAM, qr_svg, student_link
-from attention_views.pure import links
+from attention_views.pure import links, theme
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
@@ -77,6 +77,13 @@ POLL_MS = 250  # a student's page fetches its room's file this often (served by 
 IDLE_POLL_MS = 400  # ... and this often once the room has not moved for IDLE_AFTER_MS (fewer bytes on the Wi-Fi)
 IDLE_AFTER_MS = 30_000
 PANEL = "sidebar_class_panel"  # the "Live class" expander's open state (no class yet)
+# Streamlit's sidebar, open, and its close button (its DOM, not an API: tests/e2e/test_browser_phone.py fails when an
+# upgrade changes it); a phone's width
+SIDEBAR = {
+    "open": '[data-testid="stSidebar"][data-collapsed="false"]',
+    "close": '[data-testid="stSidebarCollapseButton"] button',
+    "phone_px": theme.PHONE_PX,
+}
 FOLLOWING_BAR = "class_following"  # a following student's class bar above the page (shown on a phone only)
 SEAT_COOKIE = "lab_seat"  # the browser's seat (codes.new_student_id), kept ROOM_TTL_S: a reload keeps the seat
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # what a seat cookie may hold (anything else: a new seat)
@@ -110,6 +117,15 @@ export default function ({ parentElement, data, setTriggerValue }) {
     // storage refused (a browser's privacy setting): the lecturer takes the class back by hand
   }
   if (state.version !== data.version) { state.version = data.version; state.movedAt = Date.now(); }
+  // a class action (a join from the sidebar, Break away, Rejoin) closes the sidebar on a phone: it covers the page
+  if (data.actions !== undefined && data.actions !== state.actions) {
+    const before = state.actions;
+    state.actions = data.actions;
+    if ((before !== undefined || data.actions > 0) && innerWidth < data.sidebar.phone_px) {
+      const bar = document.querySelector(data.sidebar.open);
+      if (bar) bar.querySelector(data.sidebar.close)?.click();
+    }
+  }
   if (!data.every_ms || state.timer !== null) return;
   state.fresh = Date.now();  // when the room's file last beat (a new "beat"), or the polling started
   const poll = async () => {
@@ -526,6 +542,8 @@ def section(s: Session, replace_lab: ReplaceLab):
         data = {
             "url": url,
             "version": seat.version,
+            "actions": seat.actions,
+            "sidebar": SIDEBAR,
             "every_ms": POLL_MS,
             "idle_ms": IDLE_POLL_MS,
             "idle_after_ms": IDLE_AFTER_MS,
@@ -774,6 +792,8 @@ def _on_join(s: Session) -> None:
         _join(s, st.session_state.get("sidebar_class_join_code", ""))
     except RoomError as err:
         _fail(s, str(err))
+        return
+    s.seat.actions += 1  # joined from the sidebar: a phone's sidebar closes on the class's page
 
 
 def _on_take_back(s: Session, replace_lab: ReplaceLab) -> None:
@@ -835,11 +855,13 @@ def _on_end(s: Session) -> None:
 
 def _on_break(seat: ClassSeat) -> None:
     seat.following, seat.notice = False, "You broke away: this copy is yours. Rejoin to follow the lecturer again."
+    seat.actions += 1
 
 
 def _on_rejoin(seat: ClassSeat) -> None:
     """Follow again: the next run takes the lecturer's current view (and page)."""
     seat.following, seat.notice, seat.version, seat.view_version = True, "", -1, -1
+    seat.actions += 1
 
 
 def _leave(s: Session, why: str) -> None:

@@ -39,7 +39,7 @@ MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's hea
 LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
 ADDRESS_KEYS = (*LINK_KEYS, CLASS_PARAM)  # the address bar's: the view's link and the live class's code
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
-PHONE_PX = 640  # below this width a page is a phone's: one column, its main chart first (docs/layout.md)
+PHONE_PX = theme.PHONE_PX
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
 _BOTH_MODES = (  # CSS rules for normal and projector mode alike

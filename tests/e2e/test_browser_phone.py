@@ -176,3 +176,30 @@ def test_a_following_students_class_bar_is_the_phones_alone(browser, app_url):
     finally:
         lecturer_context.close()
         student_context.close()
+
+
+def sidebar_open(tab: Page) -> bool:
+    return tab.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "false"
+
+
+def test_a_class_action_in_the_sidebar_closes_it_on_a_phone(browser, app_url):
+    """On a phone the open sidebar covers the page: Break away and Rejoin pressed there close it (Streamlit keeps it
+    open by itself); the page's own bar needs no sidebar at all."""
+    lecturer_context, student_context = new_context(browser, app_url), phone(browser, app_url, "390x844")
+    try:
+        lecturer, student = lecturer_context.new_page(), student_context.new_page()
+        open_page(lecturer, "/playground?scenario=emma-friend")
+        _, link, _ = start_class(lecturer)
+        open_page(student, link)
+        assert not sidebar_open(student), "a phone opens the class with the sidebar closed"
+        for button in ("Break away (try it yourself)", "Rejoin"):
+            student.locator('[data-testid="stExpandSidebarButton"]').tap()
+            wait_until(student, lambda: sidebar_open(student), "the sidebar opened")
+            pressed = student.locator('[data-testid="stSidebar"]').get_by_role("button", name=button)
+            wait_until(student, lambda p=pressed: p.count(), button)
+            pressed.tap()
+            wait_until(student, lambda: not sidebar_open(student), f"the sidebar closed after {button}")
+        assert_clean(student)
+    finally:
+        lecturer_context.close()
+        student_context.close()
