@@ -47,3 +47,11 @@ def test_the_playground_heatmap_is_named_by_its_headline_and_its_table_opens_wit
     assert list(frame.index) == list(lab.tables["Q"]["token"]) and list(frame.columns) == list(lab.tables["K"]["token"])
     W = heatmap_z(plotly_figures(at)[0])
     assert frame.iloc[3, 5] == f"{W[3, 5]:.2f}"
+
+
+@pytest.mark.parametrize("page", ["playground", "multi_head", "step_by_step"])
+def test_every_grid_of_the_lecture_pages_is_named_by_its_label(page):
+    at = open_page(page)
+    assert_clean(at)
+    grids = [node.proto.alt for node in nodes(at._tree) if node.type == "dataframe"]
+    assert grids and all(name.strip() for name in grids), grids
