@@ -67,7 +67,7 @@ def as_tables(tables: list[alt.Table], key: str) -> None:
     """A grid chart's numbers as tables, as the cells write them, each row and column headed by its token: in a
     folded expander under the chart (drawn only while open), each table named by its chart."""
     label = f"{tables[0].name} as a table" if len(tables) == 1 else f"{tables[0].name}: the {len(tables)} tables"
-    place = st.expander(label, icon=":material/table:", key=f"{key}_as_table", on_change="rerun")
+    place = st.expander(plain(label), icon=":material/table:", key=f"{key}_as_table", on_change="rerun")
     if not place.open:
         return
     with place:
