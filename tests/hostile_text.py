@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from attention_views.pure import links
 from attention_views.pure.lab import Lab, new_lab
 from attention_views.pure.tables import TOKEN
+from attention_views.ui.a11y import PAGE_SCRIPT
 
 # (text, what markdown would make of it unescaped; None: it holds no markup)
 _HOSTILE = (
@@ -147,7 +148,10 @@ PLAIN_TEXT_FIELDS = {  # widget fields shown as plain text (an input's value, a 
     "multiselect": {"options", "raw_value", "default"},
     "text_input": {"value", "default", "placeholder"},
     "text_area": {"value", "default", "placeholder"},
-    "plotly_chart": {"alt"},  # the chart's accessible name: an aria-label, never rendered as markdown
+    # an element's accessible name: an attribute (aria-label), never markdown
+    "plotly_chart": {"alt"},
+    "dataframe": {"alt"},
+    "table": {"alt"},
 }
 NOT_TEXT = {"id", "form_id", "spec", "config", "columns", "data", "deferred_file_id", "icon", "tag", "format", "type"}
 
@@ -181,6 +185,8 @@ def shown_texts(at: AppTest) -> list[tuple[str, str]]:
     for node in _nodes(at._tree):
         proto = getattr(node, "proto", None)
         if proto is None or node.type in LITERAL or node.type == "bidi_component" or not hasattr(proto, "ListFields"):
+            continue
+        if node.type == "html" and proto.body == PAGE_SCRIPT:  # the app's own script (ui/a11y.py): no user text
             continue
         out += [(f"{node.type}.{f}", t) for f, t in _proto_strings(proto, PLAIN_TEXT_FIELDS.get(node.type, set()))]
     return out

@@ -47,7 +47,7 @@ def chart(
     ``on_tap``: called when a cell is tapped (``components.figure.tapped`` reads it).
     """
     name = alt.headline(fig)  # before the title is taken out of the figure
-    tables = alt.grid_tables(fig)
+    grid_title = alt.title_of(fig) if alt.grids(fig) else None
     title = fig.layout.title.text
     if title:
         st.markdown(f"**{plain(title)}**")
@@ -68,20 +68,22 @@ def chart(
             shown = figure_in_place(fig, key, config, stretch=stretch, alt=name, on_tap=on_tap)
     else:
         shown = place.plotly_chart(fig, key=key, config=config, alt=name, **kwargs)
-    if tables:
-        as_tables(tables, key)
+    if grid_title is not None:
+        as_tables(fig, key, grid_title)
     return shown
 
 
-def as_tables(tables: list[alt.Table], key: str) -> None:
+def as_tables(fig: go.Figure, key: str, title: str) -> None:
     """A grid chart's numbers as tables, as the cells write them, each row and column headed by its token: in a
-    folded expander under the chart (drawn only while open), each table named by its chart."""
-    label = f"{tables[0].name} as a table" if len(tables) == 1 else f"{tables[0].name}: the {len(tables)} tables"
+    folded expander under the chart, made and drawn only while it is open; a table named by its chart ``title``
+    (a grid of heads': each by its head)."""
+    n = len(alt.grids(fig))
+    label = f"{title or 'The chart'} as a table" if n == 1 else f"{title or 'The chart'}: the {n} tables"
     place = st.expander(plain(label), icon=":material/table:", key=f"{key}_as_table", on_change="rerun")
     if not place.open:
         return
     with place:
-        for table in tables:
+        for table in alt.grid_tables(fig, title):
             st.table(_frame(table), alt=f"{table.name}, {table.corner.replace(chr(92), 'by')}")
 
 

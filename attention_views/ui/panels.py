@@ -161,7 +161,7 @@ def _number_config(columns: tuple[str, ...], fmt: str = "%.3f") -> dict:
 def readouts_table(weights: np.ndarray, query_tokens: list[str], key_tokens: list[str], key: str) -> None:
     """The per-row readouts of a weight matrix as a read-only table, with a one-line legend."""
     table = columns_table(readouts_columns(weights, query_tokens, key_tokens))
-    st.dataframe(table, hide_index=True, key=key, width="stretch", column_config=_readout_config())
+    st.dataframe(table, hide_index=True, key=key, width="stretch", column_config=_readout_config(), alt="Readouts")
     st.caption(
         "Readouts of the weights, one row per query. H bits: entropy, 0 = all weight on one key, "
         "log₂ n_k = spread evenly. N eff = 2^H, about how many keys the query reads. sum 0: the mask hid every key."
@@ -192,7 +192,8 @@ def output_panel(head: SingleHead, prefix: str, big: bool) -> None:
     out_col, bar_col = beside(f"{prefix}_output", whole=True)
     with out_col:
         st.markdown("**Output** = weights · V, one row per query")
-        number_table(numbers_arrow(r.output, head.query_tokens, _value_names(r.output)), f"{prefix}_output")
+        output = numbers_arrow(r.output, head.query_tokens, _value_names(r.output))
+        number_table(output, f"{prefix}_output", alt="Output")
         csv_download("Output as CSV", functools.partial(output_frame, head), "output.csv", f"{prefix}_output_csv")
         weights = functools.partial(numbers_frame, r.weights, head.query_tokens, head.key_tokens)
         csv_download("Weights as CSV", weights, "weights.csv", f"{prefix}_weights_csv")
@@ -286,6 +287,7 @@ def _compare(prefix: str, snap: Snapshot, weights: np.ndarray, q_tokens: list, k
                 hide_index=True,
                 key=f"{prefix}_changes",
                 width="stretch",
+                alt="Largest changes",
                 column_config={**_number_config(CHANGE_COLUMNS[2:4]), **_number_config(CHANGE_COLUMNS[4:], "%+.3f")},
             )
             st.caption(
@@ -388,6 +390,7 @@ def head_readouts(
                     key=f"{prefix}_readouts_{h}",
                     width="stretch",
                     column_config=_readout_config(),
+                    alt=f"Readouts of {names[h]}",
                 )
         st.caption("H bits: entropy, 0 = one key, log₂ n_k = all keys evenly. N eff = 2^H keys.")
     with sim_col:

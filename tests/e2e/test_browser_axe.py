@@ -39,6 +39,16 @@ _MATCHES_JS = """([target, selector]) => {
 }"""
 
 
+# What axe cannot see: a chart read as loose numbers. Every plotly chart (st.plotly_chart's, the in-place figure's)
+# is a figure with a name, and plotly's drawing inside it is hidden from assistive technology (ui/a11y.py).
+_CHARTS_READ_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'), gd => {
+  const named = gd.closest('[role="figure"][aria-label]');
+  const read = Array.from(gd.querySelectorAll('.main-svg')).filter(s => s.getAttribute('aria-hidden') !== 'true');
+  const key = (gd.closest('[class*="st-key-"]') || {className: 'a chart'}).className.match(/st-key-\\S+|a chart/)[0];
+  return [named ? '' : `${key} has no name`, read.length ? `${key}'s drawing is read (${read.length} layers)` : ''];
+}).flat().filter(Boolean)"""
+
+
 def own_violations(page, results: dict) -> list[str]:
     """The violations of axe's ``results`` that are not Streamlit's listed markup: "rule: target (summary)"."""
     found = []
@@ -73,6 +83,7 @@ def test_no_page_has_an_axe_violation_in_the_apps_own_content(page, projector):
             _visit(page, path, title)
         results = axe.run(page, options=AXE_OPTIONS).response
         problems += [f"{title}: {p}" for p in own_violations(page, results)]
+        problems += [f"{title}: {p}" for p in page.evaluate(_CHARTS_READ_JS)]
         forgiven |= {v["id"] for v in results["violations"]} & set(STREAMLIT_MARKUP)
     assert not problems, "\n".join(problems)
     # the list says what Streamlit's markup does today: a rule it no longer breaks comes off the list

@@ -87,6 +87,11 @@ def test_the_playground_with_the_keyboard_alone(page):
     words = ", ".join(f"{keys[j]} {moved[j]:.3f}" for j in np.argsort(-moved, kind="stable")[:3])
     assert said == f"query mammal at ({q[0, 0]:.2f}, {q[0, 1]:.2f}): {words}"
     assert page.locator(".plane .said").get_attribute("aria-live") == "polite"
+    slider = page.locator('.plane [aria-label="query mammal"]')
+    best = int(np.argmax(moved))
+    value = f"query mammal at ({q[0, 0]:.2f}, {q[0, 1]:.2f}); strongest key {keys[best]} {moved[best]:.3f}"
+    assert slider.get_attribute("aria-valuetext") == value
+    assert float(slider.get_attribute("aria-valuenow")) == pytest.approx(q[0, 0])
     assert focused(page)[2] == "query mammal", "the handle kept the focus"
 
     # the mask: its combobox, typed into, Enter picks the option

@@ -70,7 +70,8 @@ def test_projector_mode_enlarges_figure_text():
     assert big["layout"]["font"]["size"] >= 18 > normal
     heat = next(t for t in big["data"] if t["type"] == "heatmap")  # its digits sized by plotly, at most 18 px
     assert "size" not in heat.get("textfont", {})
-    css = at.get("html")[0].proto.body  # the page hides cell digits drawn under 16 px: colour only, hover has them
+    # the page hides cell digits drawn under 16 px: colour only, hover has them
+    css = next(h.proto.body for h in at.get("html") if h.proto.body.startswith("<style>"))
     assert '.hm text[style*="font-size: 15px"]' in css and '.hm text[style*="font-size: 16px"]' not in css
 
 

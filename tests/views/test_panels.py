@@ -229,3 +229,14 @@ def test_a_good_hand_written_snapshot_is_accepted():
     back, _ = links.from_json(_payload_with(GOOD))
     np.testing.assert_array_equal(back.snapshot.weights, [[0.25, 0.75]])
     assert math.isclose(back.snapshot.weights.sum(), 1.0)
+
+
+def test_a_number_table_sends_its_numbers_as_it_shows_them():
+    """A screen reader reads the value sent, not the one shown: "-1.2689903643825624e-17" for a cell showing
+    "-0.000" (after Learn it) unless the value is sent rounded, never as -0.0."""
+    from attention_views.ui.readonly_tables import shown_as
+
+    table = columns_table({"token": ["a", "b", "c"], "d0": [-1.2689903643825624e-17, 0.12345678, -0.0004]})
+    sent = shown_as(table, 3).to_pydict()
+    assert sent["token"] == ["a", "b", "c"] and sent["d0"] == [0.0, 0.123, 0.0]
+    assert all(math.copysign(1.0, v) == 1.0 for v in sent["d0"][::2]), "no -0.0"

@@ -37,6 +37,7 @@ def head_choice(lab: Lab) -> None:
         st.data_editor(
             multi_head.heads_display(lab.heads, lab.read),
             key=editor_key(lab, "multi_head", "heads"),
+            alt="Heads",
             num_rows="dynamic",
             hide_index=True,
             width="stretch",
@@ -149,10 +150,12 @@ def heads_details(view: MultiHeadView, big: bool) -> None:
                 f"**Concatenated heads** ({view.concat.shape[0]} × {view.concat.shape[1]}): "
                 "columns h1·… are head 1's output, h2·… head 2's, and so on"
             )
-            number_table(numbers_arrow(view.concat, queries, list(view.concat_labels)), "multi_head_concat")
+            concat = numbers_arrow(view.concat, queries, list(view.concat_labels))
+            number_table(concat, "multi_head_concat", alt="Concatenated heads")
             if view.mixed:
                 st.markdown("**Output** = concat · W_O")
-                number_table(numbers_arrow(view.output, queries, list(view.output_labels)), "multi_head_output")
+                output = numbers_arrow(view.output, queries, list(view.output_labels))
+                number_table(output, "multi_head_output", alt="Output")
     if readouts_tab.open:
         with readouts_tab:
             panels.head_readouts(view.weights, list(view.names), queries, keys, "multi_head", big)

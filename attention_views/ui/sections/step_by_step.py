@@ -43,7 +43,7 @@ def _pick_from_grid(lab: Lab) -> None:
         lab.selected = cell
 
 
-def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
+def _table(where, columns: dict, key: str, marked: int | None = None, alt: str | None = None) -> None:
     """A read-only table: labels, then numbers to three decimals; the row ``marked`` (the selected key) gets a ▶.
 
     Formatted by column formats, not a pandas Styler; the columns go to Streamlit as an Arrow table made from
@@ -57,6 +57,7 @@ def _table(where, columns: dict, key: str, marked: int | None = None) -> None:
         hide_index=True,
         key=key,
         column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers},
+        alt=alt,  # what the step's heading says it is
     )
 
 
@@ -118,6 +119,7 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         left,
         {"dimension": head.dim_labels, f"q ({qt[i]})": e.q, f"k ({kt[j]})": e.k, "q × k": e.products},
         "step_by_step_products",
+        alt="The dot product term by term",
     )
     with right:
         terms = figures.product_terms_bar(head.dim_labels, e.q, e.k, projector=big)
@@ -154,7 +156,11 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
         "$e^{z}/\\sum e^{z}$. Blocked keys have $e^{-\\infty} = 0$."
     )
     _table(
-        st, {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row}, "step_by_step_row", j
+        st,
+        {"key": kt, "score z": e.masked_row, "exp(z − m)": e.exps, "weight": e.weights_row},
+        "step_by_step_row",
+        j,
+        alt=f"Softmax over the row of {qt[i]}",
     )
     st.caption(
         f"{MARK} marks the key {plain(kt[j])}."
@@ -172,8 +178,8 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
     mix |= {f"w × {c}": [*e.weighted_values[:, n], e.output[n]] for n, c in enumerate(v_cols)}
     vals, out = st.columns([2, 3], gap="medium") if len(v_cols) <= 4 else (st.container(), st.container())
     values = {"value row": head.value_labels} | {c: r.V[:, n] for n, c in enumerate(v_cols)}
-    _table(vals, values, "step_by_step_values", j)
-    _table(out, mix, "step_by_step_output", j)
+    _table(vals, values, "step_by_step_values", j, alt="Value rows")
+    _table(out, mix, "step_by_step_output", j, alt=f"Output of {qt[i]}: the weights mix the value rows")
 
     with st.expander("Why $QK^\\top$? Seed 003 stores K as (C, T); this app uses (T, C), one row per token"):
         st.markdown(CONVENTION)
