@@ -18,6 +18,7 @@ import plotly.colors as pc
 from plotly.utils import PlotlyJSONEncoder
 
 AA = 4.5  # WCAG 2.2 success criterion 1.4.3, text under 18 pt
+LIGHT_TEXT = "light text"  # the name of the transparent layer that writes a grid's text on its dark cells
 SPAN = re.compile(r'^<span style="color:(#[0-9a-fA-F]{6})">(.*)</span>$')
 
 
@@ -61,7 +62,9 @@ def cell_contrasts(fig: dict) -> list[tuple[float, str]]:
         if trace.get("type") != "heatmap" or not trace.get("text"):
             continue
         z = _array(trace["z"])
-        scale, lo, hi = _scale(trace, fig["layout"])
+        # a transparent layer writes on the colours of the heatmap its meta names
+        painted = fig["data"][trace["meta"]] if trace.get("name") == LIGHT_TEXT else trace
+        scale, lo, hi = _scale(painted, fig["layout"])
         finite = z[np.isfinite(z)]
         lo = float(finite.min()) if lo is None else lo
         hi = float(finite.max()) if hi is None else hi

@@ -375,7 +375,7 @@ def heatmaps(page: Page) -> list[dict]:
     out = []
     for fig in figures(page):
         for trace in fig["traces"]:
-            if trace["type"] == "heatmap":
+            if trace["type"] == "heatmap" and trace.get("name") != "light text":  # base.LIGHT_TEXT: digits only
                 out.append({**trace, "key": fig["key"], "xticks": fig["xticks"], "yticks": fig["yticks"]})
     return out
 

@@ -16,6 +16,7 @@ from streamlit_browser import assert_clean, choose_option, figures, open_page, s
 
 import attention_core as ac
 from attention_core.learning import STOP_MAX_STEPS
+from attention_views.pure.figures.base import LIGHT_TEXT  # the layer writing the dark cells' digits
 from attention_views.ui import learning
 
 pytestmark = [pytest.mark.e2e, pytest.mark.looks_only]  # never types into a grid: conftest.page
@@ -51,7 +52,11 @@ def drawn(page) -> tuple[list | None, list | None]:
     """(your weights, head 1: the comparison's second heatmap; the loss curve's losses) as drawn, or None."""
     charts = {f["key"]: f["traces"] for f in figures(page)}
     comparison, loss = charts.get("exercises_weights"), charts.get("exercises_loss")
-    yours = [t["z"] for t in comparison if t["type"] == "heatmap"][1] if comparison else None
+    yours = (
+        [t["z"] for t in comparison if t["type"] == "heatmap" and t.get("name") != LIGHT_TEXT][1]
+        if comparison
+        else None
+    )
     return yours, (loss[0]["y"] if loss else None)
 
 

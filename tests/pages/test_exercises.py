@@ -7,6 +7,7 @@ import pytest
 from apptest_pages import assert_clean, edit_cells, heatmap_z, open_page, open_tab, plotly_figures
 
 import attention_core as ac
+from attention_views.pure.figures.base import LIGHT_TEXT  # the layer writing the dark cells' digits
 from attention_views.pure.lab import new_lab
 from attention_views.pure.tables import SHOWN_DECIMALS
 from attention_views.ui.exercises import TAB_LABELS
@@ -29,7 +30,7 @@ def key_of(at, eid: str, name: str) -> str:
 def panels(at) -> list[np.ndarray]:
     """The heatmaps of the comparison figure: target, yours (head 1), then target, yours (head 2), ..."""
     fig = plotly_figures(at)[0]
-    return [heatmap_z({"data": [t]}) for t in fig["data"] if t.get("type") == "heatmap"]
+    return [heatmap_z({"data": [t]}) for t in fig["data"] if t.get("type") == "heatmap" and t.get("name") != LIGHT_TEXT]
 
 
 def shown_score(at) -> float:

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 import attention_core as ac
 from attention_core.head_training import JOB_INDUCTION, JOB_PREVIOUS, JOBS
 from attention_views.pure import links
+from attention_views.pure.figures.base import LIGHT_TEXT  # the layer writing the dark cells' digits
 from attention_views.pure.lab import JOB_EVERY, JOB_STEPS, Learning, new_lab
 from attention_views.ui import learning as lv
 from attention_views.ui.exercises import TAB_LABELS
@@ -47,7 +48,9 @@ def shown_losses(at) -> np.ndarray:
 
 def yours(at) -> np.ndarray:
     """The comparison's right-hand panel (head 1): the weights the page shows for the student's tables."""
-    heatmaps = [t for t in figure(at, "Target (left)")["data"] if t.get("type") == "heatmap"]
+    heatmaps = [
+        t for t in figure(at, "Target (left)")["data"] if t.get("type") == "heatmap" and t.get("name") != LIGHT_TEXT
+    ]
     return heatmap_z({"data": [heatmaps[1]]})
 
 

@@ -15,6 +15,7 @@ import attention_models as am
 from attention_core.head_scores import duplicate_token_score, head_scores, strongest_head_type
 from attention_models.interp import Patch, patched_logit_diffs
 from attention_views.pure import links
+from attention_views.pure.figures.base import LIGHT_TEXT
 from attention_views.pure.single_head import run_single_head
 from attention_views.ui.sections import interp, model_runs
 from attention_views.ui.sections import real_model as rm
@@ -245,7 +246,7 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
     assert_clean(at)
     run = model.run(am.DEFAULT_SENTENCE)
     lens = _figure(at, "Logit lens")["data"][0]
-    z, text = sent_array(lens["z"]), [[_shown(t) for t in row] for row in lens["text"]]
+    z, text = sent_array(lens["z"]), [[_shown(t) for t in row] for row in _written(_figure(at, "Logit lens"))]
     T, shown = len(run.token_ids), interp.LENS_COLUMNS  # the last 8 positions of 14 at first
     assert z.shape == (31, shown) and len(text) == 31
     assert _figure(at, "Logit lens")["layout"]["xaxis"]["ticktext"] == [t for t in run.tokens[T - shown :]]
@@ -255,9 +256,19 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
     first = model.token(int(am.logit_lens(run, T - shown)[13].argmax()))  # the first shown, after layer 12
     assert text[13][0] == _cell(first)
     at.slider(key="real_model_lens_first").set_value(0).run()
-    lens = _figure(at, "Logit lens")["data"][0]
-    assert _shown(lens["text"][13][0]) == _cell(model.token(int(am.logit_lens(run, 0)[13].argmax())))
+    assert _shown(_written(_figure(at, "Logit lens"))[13][0]) == _cell(
+        model.token(int(am.logit_lens(run, 0)[13].argmax()))
+    )
     assert any("' Mary'" in c.value for c in at.caption)
+
+
+def _written(fig: dict) -> list[list[str]]:
+    """The first heatmap's cell text as drawn: its own, or on its dark cells its light-text layer's."""
+    own = fig["data"][0]["text"]
+    layer = next((t["text"] for t in fig["data"] if t.get("name") == LIGHT_TEXT and t.get("meta") == 0), None)
+    if layer is None:
+        return own
+    return [[a or b for a, b in zip(r, q, strict=True)] for r, q in zip(own, layer, strict=True)]
 
 
 def _shown(text: str) -> str:

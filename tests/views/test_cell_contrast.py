@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from cell_contrast import as_sent, cell_contrasts, low_contrast, ratio, rgb
 
+import attention_core as ac
 from attention_views.pure import figures as fg
 from attention_views.pure import theme
+from attention_views.pure.figures.base import LIGHT_TEXT
 
 
 def test_the_ratio_matches_wcags_published_values():
@@ -53,3 +55,18 @@ def test_every_cell_text_on_every_colour_scale_keeps_4_5_to_1(projector):
         assert not low_contrast(sent), (name, low_contrast(sent)[:5])
         checked += len(found)
     assert checked > 3000
+
+
+@pytest.mark.parametrize("scenario", ac.list_scenarios())
+def test_cell_text_holds_no_markup_so_plotly_sizes_the_digits_to_the_cells(scenario):
+    """plotly sizes a heatmap's cell text by its longest string, markup included: a colour span in the text drew
+    every digit of the playground at 1 px (hidden). The light cells' digits are a layer of their own instead."""
+    W = ac.run_scenario(ac.load_scenario(scenario)).heads[0].weights  # (n_q, n_k)
+    fig = fg.attention_heatmap(W, [f"q{i}" for i in range(W.shape[0])], [f"k{j}" for j in range(W.shape[1])])
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    texts = [c for t in heatmaps for row in t.text for c in row]
+    assert texts and not [c for c in texts if "<" in c], "no cell text carries markup"
+    main, *layers = heatmaps
+    assert [t.name for t in layers] in ([], [LIGHT_TEXT])
+    drawn = [[a or b for a, b in zip(ra, rb, strict=True)] for ra, rb in zip(main.text, layers[0].text, strict=True)]
+    assert all(c for row in (drawn if layers else main.text) for c in row), "every cell's digits, in one layer"

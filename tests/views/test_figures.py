@@ -14,6 +14,7 @@ from plotly.subplots import make_subplots
 import attention_core as ac
 from attention_views.pure import figures, theme
 from attention_views.pure.figures import base
+from attention_views.pure.figures.base import LIGHT_TEXT
 from tests.plotly_axes import drawn_axis
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,26 @@ FRIEND_Q = (1.0, 0.9, 0.5, 1)
 EMMA_K = (1.2, 0.8, 1.0, 0)
 DIMS = ("Pers", "Anim", "Noun", "Adj")
 TOKENS = ["the", "cat", "is", "what", "it", "is"]  # "is" twice, on purpose
+
+
+def drawn(fig) -> list:
+    """The traces that draw something of their own (not base.light_text_layers' layers of dark cells' digits)."""
+    return [t for t in fig.data if t.name != LIGHT_TEXT]
+
+
+def light_layer(fig, k: int):
+    """The layer that writes the light-ink digits of trace ``k``."""
+    (layer,) = [t for t in fig.data if t.name == LIGHT_TEXT and t.meta == k]
+    return layer
+
+
+def written(fig, k: int) -> list[list[str]]:
+    """Each cell's text of trace ``k`` as drawn: its own, or its light-text layer's."""
+    layers = [t for t in fig.data if t.name == LIGHT_TEXT and t.meta == k]
+    own = [list(row) for row in fig.data[k].text]
+    if not layers:
+        return own
+    return [[a or b for a, b in zip(r, q, strict=True)] for r, q in zip(own, layers[0].text, strict=True)]
 
 
 def _weights(n_q: int, n_k: int, seed: int = 0) -> np.ndarray:
@@ -118,7 +139,7 @@ def test_heatmap_of_the_emma_friend_scenario_hovers_friend_to_emma():
 def test_masked_cells_are_grey_minus_inf_with_masked_hover_and_no_inf_in_json():
     scores = np.where(ac.causal_mask(3), np.array([[1.0, 2.0, 3.0], [-1.5, 0.5, 2.0], [0.25, 1.0, -0.5]]), -np.inf)
     fig = figures.attention_heatmap(scores, list("abc"), list("abc"), value_name="score", zmin=None, zmax=None, zmid=0)
-    values, masked = fig.data
+    values, masked = drawn(fig)
     assert np.isnan(values.z[0][1]) and np.isnan(values.z[0][2]) and values.z[1][0] == -1.5, "NaN: a gap"
     assert masked.name == "masked" and masked.showscale is False
     assert masked.text[0][1] == "−inf" and masked.text[1][0] == ""
@@ -130,7 +151,7 @@ def test_masked_cells_are_grey_minus_inf_with_masked_hover_and_no_inf_in_json():
 
 
 def test_no_masked_overlay_without_minus_inf():
-    assert len(figures.attention_heatmap(_weights(2, 2), ["a", "b"], ["c", "d"]).data) == 1
+    assert len(drawn(figures.attention_heatmap(_weights(2, 2), ["a", "b"], ["c", "d"]))) == 1
 
 
 def test_zmid_gives_a_symmetric_range_and_the_diverging_scale():
@@ -167,14 +188,17 @@ def test_cell_text_only_up_to_the_limit(n_q, n_k, has_text):
 def test_show_text_overrides_the_automatic_choice():
     big = figures.attention_heatmap(_weights(21, 21), [""] * 21, [""] * 21, show_text=True)
     small = figures.attention_heatmap(_weights(2, 2), ["a", "b"], ["c", "d"], show_text=False)
-    assert big.data[0].text is not None and big.data[0].text[0][0].count(".") == 1
+    assert big.data[0].text is not None and written(big, 0)[0][0].count(".") == 1
     assert small.data[0].text is None
 
 
 def test_cell_text_has_two_decimals_and_no_negative_zero():
     fig = figures.attention_heatmap(np.array([[0.12345, -0.001]]), ["a"], ["b", "c"], zmin=None, zmax=None, zmid=0.0)
-    white = '<span style="color:#ffffff">0.12</span>'  # the top of the range: dark red, white text (ui contrast)
-    assert list(fig.data[0].text[0]) == [white, "0.00"]
+    # the top of the range: dark red, its text white, in the light-text layer (see light_ink)
+    assert list(written(fig, 0)[0]) == ["0.12", "0.00"]
+    assert [list(r) for r in light_layer(fig, 0).text] == [["0.12", ""]] and light_layer(
+        fig, 0
+    ).textfont.color == "#ffffff"
 
 
 def test_selected_cell_is_outlined():
@@ -275,11 +299,11 @@ def test_delta_heatmap_of_identical_matrices_and_masked_scores():
 def test_head_grid_shares_one_colour_axis_with_one_colour_bar():
     heads = [_weights(3, 3, seed) for seed in range(3)]
     fig = figures.head_grid(heads, ["Head A", "Head B", "Head C"], list("abc"), ["x", "x", "y"])
-    assert [t.type for t in fig.data] == ["heatmap"] * 3
-    assert {t.coloraxis for t in fig.data} == {"coloraxis"}
+    assert [t.type for t in drawn(fig)] == ["heatmap"] * 3
+    assert {t.coloraxis for t in drawn(fig)} == {"coloraxis"}
     assert (fig.layout.coloraxis.cmin, fig.layout.coloraxis.cmax) == (0.0, 1.0)
     assert fig.layout.coloraxis.colorscale == go.Heatmap(colorscale=theme.WEIGHTS_COLORSCALE).colorscale
-    assert all(t.showscale is None and t.colorscale is None for t in fig.data), "no per-head colour bars"
+    assert all(t.showscale is None and t.colorscale is None for t in drawn(fig)), "no per-head colour bars"
     assert [a.text for a in fig.layout.annotations] == ["Head A", "Head B", "Head C"]
     np.testing.assert_allclose(np.array(fig.data[2].z, dtype=float), heads[2])
     layout = fig.layout.to_plotly_json()
@@ -362,7 +386,7 @@ def test_clickable_grid_is_one_invisible_marker_per_cell_with_customdata_i_j_ove
     """A click anywhere in a cell selects its marker (the nearest centre); the heatmap under them draws it."""
     W = _weights(2, 3)
     fig = figures.clickable_grid(W, ["is", "is"], ["a", "b", "c"])
-    markers, cells = fig.data
+    markers, cells = drawn(fig)
     assert markers.type == "scatter" and cells.type == "heatmap" and cells.hoverinfo == "skip"
     assert [list(c) for c in markers.customdata] == [[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]
     assert list(markers.x) == [0, 1, 2, 0, 1, 2] and list(markers.y) == [0, 0, 0, 1, 1, 1]
@@ -383,8 +407,8 @@ def test_clickable_grid_outlines_the_selected_cell_and_writes_readable_text():
     fig = figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(0, 1))
     assert {(s.x0, s.y0) for s in fig.layout.shapes} == {(0.5, -0.5)}
     cells = fig.data[1]  # the heatmap under the markers: white text on the dark cell, the trace's black on the light
-    white = '<span style="color:#ffffff">0.05</span>'
-    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [[white, "0.95"]]
+    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [["", "0.95"]]
+    assert [list(row) for row in light_layer(fig, 1).text] == [["0.05", ""]]
     assert cells.textfont.size is None and cells.textfont.color == "#000000"
     with pytest.raises(ValueError, match="outside"):
         figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(1, 0))
@@ -562,13 +586,13 @@ def test_head_grid_can_give_each_head_its_own_colour_range():
     heads = [rng.dirichlet(np.ones(5) * 50, size=5) for _ in range(4)]  # all near 0.2: alike on 0..1
     tokens = list("abcde")
     own = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens, shared_range=False).to_dict()
-    for trace, W in zip(own["data"], heads, strict=True):
+    for trace, W in zip([t for t in own["data"] if t.get("name") != LIGHT_TEXT], heads, strict=True):
         assert (trace["zmin"], trace["zmax"]) == (W.min(), W.max())
         assert "coloraxis" not in trace
     titles = [a["text"] for a in own["layout"]["annotations"]]
     assert titles[0] == f"h1<br>{heads[0].min():.2f}–{heads[0].max():.2f}"  # the range under the name
     shared = figures.head_grid(heads, ["h1", "h2", "h3", "h4"], tokens, tokens).to_dict()
-    assert all(t["coloraxis"] == "coloraxis" for t in shared["data"])
+    assert all(t["coloraxis"] == "coloraxis" for t in shared["data"] if t.get("name") != LIGHT_TEXT)
     assert (shared["layout"]["coloraxis"]["cmin"], shared["layout"]["coloraxis"]["cmax"]) == (0.0, 1.0)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attention_views.pure import formats
+from attention_views.pure.figures import base
 from attention_views.pure.theme import MINUS_INF
 
 _HOVER_NAMES = re.compile(  # base.hover_template's "query: %{y}<br>key: %{x}<br>weight: ..." (or customdata's names)
@@ -59,7 +60,14 @@ def axis_names(axis: dict, n: int) -> list[str]:
 
 def grids(fig: go.Figure) -> list[go.Heatmap]:
     """The heatmap traces that hold a grid's values (not the grey overlay of its masked cells)."""
-    return [t for t in fig.data if t.type == "heatmap" and t.name != "masked"]
+    return [t for t in fig.data if t.type == "heatmap" and t.name not in ("masked", base.LIGHT_TEXT)]
+
+
+def _light_text(fig: go.Figure, trace: go.Heatmap) -> list | None:
+    """The text base.light_text_layers moved off ``trace`` (its dark cells', in the layer whose ``meta`` is the
+    trace's index), or None."""
+    k = next(i for i, t in enumerate(fig.data) if t is trace)
+    return next((t.text for t in fig.data if t.name == base.LIGHT_TEXT and t.meta == k), None)
 
 
 def _names(fig: go.Figure) -> tuple[str, str, str]:
@@ -90,7 +98,10 @@ def grid_tables(fig: go.Figure, title: str | None = None) -> list[Table]:
     layout, traces, tables = fig.layout.to_plotly_json(), grids(fig), []
     for t in traces:
         z = np.asarray(t.z, dtype=np.float64)  # (n_rows, n_cols); NaN: a gap (a masked cell)
-        cells = [[_cell_text(t, z, i, j, masked, value_name) for j in range(z.shape[1])] for i in range(z.shape[0])]
+        light = _light_text(fig, t)
+        cells = [
+            [_cell_text(t, z, i, j, masked, value_name, light) for j in range(z.shape[1])] for i in range(z.shape[0])
+        ]
         rows = axis_names(_axis(layout, t, "y"), z.shape[0])
         cols = axis_names(_axis(layout, t, "x"), z.shape[1])
         name = text(t.name) if len(traces) > 1 and t.name else (title_of(fig) if title is None else title)
@@ -98,11 +109,15 @@ def grid_tables(fig: go.Figure, title: str | None = None) -> list[Table]:
     return tables
 
 
-def _cell_text(trace: go.Heatmap, z: np.ndarray, i: int, j: int, masked: bool, value_name: str) -> str:
-    """Cell (i, j) as drawn: its text, else its value as a cell writes it, "−inf" where the masked overlay covers
-    it, or, on the mask's colours (1 may attend, 0 blocked), the mask's word."""
+def _cell_text(
+    trace: go.Heatmap, z: np.ndarray, i: int, j: int, masked: bool, value_name: str, light: list | None = None
+) -> str:
+    """Cell (i, j) as drawn: its text (or the light-text layer's), else its value as a cell writes it, "−inf"
+    where the masked overlay covers it, or, on the mask's colours (1 may attend, 0 blocked), the mask's word."""
     if trace.text is not None and trace.text[i][j]:
         return text(trace.text[i][j])
+    if light is not None and light[i][j]:
+        return text(light[i][j])
     value = float(z[i, j])
     if value_name == "mask":
         return "0" if value == 1 else MINUS_INF
@@ -146,7 +161,7 @@ def _grid_headline(fig: go.Figure, title: str, grids: list[go.Heatmap]) -> str:
     layout = fig.layout.to_plotly_json()
     row = axis_names(_axis(layout, grids[0], "y"), z.shape[0])[i]
     col = axis_names(_axis(layout, grids[0], "x"), z.shape[1])[j]
-    value = _cell_text(grids[0], z, i, j, False, value_name)
+    value = _cell_text(grids[0], z, i, j, False, value_name, _light_text(fig, grids[0]))
     if (row_name, col_name) == ("query", "key"):
         return f"{title}, {size}; strongest: {row} to {col}, {value}"
     return f"{title}, {size}; largest {value_name}: {row_name} {row}, {col_name} {col}, {value}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -216,6 +217,50 @@ def light_ink(z: np.ndarray, scale: str | Sequence, lo: float, hi: float) -> np.
     return theme.luminance(cell_colours(z, scale, lo, hi)) < theme.LIGHT_INK_BELOW
 
 
+LIGHT_TEXT = "light text"  # the transparent heatmap over a grid that writes its dark cells' text in LIGHT_INK
+_LIGHT_SPAN = re.compile(f'<span style="color:{theme.LIGHT_INK}">(.*)</span>', re.S)
+_CLEAR = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
+
+
+def light_text_layers(traces: Sequence) -> list:
+    """``traces``, then for each heatmap whose text :func:`inked` coloured a transparent heatmap over it that writes
+    its light cells (named LIGHT_TEXT, ``meta`` the index of the heatmap it writes on): plotly sizes a trace's cell
+    text by its longest string, markup included, so a span in the trace's own text shrank every digit to a pixel or
+    two. Both traces hold digits alone and get one size from the cells."""
+    out, layers = list(traces), []
+    for k, t in enumerate(traces):
+        if t.type != "heatmap" or t.text is None:
+            continue
+        rows = [[_LIGHT_SPAN.fullmatch(c) if isinstance(c, str) else None for c in row] for row in t.text]
+        if not any(m for row in rows for m in row):
+            continue
+        t.text = [
+            [("" if m else c) for c, m in zip(row, found, strict=True)] for row, found in zip(t.text, rows, strict=True)
+        ]
+        light = [[m[1] if m else "" for m in found] for found in rows]
+        axes = {a: getattr(t, a) for a in ("xaxis", "yaxis") if getattr(t, a)}
+        layers.append(
+            make_trace(
+                go.Heatmap,
+                z=t.z,
+                x=t.x,
+                y=t.y,
+                xgap=t.xgap,
+                ygap=t.ygap,
+                text=light,
+                texttemplate="%{text}",
+                textfont={"color": theme.LIGHT_INK},
+                colorscale=_CLEAR,
+                showscale=False,
+                hoverinfo="skip",
+                name=LIGHT_TEXT,
+                meta=k,
+                **axes,
+            )
+        )
+    return out + layers
+
+
 def inked(text: list, light: np.ndarray) -> list:
     """Cell text with each ``light`` cell's in theme.LIGHT_INK (a span plotly draws in that colour); the others
     take the trace's theme.DARK_INK."""
@@ -385,7 +430,7 @@ def finish_figure(
         axes |= {"xaxis", "yaxis"}
     # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off)
     axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
-    return go.Figure(traces, {**layout, **house, **axes}, _validate=VALIDATE)
+    return go.Figure(light_text_layers(traces), {**layout, **house, **axes}, _validate=VALIDATE)
 
 
 @functools.lru_cache(maxsize=64)
