@@ -77,6 +77,7 @@ def test_no_page_has_an_axe_violation_in_the_apps_own_content(page, projector):
     axe = Axe()
     open_page(page, "/")
     set_projector(page, projector)
+    wait_laid_out(page)  # the projector's rerun drawn: axe reads colours as they settle, not mid-transition
     problems, forgiven = [], set()
     for path, title in app_pages():
         if path != "/":

@@ -27,6 +27,7 @@ from streamlit_browser import (
 )
 
 from attention_rooms import open_store
+from attention_rooms.codes import signal_name
 from deploy import devserver, run_local
 
 pytestmark = pytest.mark.e2e
@@ -101,21 +102,21 @@ def spread(page: Page) -> dict | None:
     return page.evaluate(_SPREAD_JS)
 
 
-_POLLS_JS = """([code, since]) => performance.getEntriesByType('resource')
-  .filter((e) => e.name.includes(`/class/${code}.json`) && e.startTime >= since).map((e) => e.startTime)"""
+_POLLS_JS = """([file, since]) => performance.getEntriesByType('resource')
+  .filter((e) => e.name.includes(`/class/${file}.json`) && e.startTime >= since).map((e) => e.startTime)"""
 
 
-def poll_starts(page: Page, code: str, since_ms: float = 0.0) -> list[float]:
-    """When the page fetched its room's file (ms on the page's own clock, ``performance.now()``), since ``since_ms``:
-    the signal's polls, as the browser's resource timing records them."""
-    return page.evaluate(_POLLS_JS, [code, since_ms])
+def poll_starts(page: Page, file: str, since_ms: float = 0.0) -> list[float]:
+    """When the page fetched its room's signal file ``file`` (codes.signal_name: ms on the page's own clock,
+    ``performance.now()``), since ``since_ms``: the signal's polls, as the browser's resource timing records them."""
+    return page.evaluate(_POLLS_JS, [file, since_ms])
 
 
 def page_now(page: Page) -> float:
     return page.evaluate("() => performance.now()")
 
 
-def assert_polls_within_bound(tabs: list[Page], code: str) -> list[float]:
+def assert_polls_within_bound(tabs: list[Page], file: str) -> list[float]:
     """Over the goal's length on each page's own clock, the page polls its room's file every POLL_BOUND_MS at most
     (the median of the intervals); those medians."""
     starts = []
@@ -125,7 +126,7 @@ def assert_polls_within_bound(tabs: list[Page], code: str) -> list[float]:
     medians = []
     for tab, start in zip(tabs, starts, strict=True):
         wait_until(tab, lambda t=tab, s=start: page_now(t) - s >= GOAL_S * 1000, "the goal's length on the page")
-        polls = poll_starts(tab, code, start)
+        polls = poll_starts(tab, file, start)
         periods = sorted(b - a for a, b in zip(polls, polls[1:], strict=False))
         assert len(polls) >= 3, f"{len(polls)} polls in {GOAL_S} s on the page's clock (goal {GOAL_S} s)"
         medians.append(periods[len(periods) // 2])
@@ -310,7 +311,8 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
             assert_clean(tab)
         print(f"\nstudents' replicas (nginx's sticky upstreams): {ups}")
         assert len(set(ups)) == 2, f"the students are all on {set(ups)}"
-        periods = assert_polls_within_bound(students, code)
+        signal = signal_name(rooms.signal_secret(), code)  # the room's file, as the pages fetch it
+        periods = assert_polls_within_bound(students, signal)
         print(f"students' poll periods (median, page clock): {[f'{p:.0f} ms' for p in periods]}")
 
         # -- the lecturer edits a cell: every student follows
@@ -351,7 +353,7 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         assert_within_bound("edit after a break-away", seconds, ups[1:])
         second = playground(lecturer)
         since = page_now(rebel)  # the rebel's page polls on: NOT_FOLLOWED_POLLS of them see the lecturer's move
-        wait_until(rebel, lambda: len(poll_starts(rebel, code, since)) > NOT_FOLLOWED_POLLS, "the rebel's polls")
+        wait_until(rebel, lambda: len(poll_starts(rebel, signal, since)) > NOT_FOLLOWED_POLLS, "the rebel's polls")
         assert playground(rebel) == own != second, "a student on their own copy keeps it"
         banner.get_by_role("button", name="Rejoin").click()
         wait_until(rebel, lambda: playground(rebel) == second, "the lecturer's view after Rejoin", BOUND_S)

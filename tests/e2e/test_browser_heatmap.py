@@ -95,3 +95,22 @@ def test_the_heatmap_rows_follow_a_dragged_query_with_the_planes_weights_and_kee
     assert_clean(page)
     assert_same_element(page)
     assert ranges(page) == zoomed, "the zoom was lost when the drag was written into the table"
+
+
+# Each cell text plotly drew in the playground's heatmap: [font size in px, shown, its text]
+_DIGITS_JS = """() => Array.from(document.querySelectorAll('.st-key-playground_heatmap .hm text'), (e) => [
+  parseFloat(getComputedStyle(e).fontSize), getComputedStyle(e).display !== 'none', e.textContent])"""
+
+
+def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_size(page):
+    """At 1280x720 every one of emma-friend's 81 weights is written in its cell, in light and dark cells alike, no
+    smaller than the page lets digits be (theme.MIN_CELL_FONT): colour markup inside the cell text once made plotly
+    fit the digits at 1 px, and the page hid them all."""
+    from attention_views.pure import theme
+
+    open_page(page, "/playground?scenario=emma-friend")
+    cells = wait_until(page, lambda: len(got := page.evaluate(_DIGITS_JS)) >= 81 and got, "the heatmap's digits")
+    written = [(size, text) for size, shown, text in cells if shown and text]
+    assert len(written) == 81, f"{len(written)} of 81 weights written"
+    assert min(size for size, _ in written) >= theme.MIN_CELL_FONT, sorted({s for s, _ in written})
+    assert_clean(page)
