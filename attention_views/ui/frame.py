@@ -9,10 +9,12 @@ and the share panel, and offers the download and upload of the view. Pages only 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
-from dataclasses import replace
-from typing import NoReturn
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -165,30 +167,151 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def run(page: StreamlitPage) -> None:
-    """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
-    s = start(page.url_path or "home")
-    editors.fold_last_runs_edits()  # before a lecturer's view may replace the lab, as the editors' edits came first
-    took = classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page
-    if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
-        target, s.goto = s.goto, ""
-        st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
-    with classroom.turn(took):
-        slot = sidebar(s)
-        place = classroom.section(s, replace_lab)
-        top = classroom.banner(s)
-        class_questions.question_banner(s)  # the class's open or revealed question, above the page
-        try:
-            page.run()
-        except PageEnd:  # the page showed what it could: the work after it is still done
-            pass
-        classroom.after_page(s, took)
-        classroom.fill_banner(s, top)
-        classroom.fill_section(s, place, replace_lab)
-        finish(s, slot)
-        commits(editors.drawn_keys())
-        editors.end_run()
+@dataclass
+class Run:
+    """One run's working state, handed from step to step (a field is set by the step that makes it)."""
+
+    page: StreamlitPage
+    exits: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    s: Session | None = None  # open_session's
+    took: bool = False  # follow_class's: this run took the lecturer's view
+    slot: DeltaGenerator | None = None  # draw_sidebar's: the share panel
+    place: DeltaGenerator | None = None  # class_section's: the sidebar's place for the class
+    top: DeltaGenerator | None = None  # class_banner's: the place above the page for the class's banner
+
+
+def open_session(r: Run) -> None:
+    """This session's state, from the link on first use: every later step reads it."""
+    r.s = start(r.page.url_path or "home")
+
+
+def fold_edits(r: Run) -> None:
+    """The last run's table edits folded in before a lecturer's view may replace the lab: the edits came first."""
+    editors.fold_last_runs_edits()
+
+
+def follow_class(r: Run) -> None:
+    """A following student takes the lecturer's view (and page) before anything is drawn from the lab."""
+    r.took = classroom.follow(r.s, replace_lab)
+
+
+def go_to(r: Run) -> None:
+    """A button's callback asked for another page: switch before anything is drawn (st.switch_page cannot run in
+    a callback)."""
+    if r.s.goto:
+        target, r.s.goto = r.s.goto, ""
+        st.switch_page(f"pages/{target}.py", query_params={"scenario": r.s.lab.scenario})
+
+
+def take_turn(r: Run) -> None:
+    """A run that took the lecturer's view draws while no other such run does in this process (until end_turn)."""
+    r.exits.enter_context(classroom.turn(r.took))
+
+
+def draw_sidebar(r: Run) -> None:
+    """Scenario picker, Reset, projector mode and the page's CSS, before the page reads them."""
+    r.slot = sidebar(r.s)
+
+
+def class_section(r: Run) -> None:
+    """The sidebar's place for the live class (filled after the page) and a student's signal."""
+    r.place = classroom.section(r.s, replace_lab)
+
+
+def class_banner(r: Run) -> None:
+    """The place above the page for the class's fault banner (filled after the page, when the store answered)."""
+    r.top = classroom.banner(r.s)
+
+
+def question_banner(r: Run) -> None:
+    """The class's open or revealed question, above the page."""
+    class_questions.question_banner(r.s)
+
+
+def run_page(r: Run) -> None:
+    """The page itself; an early end (:func:`end_page`) still leaves the steps after it to run."""
+    try:
+        r.page.run()
+    except PageEnd:
+        pass
+
+
+def publish_class(r: Run) -> None:
+    """The lecturer publishes what the page changed; a student who changed the view breaks away."""
+    classroom.after_page(r.s, r.took)
+
+
+def fill_class_banner(r: Run) -> None:
+    """The class's banner says what the store did during this run (publishing included)."""
+    classroom.fill_banner(r.s, r.top)
+
+
+def fill_class_section(r: Run) -> None:
+    """The class's controls, drawn after the page and the publishing so they say what they did."""
+    classroom.fill_section(r.s, r.place, replace_lab)
+
+
+def sync_link(r: Run) -> None:
+    """The address bar and the open share panel hold the view as the page and the class left it."""
+    finish(r.s, r.slot)
+
+
+def editor_commits(r: Run) -> None:
+    """The component that commits the editors this run drew, after the page that draws them (their edits are stored
+    without a rerun)."""
+    commits(editors.drawn_keys())
+
+
+def end_editors(r: Run) -> None:
+    """The editors this run drew are the ones the next run folds in first (a run cut short leaves the old list)."""
+    editors.end_run()
+
+
+def end_turn(r: Run) -> None:
+    """Another following student's run may draw now."""
+    r.exits.close()
+
+
+def settle(r: Run) -> None:
+    """Once per process, after its first whole run: the libraries' objects out of the collector's reach."""
     settle_heap()
+
+
+class Step(NamedTuple):
+    do: Callable[[Run], None]
+    after: tuple[str, ...] = ()  # the steps that must have run before this one (why: the step's docstring)
+
+
+# The run, in order: the session, the class's view, the sidebar and the class's places, the page, then what says
+# what the page did. A step that raises ends the run there (the turn is released).
+STEPS: tuple[Step, ...] = (
+    Step(open_session),
+    Step(fold_edits, after=("open_session",)),
+    Step(follow_class, after=("open_session", "fold_edits")),
+    Step(go_to, after=("open_session",)),
+    Step(take_turn, after=("follow_class", "go_to")),
+    Step(draw_sidebar, after=("take_turn", "go_to")),
+    Step(class_section, after=("take_turn", "go_to")),
+    Step(class_banner, after=("take_turn", "go_to")),
+    Step(question_banner, after=("take_turn", "go_to")),
+    Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner")),
+    Step(publish_class, after=("run_page",)),
+    Step(fill_class_banner, after=("class_banner", "publish_class")),
+    Step(fill_class_section, after=("class_section", "publish_class")),
+    Step(sync_link, after=("draw_sidebar", "publish_class", "fill_class_section")),
+    Step(editor_commits, after=("run_page",)),
+    Step(end_editors, after=("editor_commits",)),
+    Step(end_turn, after=("take_turn", "end_editors")),
+    Step(settle, after=("end_turn",)),
+)
+
+
+def run(page: StreamlitPage) -> None:
+    """Run ``page`` (from st.navigation) inside the app's frame: every step of :data:`STEPS`, in order."""
+    r = Run(page)
+    with r.exits:
+        for step in STEPS:
+            step.do(r)
 
 
 class PageEnd(Exception):  # noqa: N818 (an early end of a page, not an error)
