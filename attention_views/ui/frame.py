@@ -23,6 +23,7 @@ from streamlit.navigation.page import StreamlitPage
 import attention_core as ac
 from attention_rooms.links import CLASS_PARAM
 from attention_views.pure import links, theme
+from attention_views.pure.figures import plotly_private
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
@@ -34,6 +35,7 @@ from attention_views.ui.controls import bound, drawn_as, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
+from attention_views.ui.streamlit_compat import FORMULA, GRID_SCROLLER
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
@@ -80,7 +82,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
         # a table wider than its place says so: a "more to the right" cue at its right edge while columns are
         # hidden there (the scroller's timeline is active only while it can scroll; scrolled to the end it fades)
         '[data-testid="stDataFrame"] { position: relative; timeline-scope: --table-x; }',
-        '[data-testid="stDataFrame"] .dvn-scroller { scroll-timeline: --table-x x; }',
+        f'[data-testid="stDataFrame"] {GRID_SCROLLER} {{ scroll-timeline: --table-x x; }}',
         '[data-testid="stDataFrame"]::after { content: "→"; position: absolute; top: 1px; right: 1px; bottom: 1px; '
         "width: 2.2rem; display: flex; align-items: center; justify-content: flex-end; padding-right: 0.3rem; "
         "font-size: 1.3rem; font-weight: 700; color: #1f5fa8; pointer-events: none; z-index: 2; opacity: 0; "
@@ -104,8 +106,8 @@ _PHONE = (
     "align-items: center; justify-content: center; }",
     '[data-testid="stHeaderActionElements"] a { display: inline-flex; min-width: 24px; min-height: 24px; '
     "align-items: center; justify-content: center; }",
-    ".js-plotly-plot .modebar-btn { min-width: 24px; min-height: 24px; display: inline-flex !important; "
-    "align-items: center; justify-content: center; }",
+    f"{plotly_private.PLOT} {plotly_private.TOOLBAR_BUTTON} {{ min-width: 24px; min-height: 24px; "
+    "display: inline-flex !important; align-items: center; justify-content: center; }",
 )
 
 
@@ -128,8 +130,7 @@ _COMPACT_HEADER = (
 def _digits_at_least(least: int) -> str:
     """A rule hiding heatmap cell text that plotly drew smaller than ``least`` pixels: plotly sizes the digits to
     their cells (figures/base.py), so small cells show colour only and the hover keeps the value."""
-    drawn = ", ".join(f'.js-plotly-plot .hm text[style*="font-size: {n}px"]' for n in range(1, least))
-    return f"{drawn} {{ display: none; }}"
+    return f"{plotly_private.cell_text_below(least)} {{ display: none; }}"
 
 
 PAGE_CSS = "\n".join(
@@ -148,7 +149,7 @@ PROJECTOR_CSS = "\n".join(
         *_BOTH_MODES,
         ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
-        ".katex { font-size: 1.25em !important; }",
+        f"{FORMULA} {{ font-size: 1.25em !important; }}",
         '[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }',  # narrow side margins
         *_COMPACT_HEADER,
         _digits_at_least(theme.PROJECTOR_MIN_CELL_FONT),
