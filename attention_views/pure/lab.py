@@ -382,6 +382,8 @@ class ClassSeat:
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied
     name: str = ""  # the room's name as the lecturer gave it (user text: shown through plain())
     notice: str = ""  # what the class section says once about the last thing that happened (a break-away ...)
+    late_answer: tuple[str, str] | None = None  # ... and the question box about an answer sent as the question
+    # changed (replaced, shown, revealed) or refused: ("error" or "warning", text), shown once
 
     @property
     def lecturer(self) -> bool:
@@ -418,6 +420,9 @@ class Session:
     seat: ClassSeat | None = None  # this session's live class, if it joined or started one
     seat_token: str = ""  # this browser's seat in any class it joins (kept across Leave and Rejoin, and in a cookie)
     plane: PlaneDrag = field(default_factory=PlaneDrag)  # the playground's vector plane
+    # (holder, table, key) of each table editor the last whole run drew: the next run folds their edits in first
+    editors_drawn: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)
+    editors_drawing: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)  # ... this run's
 
 
 def new_session(lab: Lab) -> Session:

@@ -188,7 +188,7 @@ def open_session(r: Run) -> None:
 
 def fold_edits(r: Run) -> None:
     """The last run's table edits folded in before a lecturer's view may replace the lab: the edits came first."""
-    editors.fold_last_runs_edits()
+    editors.fold_last_runs_edits(r.s)
 
 
 def follow_class(r: Run) -> None:
@@ -260,12 +260,12 @@ def sync_link(r: Run) -> None:
 def editor_commits(r: Run) -> None:
     """The component that commits the editors this run drew, after the page that draws them (their edits are stored
     without a rerun)."""
-    commits(editors.drawn_keys())
+    commits(editors.drawn_keys(r.s))
 
 
 def end_editors(r: Run) -> None:
     """The editors this run drew are the ones the next run folds in first (a run cut short leaves the old list)."""
-    editors.end_run()
+    editors.end_run(r.s)
 
 
 def end_turn(r: Run) -> None:
