@@ -1,10 +1,11 @@
 """The work around every page, done by app.py: open the session, draw the sidebar, run the page, sync the link.
 
-:func:`run` is app.py's only call. Before the page it makes sure the session exists (from the link's
-``?state=`` or ``?scenario=`` on first use) and draws the sidebar (scenario picker, Reset, projector
-mode, the share panel's place); after it, it writes the link of the current view into the address bar
-and the share panel, and offers the download and upload of the view. Pages only read
-:func:`attention_views.ui.session.current`.
+:func:`run` is app.py's only call: it does the steps of :data:`STEPS` in order, each a small function with its
+reason and the steps it needs. Before the page they make sure the session exists (from the link's ``?state=`` or
+``?scenario=`` on first use), take the live class's view, and draw the sidebar (scenario picker, Reset, projector
+mode, the share panel's place) and the class's places; after it, they publish the class's view, fill the class's
+places, write the link of the current view into the address bar and the share panel (with the download and upload of
+the view), and mount the table editors' commits. Pages only read :func:`attention_views.ui.session.current`.
 """
 
 from __future__ import annotations
