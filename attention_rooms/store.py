@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attention_rooms.errors import LimitError, RefusedError
-from attention_rooms.limits import MAX_NAME_CHARS, MAX_VIEW_BYTES, ROOM_TTL_S
+from attention_rooms.limits import MAX_NAME_CHARS, MAX_VIEW_BYTES
 from attention_rooms.questions import Question, Tally, Value, check_text
 
 Clock = Callable[[], float]  # seconds since the epoch; time.time, or a test's fake clock
@@ -37,10 +37,6 @@ class Room:
     n_questions: int
     n_seats: int = 0  # students seated (Store.join, or a first answer)
     locked: bool = False  # the lecturer locked the room: no new seats
-
-    @property
-    def expires(self) -> float:
-        return self.last_active + ROOM_TTL_S
 
 
 class Store(abc.ABC):

@@ -382,9 +382,10 @@ class ClassSeat:
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied
     name: str = ""  # the room's name as the lecturer gave it (user text: shown through plain())
     notice: str = ""  # what the class section says once about the last thing that happened (a break-away ...)
-    actions: int = (
-        0  # a student's class actions (join from the sidebar, break away, rejoin): each closes a phone's sidebar
-    )
+    actions: int = 0  # a student's class actions (a join from the sidebar, Break away, Rejoin): each closes
+    # a phone's sidebar
+    late_answer: tuple[str, str] | None = None  # ... and the question box about an answer sent as the question
+    # changed (replaced, shown, revealed) or refused: ("error" or "warning", text), shown once
 
     @property
     def lecturer(self) -> bool:
@@ -421,6 +422,9 @@ class Session:
     seat: ClassSeat | None = None  # this session's live class, if it joined or started one
     seat_token: str = ""  # this browser's seat in any class it joins (kept across Leave and Rejoin, and in a cookie)
     plane: PlaneDrag = field(default_factory=PlaneDrag)  # the playground's vector plane
+    # (holder, table, key) of each table editor the last whole run drew: the next run folds their edits in first
+    editors_drawn: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)
+    editors_drawing: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)  # ... this run's
 
 
 def new_session(lab: Lab) -> Session:

@@ -46,7 +46,6 @@ SPREAD = "class_spread"
 CSV = "sidebar_class_csv"  # the lecturer's download of the questions and answers
 COUNT = "class_count"  # the lecturer's count of answers while a round's spread is hidden
 _SENT_OLDER = re.compile(r"class_send_\d+")  # the send button of any question's answer form
-_LATE = "class_late_answer"  # what became of an answer sent to a question replaced or revealed meanwhile
 _REPLACED = "The lecturer asked a new question before your answer arrived; please answer this one."
 
 
@@ -157,7 +156,7 @@ def _latest(seat: ClassSeat) -> Question | None:
 
 def _student(seat: ClassSeat, q: Question, side: DeltaGenerator) -> None:
     send = _key("send", q.id, q.round)
-    late = st.session_state.pop(_LATE, None)  # left by the answer form before it drew the page again
+    late, seat.late_answer = seat.late_answer, None  # left by the answer form before it drew the page again
     if late is None and any(v and _SENT_OLDER.fullmatch(str(k)) for k, v in st.session_state.items() if k != send):
         late = ("warning", _REPLACED)  # the form of a question the lecturer replaced (or of its last round) was sent
     if late is None and not q.open and st.session_state.get(send):  # sent as the lecturer showed or revealed
@@ -227,7 +226,7 @@ def _answer_form(seat: ClassSeat, shown: int, round_: int) -> None:
     if q is None or q.id != shown or q.round != round_ or not q.open:
         if sent:
             same = q is not None and q.id == shown and q.round == round_
-            st.session_state[_LATE] = _send(seat, q) if same else ("warning", _REPLACED)
+            seat.late_answer = _send(seat, q) if same else ("warning", _REPLACED)
         st.rerun(scope="app")
     if sent and (refused := _send(seat, q)) is not None:
         st.error(refused[1], icon="⚠️")
@@ -364,16 +363,16 @@ def _on_tap(seat: ClassSeat, key: str) -> None:
     try:
         q = _latest(seat)
     except RoomError as err:
-        st.session_state[_LATE] = ("error", plain(err))
+        seat.late_answer = ("error", plain(err))
         return
     if cell is None or q is None or q.row is None or not q.open:
         return
     row, col = cell
     if row != q.row or col >= len(q.options):
-        st.session_state[_LATE] = ("warning", "Tap a key in the row the question names.")
+        seat.late_answer = ("warning", "Tap a key in the row the question names.")
         return
     st.session_state[_key("answer", q.id, q.round)] = col
-    st.session_state[_LATE] = _send(seat, q)
+    seat.late_answer = _send(seat, q)
 
 
 def tap_layer(s: Session) -> tuple[int, list[int]] | None:

@@ -7,7 +7,8 @@ import streamlit as st
 from attention_rooms.store import Store, open_store
 
 
-@st.cache_resource
+@st.cache_resource(on_release=lambda released: released.disconnect())
 def store() -> Store:
-    """The store named by ``LAB_STORE`` (Redis) or SQLite in ``LAB_DATA_DIR``; opened once per process."""
+    """The store named by ``LAB_STORE`` (Redis) or SQLite in ``LAB_DATA_DIR``; opened once per process, its connection
+    closed when the cache releases it (one still holding it opens another on its next call)."""
     return open_store()

@@ -200,7 +200,7 @@ class Watcher:
         self.swept = 0.0  # when the folder was last swept
         self.lock = threading.Lock()  # guards written and beaten
         self.looking = threading.Lock()  # one look at a time
-        self.stopped = threading.Event()
+        self._stopped = threading.Event()
 
     def watch(self, code: str) -> None:
         with self.lock:
@@ -286,19 +286,24 @@ class Watcher:
                     if now - path.stat().st_mtime >= STALE_FILE_S:
                         path.unlink()
 
+    def stop(self) -> None:
+        """End :meth:`run` at its next tick (this watcher was released: another one watches from now on)."""
+        self._stopped.set()
+
     def run(self) -> None:
         """Tick until stopped (a daemon thread). A look never raises for a store or folder that fails (a state,
         logged once); anything else is a bug, logged, and the next tick tries again."""
-        while not self.stopped.wait(WATCH_EVERY_S):
+        while not self._stopped.wait(WATCH_EVERY_S):
             try:
                 self.tick()
             except Exception:  # noqa: BLE001 (a thread that dies would silently stop every class in the process)
                 LOG.exception("the class watcher failed; trying again")
 
 
-@st.cache_resource
+@st.cache_resource(on_release=Watcher.stop)
 def watcher() -> Watcher:
-    """This process's watcher, its thread started once."""
+    """This process's watcher, its thread started once and stopped when the cache releases it (a cleared cache
+    starts another: never two threads writing the same files)."""
     made = Watcher(store(), STATIC)
     threading.Thread(target=made.run, name="class-watcher", daemon=True).start()
     return made

@@ -12,7 +12,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attention_views.pure import theme
 from attention_views.pure.formats import message
-from attention_views.pure.lab import MAX_DIMS, MAX_HEADS, MAX_TOKENS, Lab, Vectors
+from attention_views.pure.lab import MAX_DIMS, MAX_HEADS, MAX_TOKENS, Lab, Session, Vectors
 from attention_views.pure.single_head import (
     PRESETS,
     apply_preset,
@@ -54,30 +54,24 @@ def folded(frame: pd.DataFrame, key: str, apply: Callable = apply_delta) -> tupl
     return apply(frame, delta), delta.reshapes
 
 
-DRAWN = "editors_drawn"  # session state: (owner, table, key) of each editor the last whole run drew
-DRAWING = "editors_drawing"  # ... and of each this run has drawn so far
-
-
-def fold_last_runs_edits() -> None:
+def fold_last_runs_edits(s: Session) -> None:
     """At a run's start, the edits the last whole run's editors hold folded into their tables, whatever page this
     run draws: an editor stores an edit without a rerun (``on_change="ignore"``), and the rerun that carries it may
     be another page's (a link clicked right after typing) or close the editor's tab. An editor whose rows moved
     restarts under a new key and is done; the others stay listed until this run ends (:func:`end_run`), so a run
     cut short leaves them to the next (their cell edits fold in again as they were)."""
-    st.session_state[DRAWN] = [
-        (owner, name, key) for owner, name, key in st.session_state.get(DRAWN, ()) if not _fold(owner, name, key)
-    ]
-    st.session_state[DRAWING] = []
+    s.editors_drawn = [(owner, name, key) for owner, name, key in s.editors_drawn if not _fold(owner, name, key)]
+    s.editors_drawing = []
 
 
-def end_run() -> None:
+def end_run(s: Session) -> None:
     """At a run's end: the editors it drew are the ones the next run folds in first."""
-    st.session_state[DRAWN] = st.session_state.pop(DRAWING, [])
+    s.editors_drawn, s.editors_drawing = s.editors_drawing, []
 
 
-def drawn_keys() -> list[str]:
+def drawn_keys(s: Session) -> list[str]:
     """The keys of the editors this run drew (so far): their edits are stored without a rerun."""
-    return [key for _, _, key in st.session_state.get(DRAWING, ())]
+    return [key for _, _, key in s.editors_drawing]
 
 
 def apply_pending_edits(lab: Lab, prefix: str, name: str) -> None:
@@ -115,7 +109,7 @@ def matrix_editor(lab: Lab | Vectors, prefix: str, name: str, *, dynamic_rows: b
         on_change="ignore",  # stored at once; components/commits.py reruns the app (Streamlit would wait 150 ms)
         alt=EDITOR_TABS.get(name, name),  # its tab's label
     )
-    st.session_state.setdefault(DRAWING, []).append((lab, name, key))
+    session.current().editors_drawing.append((lab, name, key))
     error = table_errors({name: frame}, lab.read).get(name)
     if error:
         st.error(message(error), icon="⚠️")

@@ -1,18 +1,21 @@
 """The work around every page, done by app.py: open the session, draw the sidebar, run the page, sync the link.
 
-:func:`run` is app.py's only call. Before the page it makes sure the session exists (from the link's
-``?state=`` or ``?scenario=`` on first use) and draws the sidebar (scenario picker, Reset, projector
-mode, the share panel's place); after it, it writes the link of the current view into the address bar
-and the share panel, and offers the download and upload of the view. Pages only read
-:func:`attention_views.ui.session.current`.
+:func:`run` is app.py's only call: it does the steps of :data:`STEPS` in order, each a small function with its
+reason and the steps it needs. Before the page they make sure the session exists (from the link's ``?state=`` or
+``?scenario=`` on first use), take the live class's view, and draw the sidebar (scenario picker, Reset, projector
+mode, the share panel's place) and the class's places; after it, they publish the class's view, fill the class's
+places, write the link of the current view into the address bar and the share panel (with the download and upload of
+the view), and mount the table editors' commits. Pages only read :func:`attention_views.ui.session.current`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
-from dataclasses import replace
-from typing import NoReturn
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple, NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -21,6 +24,7 @@ from streamlit.navigation.page import StreamlitPage
 import attention_core as ac
 from attention_rooms.links import CLASS_PARAM
 from attention_views.pure import links, theme
+from attention_views.pure.figures import plotly_private
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
 from attention_views.pure.navigation import PAGE_PREFIXES
@@ -32,6 +36,7 @@ from attention_views.ui.controls import bound, drawn_as, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
+from attention_views.ui.streamlit_compat import FORMULA, GRID_SCROLLER
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
@@ -78,7 +83,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
         # a table wider than its place says so: a "more to the right" cue at its right edge while columns are
         # hidden there (the scroller's timeline is active only while it can scroll; scrolled to the end it fades)
         '[data-testid="stDataFrame"] { position: relative; timeline-scope: --table-x; }',
-        '[data-testid="stDataFrame"] .dvn-scroller { scroll-timeline: --table-x x; }',
+        f'[data-testid="stDataFrame"] {GRID_SCROLLER} {{ scroll-timeline: --table-x x; }}',
         '[data-testid="stDataFrame"]::after { content: "→"; position: absolute; top: 1px; right: 1px; bottom: 1px; '
         "width: 2.2rem; display: flex; align-items: center; justify-content: flex-end; padding-right: 0.3rem; "
         "font-size: 1.3rem; font-weight: 700; color: #1f5fa8; pointer-events: none; z-index: 2; opacity: 0; "
@@ -102,8 +107,8 @@ _PHONE = (
     "align-items: center; justify-content: center; }",
     '[data-testid="stHeaderActionElements"] a { display: inline-flex; min-width: 24px; min-height: 24px; '
     "align-items: center; justify-content: center; }",
-    ".js-plotly-plot .modebar-btn { min-width: 24px; min-height: 24px; display: inline-flex !important; "
-    "align-items: center; justify-content: center; }",
+    f"{plotly_private.PLOT} {plotly_private.TOOLBAR_BUTTON} {{ min-width: 24px; min-height: 24px; "
+    "display: inline-flex !important; align-items: center; justify-content: center; }",
 )
 
 
@@ -126,8 +131,7 @@ _COMPACT_HEADER = (
 def _digits_at_least(least: int) -> str:
     """A rule hiding heatmap cell text that plotly drew smaller than ``least`` pixels: plotly sizes the digits to
     their cells (figures/base.py), so small cells show colour only and the hover keeps the value."""
-    drawn = ", ".join(f'.js-plotly-plot .hm text[style*="font-size: {n}px"]' for n in range(1, least))
-    return f"{drawn} {{ display: none; }}"
+    return f"{plotly_private.cell_text_below(least)} {{ display: none; }}"
 
 
 PAGE_CSS = "\n".join(
@@ -146,7 +150,7 @@ PROJECTOR_CSS = "\n".join(
         *_BOTH_MODES,
         ".stApp, .stMarkdown p, .stCaption, label, .stDataFrame { font-size: 1.25rem !important; }",
         "h1 { font-size: 2.4rem !important; padding-top: 0 !important; } h2, h3 { font-size: 1.9rem !important; }",
-        ".katex { font-size: 1.25em !important; }",
+        f"{FORMULA} {{ font-size: 1.25em !important; }}",
         '[data-testid="stMainBlockContainer"] { padding-left: 2rem; padding-right: 2rem; }',  # narrow side margins
         *_COMPACT_HEADER,
         _digits_at_least(theme.PROJECTOR_MIN_CELL_FONT),
@@ -165,30 +169,151 @@ def scenario_cards() -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def run(page: StreamlitPage) -> None:
-    """Run ``page`` (from st.navigation) inside the app's frame: session, sidebar, page, link."""
-    s = start(page.url_path or "home")
-    editors.fold_last_runs_edits()  # before a lecturer's view may replace the lab, as the editors' edits came first
-    took = classroom.follow(s, replace_lab)  # a following student takes the lecturer's view (and page) before the page
-    if s.goto:  # a button's callback asked for another page (st.switch_page cannot run in a callback)
-        target, s.goto = s.goto, ""
-        st.switch_page(f"pages/{target}.py", query_params={"scenario": s.lab.scenario})
-    with classroom.turn(took):
-        slot = sidebar(s)
-        place = classroom.section(s, replace_lab)
-        top = classroom.banner(s)
-        class_questions.question_banner(s)  # the class's open or revealed question, above the page
-        try:
-            page.run()
-        except PageEnd:  # the page showed what it could: the work after it is still done
-            pass
-        classroom.after_page(s, took)
-        classroom.fill_banner(s, top)
-        classroom.fill_section(s, place, replace_lab)
-        finish(s, slot)
-        commits(editors.drawn_keys())
-        editors.end_run()
+@dataclass
+class Run:
+    """One run's working state, handed from step to step (a field is set by the step that makes it)."""
+
+    page: StreamlitPage
+    exits: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    s: Session | None = None  # open_session's
+    took: bool = False  # follow_class's: this run took the lecturer's view
+    slot: DeltaGenerator | None = None  # draw_sidebar's: the share panel
+    place: DeltaGenerator | None = None  # class_section's: the sidebar's place for the class
+    top: DeltaGenerator | None = None  # class_banner's: the place above the page for the class's banner
+
+
+def open_session(r: Run) -> None:
+    """This session's state, from the link on first use: every later step reads it."""
+    r.s = start(r.page.url_path or "home")
+
+
+def fold_edits(r: Run) -> None:
+    """The last run's table edits folded in before a lecturer's view may replace the lab: the edits came first."""
+    editors.fold_last_runs_edits(r.s)
+
+
+def follow_class(r: Run) -> None:
+    """A following student takes the lecturer's view (and page) before anything is drawn from the lab."""
+    r.took = classroom.follow(r.s, replace_lab)
+
+
+def go_to(r: Run) -> None:
+    """A button's callback asked for another page: switch before anything is drawn (st.switch_page cannot run in
+    a callback)."""
+    if r.s.goto:
+        target, r.s.goto = r.s.goto, ""
+        st.switch_page(f"pages/{target}.py", query_params={"scenario": r.s.lab.scenario})
+
+
+def take_turn(r: Run) -> None:
+    """A run that took the lecturer's view draws while no other such run does in this process (until end_turn)."""
+    r.exits.enter_context(classroom.turn(r.took))
+
+
+def draw_sidebar(r: Run) -> None:
+    """Scenario picker, Reset, projector mode and the page's CSS, before the page reads them."""
+    r.slot = sidebar(r.s)
+
+
+def class_section(r: Run) -> None:
+    """The sidebar's place for the live class (filled after the page) and a student's signal."""
+    r.place = classroom.section(r.s, replace_lab)
+
+
+def class_banner(r: Run) -> None:
+    """The place above the page for the class's fault banner (filled after the page, when the store answered)."""
+    r.top = classroom.banner(r.s)
+
+
+def question_banner(r: Run) -> None:
+    """The class's open or revealed question, above the page."""
+    class_questions.question_banner(r.s)
+
+
+def run_page(r: Run) -> None:
+    """The page itself; an early end (:func:`end_page`) still leaves the steps after it to run."""
+    try:
+        r.page.run()
+    except PageEnd:
+        pass
+
+
+def publish_class(r: Run) -> None:
+    """The lecturer publishes what the page changed; a student who changed the view breaks away."""
+    classroom.after_page(r.s, r.took)
+
+
+def fill_class_banner(r: Run) -> None:
+    """The class's banner says what the store did during this run (publishing included)."""
+    classroom.fill_banner(r.s, r.top)
+
+
+def fill_class_section(r: Run) -> None:
+    """The class's controls, drawn after the page and the publishing so they say what they did."""
+    classroom.fill_section(r.s, r.place, replace_lab)
+
+
+def sync_link(r: Run) -> None:
+    """The address bar and the open share panel hold the view as the page and the class left it."""
+    finish(r.s, r.slot)
+
+
+def editor_commits(r: Run) -> None:
+    """The component that commits the editors this run drew, after the page that draws them (their edits are stored
+    without a rerun)."""
+    commits(editors.drawn_keys(r.s))
+
+
+def end_editors(r: Run) -> None:
+    """The editors this run drew are the ones the next run folds in first (a run cut short leaves the old list)."""
+    editors.end_run(r.s)
+
+
+def end_turn(r: Run) -> None:
+    """Another following student's run may draw now."""
+    r.exits.close()
+
+
+def settle(r: Run) -> None:
+    """Once per process, after its first whole run: the libraries' objects out of the collector's reach."""
     settle_heap()
+
+
+class Step(NamedTuple):
+    do: Callable[[Run], None]
+    after: tuple[str, ...] = ()  # the steps that must have run before this one (why: the step's docstring)
+
+
+# The run, in order: the session, the class's view, the sidebar and the class's places, the page, then what says
+# what the page did. A step that raises ends the run there (the turn is released).
+STEPS: tuple[Step, ...] = (
+    Step(open_session),
+    Step(fold_edits, after=("open_session",)),
+    Step(follow_class, after=("open_session", "fold_edits")),
+    Step(go_to, after=("open_session",)),
+    Step(take_turn, after=("follow_class", "go_to")),
+    Step(draw_sidebar, after=("take_turn", "go_to")),
+    Step(class_section, after=("take_turn", "go_to")),
+    Step(class_banner, after=("take_turn", "go_to")),
+    Step(question_banner, after=("take_turn", "go_to")),
+    Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner")),
+    Step(publish_class, after=("run_page",)),
+    Step(fill_class_banner, after=("class_banner", "publish_class")),
+    Step(fill_class_section, after=("class_section", "publish_class")),
+    Step(sync_link, after=("draw_sidebar", "publish_class", "fill_class_section")),
+    Step(editor_commits, after=("run_page",)),
+    Step(end_editors, after=("editor_commits",)),
+    Step(end_turn, after=("take_turn", "end_editors")),
+    Step(settle, after=("end_turn",)),
+)
+
+
+def run(page: StreamlitPage) -> None:
+    """Run ``page`` (from st.navigation) inside the app's frame: every step of :data:`STEPS`, in order."""
+    r = Run(page)
+    with r.exits:
+        for step in STEPS:
+            step.do(r)
 
 
 class PageEnd(Exception):  # noqa: N818 (an early end of a page, not an error)

@@ -1,4 +1,6 @@
-"""The one place the app relies on a Streamlit internal (Streamlit 1.67, pinned in requirements.txt).
+"""The one place the app relies on Streamlit's internals (Streamlit 1.67, pinned in requirements.txt): its pages-folder
+mode, and the class names of the libraries its frontend draws with (glide-data-grid for st.dataframe and
+st.data_editor, KaTeX for formulas), which the app's CSS and scripts select.
 
 ``tests/views/test_streamlit_compat.py`` fails when Streamlit changes what this relies on.
 """
@@ -7,6 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+
+# glide-data-grid's class names (Streamlit's frontend bundle, no documented API)
+GRID_SCROLLER = ".dvn-scroller"  # a table's scrolling element, inside its [data-testid="stDataFrame"]
+GRID_CELL_EDITOR = "#portal .gdg-clip-region"  # the editor the grid opens over a cell, in the page's portal
+# KaTeX's (what st.latex and st.markdown's $$...$$ draw)
+FORMULA = ".katex"  # a formula
+FORMULA_BLOCK = ".katex-display"  # a formula set as a display block
 
 
 def run_through_app(started: bool) -> None:

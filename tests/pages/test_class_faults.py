@@ -23,11 +23,10 @@ def fresh(tmp_path, monkeypatch):
         class_store.store.clear()
         classroom.watcher.clear()
         classroom._decoded.cache_clear()
-        classroom.watcher().stopped.set()
+        classroom.watcher().stop()
 
     yield reset
-    classroom.watcher().stopped.set()
-    classroom.watcher.clear()
+    classroom.watcher.clear()  # its thread stops
     class_store.store.clear()
 
 

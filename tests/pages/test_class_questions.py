@@ -337,3 +337,21 @@ def test_an_answer_to_a_question_the_lecturer_replaced_is_not_lost_silently(room
     assert not student.exception
     assert any("asked a new question before your answer arrived" in w.value for w in student.warning)
     assert [b.key for b in student.button if b.key and b.key.startswith("class_send")] == ["class_send_2"]
+
+
+def test_a_tap_outside_the_questions_row_says_where_to_tap_once(room, store, monkeypatch):
+    lecturer, student = seat(room), seat(room, student="s-tap")
+    ask(lecturer, "tap_key", 1)
+    student.run()
+    s = student.session_state["session"]
+    monkeypatch.setattr(class_questions, "tapped", lambda key: (0, 0))  # a cell in query 0's row, not query 1's
+    class_questions.heatmap_taps(s, "playground_heatmap")()  # the heatmap's callback, as the tap's rerun runs it
+    student.run()
+    assert [w.value for w in student.warning] == ["Tap a key in the row the question names."]
+    assert store.my_answer(room[0], 1, "s-tap") is None
+    student.run()  # said once
+    assert not student.warning
+    monkeypatch.setattr(class_questions, "tapped", lambda key: (1, 2))  # in the row: the answer, nothing to say
+    class_questions.heatmap_taps(s, "playground_heatmap")()
+    student.run()
+    assert not student.warning and not student.error and store.my_answer(room[0], 1, "s-tap") == 2

@@ -35,8 +35,7 @@ def class_store_in(tmp_path, monkeypatch):
     classroom.watcher.clear()
     classroom._decoded.cache_clear()
     yield
-    classroom.watcher().stopped.set()
-    classroom.watcher.clear()
+    classroom.watcher.clear()  # its thread stops
     class_store.store.clear()
 
 
@@ -138,7 +137,7 @@ def test_a_student_on_the_link_follows_a_cell_edit_a_control_and_a_page_switch()
 
 
 def test_the_lecturers_run_writes_the_rooms_file_at_once_without_the_watchers_tick():
-    classroom.watcher().stopped.set()  # the watcher's thread writes nothing from here on
+    classroom.watcher().stop()  # the watcher's thread writes nothing from here on
     lecturer = start_class()
     code = seat(lecturer).code
     signal_file = classroom.STATIC / classroom.watcher().name(code)
@@ -460,3 +459,21 @@ def test_starting_classes_is_limited_per_session():
             open_class_panel(at)
     assert started == per_hour
     assert at.session_state["session"].class_error == throttle.REFUSED["room"]
+
+
+def test_a_released_watcher_stops_its_thread_and_a_released_store_closes_its_connection():
+    import sqlite3
+    import threading
+
+    before = set(threading.enumerate())
+    made = classroom.watcher()
+    (thread,) = [t for t in set(threading.enumerate()) - before if t.name == "class-watcher"]
+    backend = class_store.store().backend()
+    assert thread.is_alive() and backend.version(class_store.store().create_room()[0].code) == 0
+    classroom.watcher.clear()  # as st.cache_resource.clear() or Streamlit's "Clear cache" release it
+    thread.join(timeout=30)  # its next tick, WATCH_EVERY_S away
+    assert not thread.is_alive()
+    assert classroom.watcher() is not made
+    class_store.store.clear()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        backend.version("ABCDEF")

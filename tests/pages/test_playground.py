@@ -15,7 +15,7 @@ from apptest_pages import (
 from streamlit.testing.v1 import AppTest
 
 import attention_core as ac
-from attention_views.pure.lab import new_lab
+from attention_views.pure.lab import new_lab, new_session
 from attention_views.pure.single_head import run_single_head
 
 PREFIX = "playground"
@@ -143,14 +143,15 @@ def test_a_run_cut_short_leaves_the_last_whole_runs_editors_to_the_next(monkeypa
     lab = new_lab("emma-friend")
     key = editors.editor_key(lab, PREFIX, "Q")
     rows = len(lab.tables["Q"])
-    ss[editors.DRAWN] = [(lab, "Q", key)]
+    s = new_session(lab)
+    s.editors_drawn = [(lab, "Q", key)]
     for value in (9.0, 7.0):  # the second: typed on, stored by the editor, carried by the run after the cut one
         ss[key] = {"edited_rows": {0: {"Anim": value}}, "added_rows": [], "deleted_rows": []}
-        editors.fold_last_runs_edits()  # each run cut short: no end_run
+        editors.fold_last_runs_edits(s)  # each run cut short: no end_run
         assert lab.tables["Q"].at[0, "Anim"] == value
     ss[key] = {"edited_rows": {}, "added_rows": [], "deleted_rows": [1]}
     for _ in range(2):
-        editors.fold_last_runs_edits()
+        editors.fold_last_runs_edits(s)
         assert len(lab.tables["Q"]) == rows - 1
 
 

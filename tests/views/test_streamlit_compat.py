@@ -3,11 +3,17 @@
 import inspect
 from pathlib import Path
 
+import streamlit
 import streamlit.runtime.scriptrunner.script_runner as script_runner
 from streamlit.commands import navigation
 from streamlit.runtime.pages_manager import PagesManager
 
 ROOT = Path(__file__).resolve().parents[2]
+FRONTEND = Path(streamlit.__file__).parent / "static"  # Streamlit's frontend bundle
+
+
+def frontend_has(text: str) -> bool:
+    return any(text in f.read_text(encoding="utf-8", errors="replace") for f in FRONTEND.rglob("*.[jc]s*"))
 
 
 def test_a_pages_folder_switches_streamlit_to_the_old_multipage_mode():
@@ -37,3 +43,14 @@ def test_a_run_that_started_in_the_old_mode_reruns_even_after_another_session_cl
         streamlit_compat.run_through_app(started=False)  # this run has no session: it skipped app.py
     streamlit_compat.run_through_app(started=True)  # an ordinary run through app.py: nothing to do
     assert reruns == [1]
+
+
+def test_the_frontend_draws_the_class_names_the_app_selects():
+    from attention_views.ui import streamlit_compat as compat
+
+    assert len(list(FRONTEND.rglob("*.js"))) > 20  # the bundle was found
+    portal, clip = compat.GRID_CELL_EDITOR.split()
+    assert portal == "#portal" and frontend_has('<div id="portal" />')  # glide-data-grid's editor lives there
+    for name in (clip, compat.GRID_SCROLLER, compat.FORMULA, compat.FORMULA_BLOCK):
+        assert frontend_has(name[1:]), f"Streamlit's frontend no longer draws {name}"
+    assert not frontend_has("gdg-no-such-class-anywhere")  # the check can fail

@@ -16,17 +16,17 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attention_views.pure import formats, theme
+from attention_views.pure.figures import plotly_private
 from attention_views.pure.formats import plot_text
 from attention_views.pure.theme import MINUS_INF, Style
 
 QUERY_AXIS_TITLE = "query"
 KEY_AXIS_TITLE = "key"
 MAX_TICK_LABELS = 20  # an axis labels every token up to this many, then every n-th (the hover names them all)
-# The one switch for plotly's checks. False: traces and figures are built with plotly's ``_validate=False`` (a
-# private argument of plotly 7.1, pinned in requirements.txt), about half the cost of building a figure; the
-# builders hand plotly its values already in the form its checks would give them (colour scales as lists, the
-# template as its dict), so the figure JSON is the same (tests/views/test_figure_validation.py builds every
-# figure both ways and compares).
+# The one switch for plotly's checks. False: traces and figures are built without them (plotly's private
+# ``_validate``, plotly_private.built), about half the cost of building a figure; the builders hand plotly its
+# values already in the form its checks would give them (colour scales as lists, the template as its dict), so the
+# figure JSON is the same (tests/views/test_figure_validation.py builds every figure both ways and compares).
 VALIDATE = False
 
 
@@ -121,7 +121,7 @@ def make_trace(kind: type, **props: object) -> object:
     """``kind(**props)`` (a ``go.Heatmap``, ``go.Bar``, ...), checked by plotly only when VALIDATE is on."""
     if isinstance(props.get("colorscale"), str):
         props["colorscale"] = plotly_colorscale(props["colorscale"])
-    return kind(**props, _validate=VALIDATE)
+    return plotly_private.built(kind, validate=VALIDATE, **props)
 
 
 @functools.lru_cache(maxsize=1)
@@ -430,7 +430,7 @@ def finish_figure(
         axes |= {"xaxis", "yaxis"}
     # automargin: the margins grow to fit tick labels and titles (projector fonts would be cut off)
     axes = {k: {"automargin": True, **layout.get(k, {}), **theme.AXIS_STYLE} for k in axes}
-    return go.Figure(light_text_layers(traces), {**layout, **house, **axes}, _validate=VALIDATE)
+    return plotly_private.built(go.Figure, light_text_layers(traces), {**layout, **house, **axes}, validate=VALIDATE)
 
 
 @functools.lru_cache(maxsize=64)

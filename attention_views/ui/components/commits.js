@@ -7,7 +7,6 @@
 // action asks once; an action that committed nothing reruns an unchanged page. Other editors rerun the app
 // themselves.
 const GRID = '[data-testid="stDataFrame"]';
-const CELL_EDITOR = "#portal .gdg-clip-region"; // the cell editor glide-data-grid opens over a cell
 const TOOLBAR = '[data-testid="stElementToolbar"]';
 const ONE_ACTION_MS = 50; // asks this close together are one action's (Enter, then the cell editor losing focus)
 
@@ -25,6 +24,7 @@ export default function ({ data, setTriggerValue }) {
   const state = (window.__labCommits ??= { send: null, keys: new Set(), grid: null, count: 0, last: -Infinity });
   state.send = setTriggerValue; // the latest run's
   state.keys = new Set((data && data.keys) || []);
+  state.cellEditor = data && data.cellEditor; // the editor glide-data-grid opens over a cell (streamlit_compat)
   if (state.listening) return;
   state.listening = true;
   const ask = () => {
@@ -42,7 +42,7 @@ export default function ({ data, setTriggerValue }) {
   };
   document.addEventListener("pointerdown", seen, true);
   document.addEventListener("focusin", seen, true);
-  const cellEdit = (e) => inside(e.target, CELL_EDITOR) && ours(state, state.grid);
+  const cellEdit = (e) => inside(e.target, state.cellEditor) && ours(state, state.grid);
   const gridAction = (e) => ours(state, inside(e.target, GRID));
   document.addEventListener(
     "keydown",

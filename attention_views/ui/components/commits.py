@@ -11,6 +11,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from attention_views.ui.streamlit_compat import GRID_CELL_EDITOR
+
 KEY = "lab_commits"  # its element is hidden (frame.py's CSS): it draws nothing
 
 
@@ -22,7 +24,7 @@ def _component():  # registered once a process
 def commits(keys: list[str]) -> None:
     """Mount the component for the editors ``keys`` (this run's, drawn with ``on_change="ignore"``): its trigger
     reruns the app, carrying every editor's stored edits."""
-    _component()(key=KEY, data={"keys": keys}, on_commit_change=_rerun_only)
+    _component()(key=KEY, data={"keys": keys, "cellEditor": GRID_CELL_EDITOR}, on_commit_change=_rerun_only)
 
 
 def _rerun_only() -> None:
