@@ -43,4 +43,4 @@ with result:
     chart(figure, "cross_attention_weights")
 # the output's every value dimension in sight: the page's width, under the tables and the heatmap
 st.markdown("**Output**: one row per target token, each a mix of the source's value rows")
-number_table(panels.output_frame(head), "cross_attention_output")
+number_table(panels.output_frame(head), "cross_attention_output", alt="Output")

@@ -38,8 +38,8 @@ K, V = lessons.cache_frames(step, tokens)
 st.markdown(f"**The cache after position {t}**: {step.cache_size} keys and values (the last row is new)")
 cache_col, step_col = beside("kv_cache", whole=True)  # the whole cache, beside the attention its rows equal
 with cache_col:
-    number_table(K, "kv_cache_K")
-    number_table(V, "kv_cache_V")
+    number_table(K, "kv_cache_K", alt="The key cache")
+    number_table(V, "kv_cache_V", alt="The value cache")
 with step_col:
     lessons.heatmap(
         full.weights,

@@ -35,7 +35,12 @@ with left:
     )  # fmt: skip
 with right, st.container(key="online_softmax_running"):  # as wide as the table: the text goes under the row
     st.markdown(f"**After block {k} of {n_tiles}**")
-    number_table(lessons.tile_frame(tile, queries), "online_softmax_tile_table", help=lessons.TILE_HELP)
+    number_table(
+        lessons.tile_frame(tile, queries),
+        "online_softmax_tile_table",
+        help=lessons.TILE_HELP,
+        alt=f"After block {k} of {n_tiles}",
+    )
 st.caption(
     f"Block {k} holds keys {plain(keys[tile.start])} … {plain(keys[tile.stop - 1])}. When a block holds a larger "
     "score, the running maximum m moves up and everything summed so far is multiplied by exp(m_old − m): the "
@@ -47,7 +52,7 @@ if k == n_tiles:
 # the accumulated output's every value dimension in sight: the page's width, under the scores and the block
 acc = numbers_frame(tile.accumulator, queries, [f"o{j}" for j in range(tile.accumulator.shape[1])])
 st.markdown("Accumulated output (divided by ℓ at the end)")
-number_table(acc, "online_softmax_acc")
+number_table(acc, "online_softmax_acc", alt="Accumulated output")
 
 held, plain_col = st.columns(2)
 held.metric(

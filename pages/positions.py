@@ -36,6 +36,7 @@ if encoding == "learned":
         st.data_editor(
             frame,
             key="positions_learned",
+            alt="Learned position vectors",
             hide_index=True,
             disabled=["token"],
             column_config={c: st.column_config.NumberColumn(c) for c in cols},

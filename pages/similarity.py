@@ -65,7 +65,9 @@ for col, label, value in zip(
     col.metric(label, value)
 st.markdown("**After normalisation**: each vector divided by its length.")
 unit_cols = [f"d{j}" for j in range(M.shape[1])]
-number_table(numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), "similarity_units")
+number_table(
+    numbers_frame(units.round(3), ["X_unit", "Y_unit"], unit_cols), "similarity_units", alt="After normalisation"
+)
 st.caption(f"dot(X_unit, Y_unit) = {units[0] @ units[1]:.4f}: for unit vectors the dot product is the cosine.")
 
 similarity.pairwise_cosine(lab, big)

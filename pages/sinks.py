@@ -38,7 +38,7 @@ with left:
     lessons.heatmap(weights, queries, keys, "sinks_weights", big, title=f"Weights with {title}")
 with right:
     table = pd.DataFrame({"query": queries, f"weight on {keys[0]}": weights[:, 0], "row sum": weights.sum(axis=1)})
-    number_table(table, "sinks_rows")
+    number_table(table, "sinks_rows", alt=f"Weight on {keys[0]} and row sums")
     st.caption(
         "With softmax every row sums to 1, so a query that finds nothing still gives its weight away, most of it "
         f"to {plain(keys[0])}. With softmax + 1 a row sums to less than 1: the missing part went to the extra zero "

@@ -20,7 +20,7 @@ from attention_views.pure.tables import TableError, display_table, matrix_table,
 from attention_views.ui import learning as lv
 from attention_views.ui import session
 from attention_views.ui.charts import chart
-from attention_views.ui.editors import folded
+from attention_views.ui.editors import EDITOR_TABS, folded
 
 PICK = "exercises_pick"
 TAB_LABELS = {
@@ -117,12 +117,14 @@ def editor(ex: ac.Exercise, a: Attempt, name: str) -> np.ndarray | None:
     updated in place costs the browser far less than a new editor); paused, the editor is back on the learned table.
     """
     if a.learn is not None and a.learn.playing:
-        st.dataframe(display_table(a.tables[name], a.read, name), key=f"exercises_playing_{name}", width="stretch")
+        shown = display_table(a.tables[name], a.read, name)
+        st.dataframe(shown, key=f"exercises_playing_{name}", width="stretch", alt=EDITOR_TABS.get(name, name))
         return table_to_matrix(a.tables[name], name, a.read)[1]
     _fold_edits(ex, a, name)
     st.data_editor(
         display_table(a.tables[name], a.read, name),
         key=editor_key(ex, a, name),
+        alt=EDITOR_TABS.get(name, name),
         num_rows="fixed",
         width="stretch",
         column_config=narrow(ex.dim_labels),

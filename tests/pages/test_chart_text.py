@@ -55,3 +55,14 @@ def test_every_grid_of_the_lecture_pages_is_named_by_its_label(page):
     assert_clean(at)
     grids = [node.proto.alt for node in nodes(at._tree) if node.type == "dataframe"]
     assert grids and all(name.strip() for name in grids), grids
+
+
+@pytest.mark.parametrize(
+    "page",
+    ["exercises", "real_model", "online_softmax", "similarity", "cross_attention", "sinks", "kv_cache"],
+)
+def test_every_grid_of_the_other_pages_is_named_by_its_label(page):
+    at = open_page(page)
+    assert_clean(at)
+    grids = [node.proto.alt for node in nodes(at._tree) if node.type == "dataframe"]
+    assert grids and all(name.strip() for name in grids), grids

@@ -346,6 +346,7 @@ def next_token_ui(model: am.Model, run: am.ModelRun, view: ModelView) -> None:
         table,
         hide_index=True,
         key="real_model_top",
+        alt="The next tokens the model expects most",
         column_config={
             "probability": st.column_config.ProgressColumn(format="%.3f", min_value=0.0, max_value=1.0),
             "change": st.column_config.NumberColumn(format="%+.3f"),
@@ -442,6 +443,7 @@ def edit_ui(lab: Lab, scores: dict[str, np.ndarray]) -> None:
         st.data_editor(
             frame,
             key=key,
+            alt="Every head's scale, layer rows, head columns",
             column_config={
                 c: st.column_config.NumberColumn(c, min_value=-10.0, max_value=10.0, step=0.1) for c in frame
             },
