@@ -533,14 +533,7 @@ def section(s: Session, replace_lab: ReplaceLab):
     with place:
         if seat.lecturer:
             data = {"remember": {"code": seat.code, "key": seat.lecturer_key}, "seat": _seat_cookie(seat_token(s))}
-            signal(
-                key="class_signal",
-                data=data,
-                height=0,
-                on_moved_change=_nothing,
-                on_stale_change=_nothing,
-                on_reclaim_change=_nothing,
-            )
+            _signal(data, _nothing)
             return place
         watcher().watch(seat.code)
         url = signal_url(seat.code)
@@ -558,15 +551,21 @@ def section(s: Session, replace_lab: ReplaceLab):
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
         }
-        signal(
-            key="class_signal",
-            data=data,
-            height=0,
-            on_moved_change=_nothing,
-            on_stale_change=_nothing,
-            on_reclaim_change=lambda: _on_reclaim(s, replace_lab),
-        )
+        _signal(data, lambda: _on_reclaim(s, replace_lab))
     return place
+
+
+def _signal(data: dict, on_reclaim: Callable[[], None]) -> None:
+    """Mount the signal with ``data``: its moves and its stale nudges only rerun the app; a reclaimed key goes to
+    ``on_reclaim``."""
+    signal(
+        key="class_signal",
+        data=data,
+        height=0,
+        on_moved_change=_nothing,
+        on_stale_change=_nothing,
+        on_reclaim_change=on_reclaim,
+    )
 
 
 def _seat_cookie(token: str) -> dict:

@@ -35,19 +35,26 @@ async ({ js, data }) => {
 """
 
 
+SIGNAL_DATA = {"url": "/app/static/class/x.json", "version": 1, "every_ms": 50}  # a page drawn at version 1
+
+
+def signal_page(context):
+    """A blank page at the app's origin (every request answered by the test), where the script runs."""
+    page = context.new_page()
+    page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"))
+    page.goto(f"{ORIGIN}/playground")
+    return page
+
+
 def events(page, name: str) -> int:
     return page.evaluate(f"window.events.filter(e => e[0] === {name!r}).length")
 
 
 def test_the_signal_follows_the_file_falls_back_when_it_stops_beating_and_keeps_the_seat(browser):
     context = browser.new_context()
-    page = context.new_page()
-    page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"))
-    page.goto(f"{ORIGIN}/playground")
+    page = signal_page(context)
     data = {
-        "url": "/app/static/class/x.json",
-        "version": 1,
-        "every_ms": 50,
+        **SIGNAL_DATA,
         "reclaim": "ABCDEF",
         "seat": {"name": SEAT_COOKIE, "token": "seat-token-0123456789", "max_age": 600},
         "fallback": False,
@@ -80,13 +87,9 @@ _POLLS_IN = "(ms) => window.fetches.filter((t) => t > performance.now() - ms).le
 
 def test_the_signal_polls_less_once_the_class_is_quiet_and_fast_again_once_it_moves(browser):
     context = browser.new_context()
-    page = context.new_page()
-    page.route(f"{ORIGIN}/**", lambda route: route.fulfill(content_type="text/html", body="<!doctype html><body>"))
-    page.goto(f"{ORIGIN}/playground")
+    page = signal_page(context)
     data = {
-        "url": "/app/static/class/x.json",
-        "version": 1,
-        "every_ms": 50,
+        **SIGNAL_DATA,
         "idle_ms": 250,
         "idle_after_ms": 1000,
         "fallback": False,

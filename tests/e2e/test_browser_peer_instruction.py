@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Page
 from streamlit_browser import assert_clean, new_context, open_page, screenshot, wait_idle, wait_until
 from test_browser_class_nginx import pick_option, playground, question_text, start_class
-from test_browser_phone import phone
+from test_browser_phone import ask_which_key, phone
 
 pytestmark = pytest.mark.e2e
 
@@ -54,17 +54,6 @@ def spreads(tab: Page) -> list[dict]:
     return tab.evaluate(_SPREADS_JS)
 
 
-def ask_tap_question(lecturer: Page) -> None:
-    pick_option(lecturer, "sidebar_class_ask_kind", text="Tap the key")
-    box = lecturer.locator(".st-key-sidebar_class_ask_query input")
-    box.click()
-    box.fill("0: Emma")
-    box.press("Enter")
-    wait_idle(lecturer)
-    lecturer.locator(".st-key-sidebar_class").get_by_role("button", name="Ask", exact=True).click()
-    wait_until(lecturer, lambda: "Question 1:" in question_text(lecturer), "the lecturer's question")
-
-
 def answer_from_the_box(tab: Page, index: int) -> str:
     label = pick_option(tab, f"class_answer_1{'_r2' if 'Vote again' in question_text(tab) else ''}", index)
     tab.locator(".st-key-class_question").get_by_role("button", name="Answer", exact=True).click()
@@ -88,7 +77,7 @@ def test_a_tap_question_through_hidden_answers_show_vote_again_reveal_reload_and
         _, link, _ = start_class(lecturer)
         for tab in (thumb, laptop):
             open_page(tab, link)
-        ask_tap_question(lecturer)
+        ask_which_key(lecturer, "Tap the key")
         for tab in (thumb, laptop):
             wait_until(tab, lambda t=tab: "Tap the key that query" in question_text(t), "the tap question")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page
 from streamlit_browser import assert_clean, new_context, open_page, screenshot, wait_idle, wait_until
-from test_browser_class_nginx import question_text, sidebar_text, start_class
+from test_browser_class_nginx import pick_option, question_text, sidebar_text, start_class
 
 from attention_views.ui import classroom
 
@@ -112,8 +112,11 @@ def test_a_phone_shows_the_page_in_one_column_its_main_chart_whole(browser, app_
         context.close()
 
 
-def ask_which_key(lecturer: Page) -> None:
-    """The lecturer asks "which key does query 0 attend to most?" from the sidebar's class section."""
+def ask_which_key(lecturer: Page, kind: str | None = None) -> None:
+    """The lecturer asks which key query 0 attends to most (the panel's question ``kind``, named by the start of its
+    label; None: the first) from the sidebar's class section."""
+    if kind is not None:
+        pick_option(lecturer, "sidebar_class_ask_kind", text=kind)
     box = lecturer.locator(".st-key-sidebar_class_ask_query input")
     box.click()
     box.fill("0: Emma")
