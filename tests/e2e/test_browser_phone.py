@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Browser, Page
-from streamlit_browser import assert_clean, new_context, open_page, screenshot, wait_idle, wait_until
-from test_browser_class_nginx import pick_option, question_text, sidebar_text, start_class
+from streamlit_browser import assert_clean, new_context, open_page, screenshot, wait_idle, wait_laid_out, wait_until
+from test_browser_class_nginx import pick_option, question_text, start_class
 
 from attention_views.ui import classroom
 
@@ -93,21 +93,34 @@ def main_chart_box(tab: Page, key: str) -> dict:
     return wait_until(tab, lambda: tab.locator(f".st-key-{key}").first.bounding_box(), f"the chart {key}")
 
 
-@pytest.mark.parametrize("size", PHONES)
+def assert_one_column(tab: Page, key: str, size: str) -> None:
+    """The page at ``size``: its main chart ``key`` within the screen and most of its width, nothing wider than the
+    screen but what scrolls on purpose, text and targets at their least sizes."""
+    width = PHONES[size]["width"]
+    box = main_chart_box(tab, key)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"main chart at {box}, screen {width} px"
+    assert box["width"] >= width * 0.8, f"the main chart takes the screen's width: {box['width']} of {width}"
+    problems = phone_problems(tab)
+    assert not problems, "\n".join(problems[:30])
+
+
+def at_size(tab: Page, size: str) -> None:
+    """The same page on a phone of another width (the browser lays it out again)."""
+    tab.set_viewport_size(PHONES[size])
+    wait_laid_out(tab)
+
+
 @pytest.mark.parametrize("path", MAIN_CHART)
-def test_a_phone_shows_the_page_in_one_column_its_main_chart_whole(browser, app_url, path, size):
-    context = phone(browser, app_url, size)
+def test_a_phone_shows_the_page_in_one_column_its_main_chart_whole(browser, app_url, path):
+    context = phone(browser, app_url, "390x844")
     try:
         tab = context.new_page()
         open_page(tab, path)
         assert_clean(tab)
-        width = PHONES[size]["width"]
-        box = main_chart_box(tab, MAIN_CHART[path])
-        screenshot(tab, f"phone_{size}_{path.strip('/').split('?')[0]}")
-        assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"main chart at {box}, screen {width} px"
-        assert box["width"] >= width * 0.8, f"the main chart takes the screen's width: {box['width']} of {width}"
-        problems = phone_problems(tab)
-        assert not problems, "\n".join(problems[:30])
+        for size in PHONES:  # 390, then the same page at 360
+            at_size(tab, size)
+            screenshot(tab, f"phone_{size}_{path.strip('/').split('?')[0]}")
+            assert_one_column(tab, MAIN_CHART[path], size)
     finally:
         context.close()
 
@@ -126,9 +139,17 @@ def ask_which_key(lecturer: Page, kind: str | None = None) -> None:
     wait_until(lecturer, lambda: "Question 1:" in question_text(lecturer), "the lecturer's question")
 
 
-@pytest.mark.parametrize("size", PHONES)
-def test_a_student_on_a_phone_follows_with_a_class_bar_and_answers_by_touch(browser, app_url, size):
-    lecturer_context, student_context = new_context(browser, app_url), phone(browser, app_url, size)
+def sidebar_open(tab: Page) -> bool:
+    return tab.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "false"
+
+
+def test_a_student_on_a_phone_follows_by_the_class_bar_answers_by_touch_and_the_sidebar_closes_after_acting(
+    browser, app_url
+):
+    """A phone at 390 and 360 px: the class bar and the question above the chart, the page in one column; an answer
+    by touch; Break away and Rejoin pressed in the sidebar close it (it covers the page; Streamlit keeps it open);
+    the bar is a phone's alone (hidden at a laptop's width); Break away from the bar."""
+    lecturer_context, student_context = new_context(browser, app_url), phone(browser, app_url, "390x844")
     try:
         lecturer, student = lecturer_context.new_page(), student_context.new_page()
         open_page(lecturer, "/playground?scenario=emma-friend")
@@ -136,18 +157,16 @@ def test_a_student_on_a_phone_follows_with_a_class_bar_and_answers_by_touch(brow
         ask_which_key(lecturer)
         open_page(student, link)
         wait_until(student, lambda: "Question 1:" in question_text(student), "the question on the phone")
+        assert not sidebar_open(student), "a phone opens the class with the sidebar closed"
         bar = student.locator(f".st-key-{classroom.FOLLOWING_BAR}")
         assert bar.is_visible() and "Following the lecturer" in bar.inner_text() and code in bar.inner_text()
-        assert bar.get_by_role("button", name="Break away").is_visible()
         assert lecturer.locator(f".st-key-{classroom.FOLLOWING_BAR}").count() == 0, "the lecturer has no such bar"
-        # the question first, then the main chart whole in the screen's width
-        question = student.locator(".st-key-class_question").bounding_box()
-        chart_box = main_chart_box(student, "playground_heatmap")
-        assert question["y"] + question["height"] <= chart_box["y"], (question, chart_box)
-        assert chart_box["x"] >= 0 and chart_box["x"] + chart_box["width"] <= PHONES[size]["width"] + 0.5
-        problems = phone_problems(student)
-        assert not problems, "\n".join(problems[:30])
-        screenshot(student, f"phone_{size}_class_question")
+        for size in PHONES:  # the question first, then the main chart whole in the screen's width
+            at_size(student, size)
+            question = student.locator(".st-key-class_question").bounding_box()
+            assert question["y"] + question["height"] <= main_chart_box(student, "playground_heatmap")["y"]
+            assert_one_column(student, "playground_heatmap", size)
+            screenshot(student, f"phone_{size}_class_question")
         # an answer by touch: tap the box, tap an option, tap Answer
         student.locator(".st-key-class_answer_1 input").tap()
         option = student.get_by_role("option").nth(1)
@@ -155,53 +174,20 @@ def test_a_student_on_a_phone_follows_with_a_class_bar_and_answers_by_touch(brow
         option.tap()
         student.locator(".st-key-class_question").get_by_role("button", name="Answer", exact=True).tap()
         wait_until(student, lambda: f"Answered: {label}" in question_text(student), "the answer sent by touch")
-        # Break away from the bar: the bar becomes the notice with Rejoin
-        bar.get_by_role("button", name="Break away").tap()
-        banner = student.locator(".st-key-class_banner")
-        wait_until(student, lambda: banner.count() and "Rejoin" in banner.inner_text(), "Rejoin after a break-away")
-        assert_clean(student)
-    finally:
-        lecturer_context.close()
-        student_context.close()
-
-
-def test_a_following_students_class_bar_is_the_phones_alone(browser, app_url):
-    """On a laptop the sidebar says "Following the lecturer"; the bar above the page is for phones only."""
-    lecturer_context, student_context = new_context(browser, app_url), new_context(browser, app_url)
-    try:
-        lecturer, student = lecturer_context.new_page(), student_context.new_page()
-        open_page(lecturer, "/playground?scenario=emma-friend")
-        _, link, _ = start_class(lecturer)
-        open_page(student, link)
-        wait_until(student, lambda: "Following the lecturer" in sidebar_text(student), "following on a laptop")
-        bar = student.locator(f".st-key-{classroom.FOLLOWING_BAR}")
-        assert bar.count() == 1 and not bar.is_visible()
-    finally:
-        lecturer_context.close()
-        student_context.close()
-
-
-def sidebar_open(tab: Page) -> bool:
-    return tab.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "false"
-
-
-def test_a_class_action_in_the_sidebar_closes_it_on_a_phone(browser, app_url):
-    """On a phone the open sidebar covers the page: Break away and Rejoin pressed there close it (Streamlit keeps it
-    open by itself); the page's own bar needs no sidebar at all."""
-    lecturer_context, student_context = new_context(browser, app_url), phone(browser, app_url, "390x844")
-    try:
-        lecturer, student = lecturer_context.new_page(), student_context.new_page()
-        open_page(lecturer, "/playground?scenario=emma-friend")
-        _, link, _ = start_class(lecturer)
-        open_page(student, link)
-        assert not sidebar_open(student), "a phone opens the class with the sidebar closed"
-        for button in ("Break away (try it yourself)", "Rejoin"):
+        for button in ("Break away (try it yourself)", "Rejoin"):  # pressed in the sidebar: it closes
             student.locator('[data-testid="stExpandSidebarButton"]').tap()
             wait_until(student, lambda: sidebar_open(student), "the sidebar opened")
             pressed = student.locator('[data-testid="stSidebar"]').get_by_role("button", name=button)
             wait_until(student, lambda p=pressed: p.count(), button)
             pressed.tap()
             wait_until(student, lambda: not sidebar_open(student), f"the sidebar closed after {button}")
+        wait_until(student, lambda: bar.count() and bar.is_visible(), "following again, the bar back")
+        student.set_viewport_size({"width": 1280, "height": 720})  # a laptop's width: the sidebar says it instead
+        wait_until(student, lambda: bar.count() == 1 and not bar.is_visible(), "the bar hidden at a laptop's width")
+        at_size(student, "390x844")
+        bar.get_by_role("button", name="Break away").tap()
+        banner = student.locator(".st-key-class_banner")
+        wait_until(student, lambda: banner.count() and "Rejoin" in banner.inner_text(), "Rejoin after a break-away")
         assert_clean(student)
     finally:
         lecturer_context.close()
