@@ -56,7 +56,7 @@ def _scale(trace: dict, layout: dict) -> tuple[list, float | None, float | None]
 
 
 def cell_contrasts(fig: dict) -> list[tuple[float, str]]:
-    """(ratio, what) for every non-empty text of every heatmap cell of a figure given as its JSON dict."""
+    """(ratio, what) for every visible (non-blank) text of every heatmap cell of a figure given as its JSON dict."""
     out = []
     for trace in fig["data"]:
         if trace.get("type") != "heatmap" or not trace.get("text"):
@@ -71,7 +71,7 @@ def cell_contrasts(fig: dict) -> list[tuple[float, str]]:
         own = (trace.get("textfont") or {}).get("color")
         for i, row in enumerate(trace["text"]):
             for j, text in enumerate(row):
-                if not text or not np.isfinite(z[i, j]):
+                if not text.strip() or not np.isfinite(z[i, j]):
                     continue
                 t = float(np.clip((z[i, j] - lo) / (hi - lo), 0, 1)) if hi > lo else 0.0
                 cell = rgb(pc.sample_colorscale(scale, [t])[0])

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from streamlit_browser import assert_clean, chart, edit_last_column_cell, open_page, wait_idle, wait_until
+from streamlit_browser import (
+    assert_clean,
+    chart,
+    edit_last_column_cell,
+    open_page,
+    set_projector,
+    wait_idle,
+    wait_until,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -102,15 +110,26 @@ _DIGITS_JS = """() => Array.from(document.querySelectorAll('.st-key-playground_h
   parseFloat(getComputedStyle(e).fontSize), getComputedStyle(e).display !== 'none', e.textContent])"""
 
 
-def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_size(page):
-    """At 1280x720 every one of emma-friend's 81 weights is written in its cell, in light and dark cells alike, no
-    smaller than the page lets digits be (theme.MIN_CELL_FONT): colour markup inside the cell text once made plotly
-    fit the digits at 1 px, and the page hid them all."""
+@pytest.mark.parametrize("projector", [False, True], ids=["laptop", "projector"])
+def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_size(page, projector):
+    """At 1280x720 every one of emma-friend's 81 weights is drawn in its cell, in light and dark cells alike, at one
+    size, and shown exactly when that size is at least the page's least (theme.MIN_CELL_FONT; on a projector
+    theme.PROJECTOR_MIN_CELL_FONT, where these cells are too small and the numbers are read from the table): colour
+    markup inside the cell text once made plotly fit the digits at 1 px, and light digits sized apart from the dark
+    ones once showed two of the 81 weights on a projector. On a laptop all 81 are written."""
     from attention_views.pure import theme
 
     open_page(page, "/playground?scenario=emma-friend")
+    least = theme.MIN_CELL_FONT
+    if projector:
+        set_projector(page, True)
+        least = theme.PROJECTOR_MIN_CELL_FONT
     cells = wait_until(page, lambda: len(got := page.evaluate(_DIGITS_JS)) >= 81 and got, "the heatmap's digits")
-    written = [(size, text) for size, shown, text in cells if shown and text]
-    assert len(written) == 81, f"{len(written)} of 81 weights written"
-    assert min(size for size, _ in written) >= theme.MIN_CELL_FONT, sorted({s for s, _ in written})
+    digits = [(size, shown) for size, shown, text in cells if text.strip()]
+    assert len(digits) == 81, f"{len(digits)} of 81 weights drawn"
+    assert len({size for size, _ in digits}) == 1, f"the weights drawn at several sizes: {sorted(set(digits))}"
+    size = digits[0][0]
+    assert all(shown == (size >= least) for _, shown in digits), f"{size} px digits shown or hidden wrongly"
+    if not projector:
+        assert size >= least, f"{size} px digits on a laptop"
     assert_clean(page)

@@ -263,12 +263,13 @@ def test_the_logit_lens_last_row_is_the_models_prediction(model):
 
 
 def _written(fig: dict) -> list[list[str]]:
-    """The first heatmap's cell text as drawn: its own, or on its dark cells its light-text layer's."""
+    """The first heatmap's cell text as drawn: its own, or on its dark cells its light-text layer's (a blank: not
+    written by that trace)."""
     own = fig["data"][0]["text"]
     layer = next((t["text"] for t in fig["data"] if t.get("name") == LIGHT_TEXT and t.get("meta") == 0), None)
     if layer is None:
         return own
-    return [[a or b for a, b in zip(r, q, strict=True)] for r, q in zip(own, layer, strict=True)]
+    return [[a if a.strip() else b for a, b in zip(r, q, strict=True)] for r, q in zip(own, layer, strict=True)]
 
 
 def _shown(text: str) -> str:

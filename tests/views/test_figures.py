@@ -38,12 +38,12 @@ def light_layer(fig, k: int):
 
 
 def written(fig, k: int) -> list[list[str]]:
-    """Each cell's text of trace ``k`` as drawn: its own, or its light-text layer's."""
+    """Each cell's text of trace ``k`` as drawn: its own, or its light-text layer's ("" where neither writes)."""
     layers = [t for t in fig.data if t.name == LIGHT_TEXT and t.meta == k]
-    own = [list(row) for row in fig.data[k].text]
+    own = [[c.strip() for c in row] for row in fig.data[k].text]
     if not layers:
         return own
-    return [[a or b for a, b in zip(r, q, strict=True)] for r, q in zip(own, layers[0].text, strict=True)]
+    return [[a or b.strip() for a, b in zip(r, q, strict=True)] for r, q in zip(own, layers[0].text, strict=True)]
 
 
 def _weights(n_q: int, n_k: int, seed: int = 0) -> np.ndarray:
@@ -143,7 +143,7 @@ def test_masked_cells_are_grey_minus_inf_with_masked_hover_and_no_inf_in_json():
     assert np.isnan(values.z[0][1]) and np.isnan(values.z[0][2]) and values.z[1][0] == -1.5, "NaN: a gap"
     assert masked.name == "masked" and masked.showscale is False
     assert masked.text[0][1] == "−inf" and masked.text[1][0] == ""
-    assert values.text[0][1] == "", "the value trace leaves masked cells to the grey overlay"
+    assert not values.text[0][1].strip(), "the value trace leaves masked cells to the grey overlay"
     assert _hover(fig, masked, 0, 2) == "query: a<br>key: c<br>score: masked"
     assert masked.z[0][1] == 1.0 and np.isnan(masked.z[1][0])
     data = _json(fig)
@@ -192,11 +192,28 @@ def test_show_text_overrides_the_automatic_choice():
     assert small.data[0].text is None
 
 
+def test_a_grid_and_its_light_text_layer_both_hold_a_string_in_every_cell():
+    """plotly fits a trace's cell text to the distance between its written cells (capped at the figure's font): a
+    trace writing a few scattered cells got the cap, the other trace the cells' size, and a projector hid one of
+    them. A blank where the other trace writes gives both one size."""
+    weights = np.full((4, 4), 0.05)
+    weights[[0, 3], [0, 2]] = 0.85  # two light cells (dark ink) among fourteen dark ones (light ink)
+    fig = figures.attention_heatmap(weights, list("abcd"), list("efgh"))
+    for trace in (fig.data[0], light_layer(fig, 0)):
+        assert all(cell for row in trace.text for cell in row), trace.name
+    assert [[c.strip() for c in row] for row in fig.data[0].text] == [
+        ["0.85", "", "", ""],
+        ["", "", "", ""],
+        ["", "", "", ""],
+        ["", "", "0.85", ""],
+    ]
+
+
 def test_cell_text_has_two_decimals_and_no_negative_zero():
     fig = figures.attention_heatmap(np.array([[0.12345, -0.001]]), ["a"], ["b", "c"], zmin=None, zmax=None, zmid=0.0)
     # the top of the range: dark red, its text white, in the light-text layer (see light_ink)
     assert list(written(fig, 0)[0]) == ["0.12", "0.00"]
-    assert [list(r) for r in light_layer(fig, 0).text] == [["0.12", ""]] and light_layer(
+    assert [list(r) for r in light_layer(fig, 0).text] == [["0.12", " "]] and light_layer(
         fig, 0
     ).textfont.color == "#ffffff"
 
@@ -407,8 +424,8 @@ def test_clickable_grid_outlines_the_selected_cell_and_writes_readable_text():
     fig = figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(0, 1))
     assert {(s.x0, s.y0) for s in fig.layout.shapes} == {(0.5, -0.5)}
     cells = fig.data[1]  # the heatmap under the markers: white text on the dark cell, the trace's black on the light
-    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [["", "0.95"]]
-    assert [list(row) for row in light_layer(fig, 1).text] == [["0.05", ""]]
+    assert cells.type == "heatmap" and [list(row) for row in cells.text] == [[" ", "0.95"]]
+    assert [list(row) for row in light_layer(fig, 1).text] == [["0.05", " "]]
     assert cells.textfont.size is None and cells.textfont.color == "#000000"
     with pytest.raises(ValueError, match="outside"):
         figures.clickable_grid(np.array([[0.05, 0.95]]), ["q"], ["a", "b"], selected=(1, 0))

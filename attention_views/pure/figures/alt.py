@@ -114,9 +114,9 @@ def _cell_text(
 ) -> str:
     """Cell (i, j) as drawn: its text (or the light-text layer's), else its value as a cell writes it, "−inf"
     where the masked overlay covers it, or, on the mask's colours (1 may attend, 0 blocked), the mask's word."""
-    if trace.text is not None and trace.text[i][j]:
+    if trace.text is not None and trace.text[i][j].strip():
         return text(trace.text[i][j])
-    if light is not None and light[i][j]:
+    if light is not None and light[i][j].strip():
         return text(light[i][j])
     value = float(z[i, j])
     if value_name == "mask":

@@ -222,11 +222,16 @@ _LIGHT_SPAN = re.compile(f'<span style="color:{theme.LIGHT_INK}">(.*)</span>', r
 _CLEAR = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
 
 
+_UNWRITTEN = " "  # a cell a trace leaves to the other: blank on screen, yet counted by plotly's text fit
+
+
 def light_text_layers(traces: Sequence) -> list:
     """``traces``, then for each heatmap whose text :func:`inked` coloured a transparent heatmap over it that writes
     its light cells (named LIGHT_TEXT, ``meta`` the index of the heatmap it writes on): plotly sizes a trace's cell
     text by its longest string, markup included, so a span in the trace's own text shrank every digit to a pixel or
-    two. Both traces hold digits alone and get one size from the cells."""
+    two. Both traces hold digits alone, and a space where the other trace writes: plotly fits the text to the
+    distance between a trace's written cells, capped at the figure's font, so a trace writing a few scattered cells
+    would get the cap while the other gets the cells' size. With a string in every cell both get one size."""
     out, layers = list(traces), []
     for k, t in enumerate(traces):
         if t.type != "heatmap" or t.text is None:
@@ -235,9 +240,10 @@ def light_text_layers(traces: Sequence) -> list:
         if not any(m for row in rows for m in row):
             continue
         t.text = [
-            [("" if m else c) for c, m in zip(row, found, strict=True)] for row, found in zip(t.text, rows, strict=True)
+            [(_UNWRITTEN if m else c or _UNWRITTEN) for c, m in zip(row, found, strict=True)]
+            for row, found in zip(t.text, rows, strict=True)
         ]
-        light = [[m[1] if m else "" for m in found] for found in rows]
+        light = [[m[1] if m else _UNWRITTEN for m in found] for found in rows]
         axes = {a: getattr(t, a) for a in ("xaxis", "yaxis") if getattr(t, a)}
         layers.append(
             make_trace(
