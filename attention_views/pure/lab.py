@@ -425,6 +425,8 @@ class Session:
     # (holder, table, key) of each table editor the last whole run drew: the next run folds their edits in first
     editors_drawn: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)
     editors_drawing: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)  # ... this run's
+    # ... and those the run before drew and the last did not: a grid's commit may reach the server a run late
+    editors_late: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)
 
 
 def new_session(lab: Lab) -> Session:

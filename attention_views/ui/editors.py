@@ -61,11 +61,16 @@ def fold_last_runs_edits(s: Session) -> None:
     restarts under a new key and is done; the others stay listed until this run ends (:func:`end_run`), so a run
     cut short leaves them to the next (their cell edits fold in again as they were)."""
     s.editors_drawn = [(owner, name, key) for owner, name, key in s.editors_drawn if not _fold(owner, name, key)]
+    s.editors_late = [(owner, name, key) for owner, name, key in s.editors_late if not _fold(owner, name, key)]
     s.editors_drawing = []
 
 
 def end_run(s: Session) -> None:
-    """At a run's end: the editors it drew are the ones the next run folds in first."""
+    """At a run's end: the editors it drew are the ones the next run folds in first, with those the run before drew
+    and this one did not (a grid's commit asks for its rerun a moment after the grid stores the edit, so a page
+    link clicked meanwhile runs first, without the edit, and the commit's rerun brings it one run later)."""
+    drawn = {key for _, _, key in s.editors_drawing}
+    s.editors_late = [e for e in s.editors_drawn if e[2] not in drawn]
     s.editors_drawn, s.editors_drawing = s.editors_drawing, []
 
 

@@ -36,7 +36,7 @@ from attention_views.ui.controls import bound, drawn_as, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
-from attention_views.ui.streamlit_compat import FORMULA, GRID_SCROLLER
+from attention_views.ui.streamlit_compat import FORMULA, GRID_SCROLLER, run_page_again
 
 REPRODUCE = "sidebar_reproduce"  # the "Reproduce in NumPy" expander's open state
 SHARE = "sidebar_share"  # the "Share and save" expander's open state
@@ -180,6 +180,8 @@ class Run:
     slot: DeltaGenerator | None = None  # draw_sidebar's: the share panel
     place: DeltaGenerator | None = None  # class_section's: the sidebar's place for the class
     top: DeltaGenerator | None = None  # class_banner's: the place above the page for the class's banner
+    whole: bool = True  # this run draws the whole page; False once it ended (the page's fragment reruns alone)
+    outside: tuple = ()  # page_part's: what the steps outside the page's fragment drew from, as its last run left it
 
 
 def open_session(r: Run) -> None:
@@ -233,7 +235,7 @@ def question_banner(r: Run) -> None:
 def run_page(r: Run) -> None:
     """The page itself; an early end (:func:`end_page`) still leaves the steps after it to run."""
     try:
-        r.page.run()
+        r.page.run() if r.whole else run_page_again(r.page)
     except PageEnd:
         pass
 
@@ -251,6 +253,11 @@ def fill_class_banner(r: Run) -> None:
 def fill_class_section(r: Run) -> None:
     """The class's controls, drawn after the page and the publishing so they say what they did."""
     classroom.fill_section(r.s, r.place, replace_lab)
+
+
+def address_bar(r: Run) -> None:
+    """The address bar holds the view as the page left it (the page's fragment reruns alone on an edit)."""
+    address(r.s)
 
 
 def sync_link(r: Run) -> None:
@@ -282,6 +289,7 @@ def settle(r: Run) -> None:
 class Step(NamedTuple):
     do: Callable[[Run], None]
     after: tuple[str, ...] = ()  # the steps that must have run before this one (why: the step's docstring)
+    page: bool = False  # in the page's fragment (:func:`page_part`): run again when the page reruns alone
 
 
 # The run, in order: the session, the class's view, the sidebar and the class's places, the page, then what says
@@ -296,24 +304,63 @@ STEPS: tuple[Step, ...] = (
     Step(class_section, after=("take_turn", "go_to")),
     Step(class_banner, after=("take_turn", "go_to")),
     Step(question_banner, after=("take_turn", "go_to")),
-    Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner")),
-    Step(publish_class, after=("run_page",)),
+    Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner"), page=True),
+    Step(publish_class, after=("run_page",), page=True),
+    Step(address_bar, after=("publish_class",), page=True),
+    Step(editor_commits, after=("run_page",), page=True),
+    Step(end_editors, after=("editor_commits",), page=True),
     Step(fill_class_banner, after=("class_banner", "publish_class")),
     Step(fill_class_section, after=("class_section", "publish_class")),
     Step(sync_link, after=("draw_sidebar", "publish_class", "fill_class_section")),
-    Step(editor_commits, after=("run_page",)),
-    Step(end_editors, after=("editor_commits",)),
     Step(end_turn, after=("take_turn", "end_editors")),
     Step(settle, after=("end_turn",)),
 )
 
 
 def run(page: StreamlitPage) -> None:
-    """Run ``page`` (from st.navigation) inside the app's frame: every step of :data:`STEPS`, in order."""
+    """Run ``page`` (from st.navigation) inside the app's frame: every step of :data:`STEPS`, in order, those
+    marked ``page`` together in the page's fragment (:func:`page_part`)."""
     r = Run(page)
-    with r.exits:
-        for step in STEPS:
-            step.do(r)
+    try:
+        with r.exits:
+            at = 0
+            while at < len(STEPS):
+                if not STEPS[at].page:
+                    STEPS[at].do(r)
+                    at += 1
+                    continue
+                end = next((k for k in range(at, len(STEPS)) if not STEPS[k].page), len(STEPS))
+                page_part(r, STEPS[at:end])
+                at = end
+    finally:
+        r.whole = False
+
+
+@st.fragment
+def page_part(r: Run, steps: tuple[Step, ...]) -> None:
+    """The page and what follows it at once: a widget of the page reruns this alone (Streamlit's fragment), so an
+    edit recomputes and sends the page, the class's view and the address bar, not the sidebar and the class's
+    places. Run alone, it first folds the last run's table edits in (as :func:`fold_edits` does for a whole run); it
+    ends in a whole rerun when the run changed what is drawn outside it (:func:`outside`) or a sidebar panel that
+    shows the view is open (the share panel's link, the NumPy script)."""
+    alone = not r.whole
+    if alone:
+        r.took = False  # a rerun of the page alone never takes the lecturer's view (follow_class's, whole runs)
+        editors.fold_last_runs_edits(r.s)
+    for step in steps:
+        step.do(r)
+    was, r.outside = r.outside, outside(r.s)
+    if alone and (r.outside != was or r.slot.open or st.session_state.get(REPRODUCE)):
+        st.rerun()
+
+
+def outside(s: Session) -> tuple:
+    """What the steps outside the page's fragment draw from: the lab itself (the scenario picker, Reset, projector
+    mode, the page's CSS), a page a callback asked for, the class's seat (banner, sidebar, signal) and the store's
+    faults. A rerun of the page alone that changed it is followed by a whole rerun."""
+    seat = s.seat
+    held = None if seat is None else (seat.code, seat.lecturer_key, seat.following, seat.notice, seat.late_answer)
+    return id(s.lab), s.lab.scenario, s.lab.projector, s.goto, held, tuple(classroom.faults())
 
 
 class PageEnd(Exception):  # noqa: N818 (an early end of a page, not an error)
@@ -499,8 +546,8 @@ def sidebar(s: Session) -> DeltaGenerator:
     return slot
 
 
-def finish(s: Session, slot: DeltaGenerator) -> None:
-    """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
+def address(s: Session) -> tuple[dict[str, str], bool]:
+    """Keep the address bar equal to the current view: its query parameters, and whether the app can open them."""
     lab = s.lab
     params = {"scenario": lab.scenario} if lab.origin is None else {"head": lab.origin.slug}
     token, openable = link_token(s)  # a link the app makes, the app opens
@@ -510,6 +557,13 @@ def finish(s: Session, slot: DeltaGenerator) -> None:
         params[CLASS_PARAM] = s.seat.code
     if {k: st.query_params.get(k) for k in ADDRESS_KEYS} != {k: params.get(k) for k in ADDRESS_KEYS}:
         st.query_params.from_dict(params)
+    return params, openable
+
+
+def finish(s: Session, slot: DeltaGenerator) -> None:
+    """Keep the address bar, and the sidebar's share panel while it is open, equal to the current view."""
+    lab = s.lab
+    params, openable = address(s)
     if slot.open:  # the link, warnings, download and upload are drawn only while someone looks at them
         with slot:
             _share_panel(s, openable, "&".join(f"{k}={v}" for k, v in params.items()))

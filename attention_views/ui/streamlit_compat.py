@@ -1,6 +1,6 @@
 """The one place the app relies on Streamlit's internals (Streamlit 1.67, pinned in requirements.txt): its pages-folder
-mode, and the class names of the libraries its frontend draws with (glide-data-grid for st.dataframe and
-st.data_editor, KaTeX for formulas), which the app's CSS and scripts select.
+mode, a page run again inside a fragment, and the class names of the libraries its frontend draws with
+(glide-data-grid for st.dataframe and st.data_editor, KaTeX for formulas), which the app's CSS and scripts select.
 
 ``tests/views/test_streamlit_compat.py`` fails when Streamlit changes what this relies on.
 """
@@ -8,6 +8,7 @@ st.data_editor, KaTeX for formulas), which the app's CSS and scripts select.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.pages_manager import PagesManager
 
 # glide-data-grid's class names (Streamlit's frontend bundle, no documented API)
@@ -37,3 +38,14 @@ def run_through_app(started: bool) -> None:
     if PagesManager.uses_pages_directory or not started:
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def run_page_again(page: StreamlitPage) -> None:
+    """Run ``page`` (st.navigation's) in a rerun of the fragment that ran it in the whole run.
+
+    ``StreamlitPage.run`` runs once per run of the entry file (``_can_be_called``, cleared by its first call), and a
+    fragment's rerun calls the fragment with the whole run's arguments, this page among them. No public API runs a
+    page's file in a fragment: the page is made runnable again, as st.navigation's page is at every whole run.
+    """
+    page._can_be_called = True
+    page.run()

@@ -26,14 +26,17 @@ def test_the_run_is_this_list_in_this_order():
         "question_banner",
         "run_page",
         "publish_class",
+        "address_bar",
+        "editor_commits",
+        "end_editors",
         "fill_class_banner",
         "fill_class_section",
         "sync_link",
-        "editor_commits",
-        "end_editors",
         "end_turn",
         "settle",
     ]
+    page = [step.do.__name__ for step in frame.STEPS if step.page]  # frame.page_part's: a fragment
+    assert page == ["run_page", "publish_class", "address_bar", "editor_commits", "end_editors"]
 
 
 def test_each_step_has_its_reason_and_comes_after_its_prerequisites():
@@ -67,7 +70,7 @@ def _before(name: str) -> set[str]:
 
 
 def test_a_step_reads_only_what_a_prerequisite_set():
-    setter = {"page": "run", "exits": "run"}  # run() makes these
+    setter = {"page": "run", "exits": "run", "whole": "run"}  # run() makes these
     for step in frame.STEPS:
         read, set_ = _fields(step.do)
         name = step.do.__name__
@@ -115,3 +118,55 @@ def test_run_does_every_step_in_order_and_a_step_that_raises_ends_it_releasing_t
     with contextlib.suppress(RuntimeError):
         frame.run(object())
     assert done == ["a", "take", "b"] and released == [True]
+
+
+def _page_steps(done: list, changes=None) -> tuple:
+    def step(name):
+        def do(r):
+            done.append(name)
+            if changes and name == "b":
+                changes(r)
+
+        return frame.Step(do, page=True)
+
+    return (step("a"), step("b"))
+
+
+class _Slot:
+    open = False
+
+
+def _ran_alone(monkeypatch, changes=None) -> tuple[list, list]:
+    """frame.page_part's body run as a rerun of the fragment alone (after a whole run): the steps it ran, then
+    the whole reruns it asked for."""
+    from types import SimpleNamespace
+
+    done, whole = [], []
+    monkeypatch.setattr(frame.editors, "fold_last_runs_edits", lambda s: done.append("fold"))
+    monkeypatch.setattr(frame.st, "rerun", lambda: whole.append(True))
+    monkeypatch.setattr(frame.classroom, "faults", lambda: [])
+    s = SimpleNamespace(lab=SimpleNamespace(scenario="x", projector=False), goto="", seat=None)
+    r = frame.Run(object(), s=s, slot=_Slot(), took=True)
+    frame.page_part.__wrapped__(r, _page_steps(done))  # the whole run's
+    r.whole = False
+    done.clear()
+    frame.page_part.__wrapped__(r, _page_steps(done, changes))
+    assert r.took is False, "a rerun of the page alone took the lecturer's view"
+    return done, whole
+
+
+def test_the_page_rerun_alone_folds_the_edits_first_and_runs_only_its_steps(monkeypatch):
+    done, whole = _ran_alone(monkeypatch)
+    assert done == ["fold", "a", "b"] and whole == []
+
+
+def test_the_page_rerun_alone_is_followed_by_a_whole_one_when_it_changed_what_lies_outside(monkeypatch):
+    def asks_for_a_page(r):
+        r.s.goto = "step_by_step"  # a callback asked for another page: go_to, outside the fragment, switches
+
+    def takes_the_projector(r):
+        r.s.lab.projector = True  # the sidebar's toggle and the page's CSS are outside
+
+    for changes in (asks_for_a_page, takes_the_projector):
+        _, whole = _ran_alone(monkeypatch, changes)
+        assert whole == [True], changes.__name__

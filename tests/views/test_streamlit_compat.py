@@ -1,6 +1,7 @@
 """What attention_views.ui.streamlit_compat relies on inside Streamlit: this fails when Streamlit changes it."""
 
 import inspect
+import sys
 from pathlib import Path
 
 import streamlit
@@ -54,3 +55,23 @@ def test_the_frontend_draws_the_class_names_the_app_selects():
     for name in (clip, compat.GRID_SCROLLER, compat.FORMULA, compat.FORMULA_BLOCK):
         assert frontend_has(name[1:]), f"Streamlit's frontend no longer draws {name}"
     assert not frontend_has("gdg-no-such-class-anywhere")  # the check can fail
+
+
+def test_a_page_runs_once_a_run_unless_made_runnable_again(monkeypatch):
+    """frame.page_part reruns the page in its fragment: StreamlitPage.run refuses a second call until
+    ``_can_be_called`` is set again (run_page_again)."""
+    import pytest
+    from streamlit.errors import StreamlitAPIException
+    from streamlit.navigation.page import StreamlitPage
+
+    from attention_views.ui import streamlit_compat
+
+    ran = []
+    page = StreamlitPage(lambda: ran.append(1), title="t", url_path="t")
+    monkeypatch.setattr(sys.modules[StreamlitPage.__module__], "get_script_run_ctx", lambda: None)  # run: no script
+    page._can_be_called = True  # as st.navigation leaves the page it returns
+    page.run()
+    with pytest.raises(StreamlitAPIException, match="can be called once"):
+        page.run()
+    streamlit_compat.run_page_again(page)
+    assert "_can_be_called = False" in inspect.getsource(StreamlitPage.run)

@@ -1,0 +1,111 @@
+"""Light reruns (frame.page_part, a fragment): a change on the page reruns the page and what follows it (the class's
+view, the address bar), not the sidebar; the address bar and an open share panel still follow every edit."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from streamlit_browser import assert_clean, chart, edit_last_column_cell, open_page, wait_idle, wait_until
+
+pytestmark = pytest.mark.e2e
+
+HEATMAP = "playground_heatmap"
+EDITOR = '[data-testid="stDataFrame"]'
+SIDEBAR_ROOT = 1  # Streamlit's RootContainer.SIDEBAR: the first index of a sidebar element's delta path
+
+
+def _wire(page) -> dict[str, list]:
+    """From now on: the fragment id of each rerun the browser asks for ("" = the whole page), and the root
+    container of each element the server sends (0 the page, 1 the sidebar)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    wire: dict[str, list] = {"asked": [], "roots": []}
+
+    def on_socket(ws) -> None:
+        def sent(payload) -> None:
+            if isinstance(payload, bytes) and (msg := BackMsg.FromString(payload)).WhichOneof("type") == "rerun_script":
+                wire["asked"].append(msg.rerun_script.fragment_id)
+
+        def received(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = ForwardMsg.FromString(payload)
+                if msg.WhichOneof("type") == "delta":
+                    wire["roots"].append(msg.metadata.delta_path[0])
+
+        ws.on("framesent", sent)
+        ws.on("framereceived", received)
+
+    page.on("websocket", on_socket)
+    return wire
+
+
+def _weights(page) -> list[list[float]]:
+    return wait_until(page, lambda: chart(page, HEATMAP), "the weights heatmap")["z"]
+
+
+def _edit(page, row: int, text: str) -> list[list[float]]:
+    """Type ``text`` into the first table's last column at ``row``; the heatmap's weights once they changed."""
+    before = _weights(page)
+    edit_last_column_cell(page, page.locator(EDITOR).first, row, text)
+    wait_idle(page)
+    return wait_until(page, lambda: (z := _weights(page)) != before and z, "the heatmap after the edit")
+
+
+def _state(url: str) -> str:
+    return parse_qs(urlsplit(url).query).get("state", [""])[0]
+
+
+def test_a_cell_edit_reruns_the_page_alone_and_sends_nothing_of_the_sidebar(page):
+    """The edit's rerun is the page's fragment: the browser asks for that fragment, and the server sends the page's
+    elements again but none of the sidebar's (a whole run sends the sidebar's too, as the first visit shows)."""
+    wire = _wire(page)
+    open_page(page, "/playground?scenario=emma-friend")
+    wait_idle(page)
+    assert SIDEBAR_ROOT in wire["roots"], "the first visit drew no sidebar: the check below could not fail"
+    asked, got = len(wire["asked"]), len(wire["roots"])
+    _edit(page, 1, "1.75")
+    assert wire["asked"][asked:] and all(wire["asked"][asked:]), f"a whole rerun was asked: {wire['asked'][asked:]}"
+    sent = wire["roots"][got:]
+    assert sent, "the edit's rerun sent no element"
+    assert SIDEBAR_ROOT not in sent, f"the edit's rerun sent {sent.count(SIDEBAR_ROOT)} sidebar elements"
+    assert_clean(page)
+
+
+def test_the_address_bar_follows_every_edit_and_opens_the_edited_view(page, browser, app_url):
+    """Two edits, each rerunning the page alone: the address bar's link changes with each, and opened in a new
+    browser it shows the edited weights."""
+    from streamlit_browser import new_context
+
+    open_page(page, "/playground?scenario=emma-friend")
+    links = [_state(page.url)]
+    for row, text in ((1, "1.75"), (2, "-0.5")):
+        weights = _edit(page, row, text)
+        link = wait_until(page, lambda: (t := _state(page.url)) not in links and t, "the address bar after the edit")
+        links.append(link)
+    assert all(links[1:]) and len(set(links)) == 3, links
+    context = new_context(browser, app_url)
+    try:
+        other = context.new_page()
+        open_page(other, f"/playground?scenario=emma-friend&state={links[-1]}")
+        assert _weights(other) == weights, "the address bar's link opens another view than the edited one"
+    finally:
+        context.close()
+    assert_clean(page)
+
+
+def test_an_open_share_panel_shows_the_link_of_the_edited_view(page):
+    """With "Share and save" open, an edit's rerun of the page alone is followed by a whole one, so the panel's
+    link holds the edit (the panel is in the sidebar, outside the page's fragment)."""
+    open_page(page, "/playground?scenario=emma-friend")
+    page.locator('[data-testid="stSidebar"]').get_by_text("Share and save").click()
+    wait_idle(page)
+    panel = page.locator(".st-key-sidebar_share")
+    wait_until(page, lambda: "Link to this view" in panel.inner_text(), "the share panel's link")
+    _edit(page, 1, "1.75")
+    state = wait_until(page, lambda: _state(page.url), "the address bar's state after the edit")
+    assert wait_until(page, lambda: state in panel.inner_text(), "the panel's link after the edit", required=False), (
+        "the share panel still shows the link of the view before the edit"
+    )
+    assert_clean(page)
