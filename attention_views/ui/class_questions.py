@@ -357,8 +357,8 @@ def heatmap_taps(s: Session, key: str) -> Callable[[], None] | None:
 
 
 def _on_tap(seat: ClassSeat, key: str) -> None:
-    """A tapped cell in the question's row answers the question (the answer box shows it: a whole rerun); a tap
-    elsewhere says where to tap; the store's refusal is shown in the question box (:func:`_student`)."""
+    """A tapped cell in the question's row answers the question (the answer box shows it); a tap elsewhere says
+    where to tap; the store's refusal is shown in the question box (:func:`_student`)."""
     cell = tapped(key)
     try:
         q = _latest(seat)
@@ -373,7 +373,6 @@ def _on_tap(seat: ClassSeat, key: str) -> None:
         return
     st.session_state[_key("answer", q.id, q.round)] = col
     seat.late_answer = _send(seat, q)
-    st.rerun()  # the whole page: the answer box above it, outside the page's fragment, shows the tapped answer
 
 
 def tap_layer(s: Session) -> tuple[int, list[int]] | None:

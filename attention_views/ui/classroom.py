@@ -142,6 +142,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
         const moved = seen.version === -1 ? state.asked !== -1 : seen.version > newest;
         if (moved) {
           state.asked = seen.version;
+          state.movedAt = now;  // the rerun it asks for may leave this element's data as it is (a fragment's)
           setTriggerValue("moved", seen.version);
           return;
         }
@@ -518,14 +519,15 @@ def _publish(s: Session, seat: ClassSeat) -> None:
 # -- the sidebar -------------------------------------------------------------------------------------------------
 
 
-def section(s: Session, replace_lab: ReplaceLab):
+def section(s: Session, replace_lab: ReplaceLab, on_moved: Callable[[], None] | None = None):
     """The sidebar's place for the class (filled by :func:`fill_section` after the page), holding the signal. Drawn
     before the page, so a page that stops early still keeps it.
 
     The signal of a student's page polls the room's file. The lecturer's page gives its signal the code and key
     to keep in the tab's ``sessionStorage`` (that tab only, kept across a reload, never sent anywhere else); after
     a reload the tab joins its own class as a student, and its signal hands the kept key back
-    (:func:`_on_reclaim`), so the tab leads the class again without typing the key."""
+    (:func:`_on_reclaim`), so the tab leads the class again without typing the key. A student's signal calls
+    ``on_moved`` when the room moves (by default the app reruns)."""
     place = st.sidebar.container(key="sidebar_class")
     seat = s.seat
     if seat is None:
@@ -551,18 +553,18 @@ def section(s: Session, replace_lab: ReplaceLab):
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
         }
-        _signal(data, lambda: _on_reclaim(s, replace_lab))
+        _signal(data, lambda: _on_reclaim(s, replace_lab), on_moved or _nothing)
     return place
 
 
-def _signal(data: dict, on_reclaim: Callable[[], None]) -> None:
-    """Mount the signal with ``data``: its moves and its stale nudges only rerun the app; a reclaimed key goes to
-    ``on_reclaim``."""
+def _signal(data: dict, on_reclaim: Callable[[], None], on_moved: Callable[[], None] | None = None) -> None:
+    """Mount the signal with ``data``: a move goes to ``on_moved`` (by default, like a stale nudge, it only reruns
+    the app); a reclaimed key goes to ``on_reclaim``."""
     signal(
         key="class_signal",
         data=data,
         height=0,
-        on_moved_change=_nothing,
+        on_moved_change=on_moved or _nothing,
         on_stale_change=_nothing,
         on_reclaim_change=on_reclaim,
     )

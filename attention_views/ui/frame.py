@@ -44,6 +44,7 @@ MODEL_HEAD = "model-head"  # the scenario picker's option for a real model's hea
 LINK_KEYS = ("scenario", "head", "state")  # the query parameters of a view's link
 ADDRESS_KEYS = (*LINK_KEYS, CLASS_PARAM)  # the address bar's: the view's link and the live class's code
 PROJECTOR = "sidebar_projector"  # the projector toggle, bound to Lab.projector
+PAGE = "lab_page"  # the key of the page's fragment (page_part), which a student's signal reruns
 PHONE_PX = theme.PHONE_PX
 # columns in a container keyed "stack_..." lie one under the other on a screen narrower than they were laid out for
 _STACKED = '@media (max-width: {px}px) {{ [class*="st-key-stack_"] [data-testid="stColumn"] {{ min-width: 100%; }} }}'
@@ -218,8 +219,16 @@ def draw_sidebar(r: Run) -> None:
 
 
 def class_section(r: Run) -> None:
-    """The sidebar's place for the live class (filled after the page) and a student's signal."""
-    r.place = classroom.section(r.s, replace_lab)
+    """The sidebar's place for the live class (filled after the page) and a student's signal, whose move reruns the
+    page's fragment (:func:`follow_page`)."""
+    r.place = classroom.section(r.s, replace_lab, follow_page)
+
+
+def follow_page() -> None:
+    """The signal's callback: the room moved, so the page's fragment reruns alone and takes the lecturer's view
+    (:func:`page_part`); what else moved that is drawn outside it (a new scenario, Bring everyone back, the class's
+    end) makes that a whole rerun."""
+    st.rerun(PAGE)
 
 
 def class_banner(r: Run) -> None:
@@ -228,7 +237,8 @@ def class_banner(r: Run) -> None:
 
 
 def question_banner(r: Run) -> None:
-    """The class's open or revealed question, above the page."""
+    """The class's open or revealed question, above the page (in the page's fragment: a question asked, shown or
+    revealed reaches a student through the signal's rerun of that fragment)."""
     class_questions.question_banner(r.s)
 
 
@@ -303,7 +313,7 @@ STEPS: tuple[Step, ...] = (
     Step(draw_sidebar, after=("take_turn", "go_to")),
     Step(class_section, after=("take_turn", "go_to")),
     Step(class_banner, after=("take_turn", "go_to")),
-    Step(question_banner, after=("take_turn", "go_to")),
+    Step(question_banner, after=("take_turn", "go_to"), page=True),
     Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner"), page=True),
     Step(publish_class, after=("run_page",), page=True),
     Step(address_bar, after=("publish_class",), page=True),
@@ -336,19 +346,22 @@ def run(page: StreamlitPage) -> None:
         r.whole = False
 
 
-@st.fragment
+@st.fragment(key=PAGE)
 def page_part(r: Run, steps: tuple[Step, ...]) -> None:
-    """The page and what follows it at once: a widget of the page reruns this alone (Streamlit's fragment), so an
-    edit recomputes and sends the page, the class's view and the address bar, not the sidebar and the class's
-    places. Run alone, it first folds the last run's table edits in (as :func:`fold_edits` does for a whole run); it
-    ends in a whole rerun when the run changed what is drawn outside it (:func:`outside`) or a sidebar panel that
-    shows the view is open (the share panel's link, the NumPy script)."""
+    """The page and what follows it at once: a widget of the page, or a student's signal (:func:`follow_page`),
+    reruns this alone (Streamlit's fragment), so an edit recomputes and sends the page, the class's question and
+    view and the address bar, not the sidebar and the class's places. Run alone, it first does what a whole run does
+    before it (:func:`fold_edits`, :func:`follow_class`, :func:`take_turn`); it ends in a whole rerun when the run
+    changed what is drawn outside it (:func:`outside`) or a sidebar panel that shows the view is open (the share
+    panel's link, the NumPy script)."""
     alone = not r.whole
-    if alone:
-        r.took = False  # a rerun of the page alone never takes the lecturer's view (follow_class's, whole runs)
-        editors.fold_last_runs_edits(r.s)
-    for step in steps:
-        step.do(r)
+    with contextlib.ExitStack() as turn:
+        if alone:
+            editors.fold_last_runs_edits(r.s)
+            r.took = classroom.follow(r.s, replace_lab)
+            turn.enter_context(classroom.turn(r.took))
+        for step in steps:
+            step.do(r)
     was, r.outside = r.outside, outside(r.s)
     if alone and (r.outside != was or r.slot.open or st.session_state.get(REPRODUCE)):
         st.rerun()
@@ -358,9 +371,10 @@ def outside(s: Session) -> tuple:
     """What the steps outside the page's fragment draw from: the lab itself (the scenario picker, Reset, projector
     mode, the page's CSS), a page a callback asked for, the class's seat (banner, sidebar, signal) and the store's
     faults. A rerun of the page alone that changed it is followed by a whole rerun."""
-    seat = s.seat
-    held = None if seat is None else (seat.code, seat.lecturer_key, seat.following, seat.notice, seat.late_answer)
-    return id(s.lab), s.lab.scenario, s.lab.projector, s.goto, held, tuple(classroom.faults())
+    lab, seat = s.lab, s.seat
+    held = None if seat is None else (seat.code, seat.lecturer_key, seat.following, seat.notice)
+    origin = None if lab.origin is None else lab.origin.slug
+    return lab.scenario, origin, lab.projector, s.goto, held, tuple(classroom.faults())
 
 
 class PageEnd(Exception):  # noqa: N818 (an early end of a page, not an error)

@@ -109,3 +109,36 @@ def test_an_open_share_panel_shows_the_link_of_the_edited_view(page):
         "the share panel still shows the link of the view before the edit"
     )
     assert_clean(page)
+
+
+def test_a_following_student_reruns_the_page_alone_for_each_lecturer_edit(browser, app_url):
+    """A lecturer's two cell edits reach a following student's heatmap, and the student's page receives none of
+    the sidebar's elements for them (the signal reruns the page's fragment, frame.follow_page); the lecturer's own
+    edit reruns the page alone too."""
+    from streamlit_browser import new_context
+    from test_browser_class_nginx import start_class
+
+    lecturer_context, student_context = new_context(browser, app_url), new_context(browser, app_url)
+    try:
+        lecturer, student = lecturer_context.new_page(), student_context.new_page()
+        open_page(lecturer, "/playground?scenario=emma-friend")
+        _, link, _ = start_class(lecturer)
+        lecturer_wire, student_wire = _wire(lecturer), _wire(student)
+        open_page(student, link)
+        wait_idle(student)
+        assert SIDEBAR_ROOT in student_wire["roots"], "the student's first visit drew no sidebar"
+        for row, text in ((1, "1.75"), (2, "-0.5")):
+            got, said = len(student_wire["roots"]), len(lecturer_wire["roots"])
+            weights = _edit(lecturer, row, text)
+            wait_until(student, lambda w=weights: _weights(student) == w, "the lecturer's edit on the student's page")
+            wait_idle(student)
+            sent = student_wire["roots"][got:]
+            assert sent and SIDEBAR_ROOT not in sent, (
+                f"the student's page received {sent.count(SIDEBAR_ROOT)} of the sidebar's elements for an edit"
+            )
+            assert SIDEBAR_ROOT not in lecturer_wire["roots"][said:], "the lecturer's edit reran the sidebar"
+        assert_clean(lecturer)
+        assert_clean(student)
+    finally:
+        lecturer_context.close()
+        student_context.close()

@@ -36,7 +36,7 @@ def test_the_run_is_this_list_in_this_order():
         "settle",
     ]
     page = [step.do.__name__ for step in frame.STEPS if step.page]  # frame.page_part's: a fragment
-    assert page == ["run_page", "publish_class", "address_bar", "editor_commits", "end_editors"]
+    assert page == ["question_banner", "run_page", "publish_class", "address_bar", "editor_commits", "end_editors"]
 
 
 def test_each_step_has_its_reason_and_comes_after_its_prerequisites():
@@ -145,19 +145,20 @@ def _ran_alone(monkeypatch, changes=None) -> tuple[list, list]:
     monkeypatch.setattr(frame.editors, "fold_last_runs_edits", lambda s: done.append("fold"))
     monkeypatch.setattr(frame.st, "rerun", lambda: whole.append(True))
     monkeypatch.setattr(frame.classroom, "faults", lambda: [])
-    s = SimpleNamespace(lab=SimpleNamespace(scenario="x", projector=False), goto="", seat=None)
+    monkeypatch.setattr(frame.classroom, "follow", lambda s, replace: done.append("follow") or False)
+    s = SimpleNamespace(lab=SimpleNamespace(scenario="x", origin=None, projector=False), goto="", seat=None)
     r = frame.Run(object(), s=s, slot=_Slot(), took=True)
     frame.page_part.__wrapped__(r, _page_steps(done))  # the whole run's
     r.whole = False
     done.clear()
     frame.page_part.__wrapped__(r, _page_steps(done, changes))
-    assert r.took is False, "a rerun of the page alone took the lecturer's view"
+    assert r.took is False, "the rerun of the page alone took what classroom.follow said, not the whole run's"
     return done, whole
 
 
-def test_the_page_rerun_alone_folds_the_edits_first_and_runs_only_its_steps(monkeypatch):
+def test_the_page_rerun_alone_folds_the_edits_and_takes_the_class_view_first_and_runs_only_its_steps(monkeypatch):
     done, whole = _ran_alone(monkeypatch)
-    assert done == ["fold", "a", "b"] and whole == []
+    assert done == ["fold", "follow", "a", "b"] and whole == []
 
 
 def test_the_page_rerun_alone_is_followed_by_a_whole_one_when_it_changed_what_lies_outside(monkeypatch):
