@@ -110,8 +110,7 @@ _DIGITS_JS = """() => Array.from(document.querySelectorAll('.st-key-playground_h
   parseFloat(getComputedStyle(e).fontSize), getComputedStyle(e).display !== 'none', e.textContent])"""
 
 
-@pytest.mark.parametrize("projector", [False, True], ids=["laptop", "projector"])
-def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_size(page, projector):
+def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_size(page):
     """At 1280x720 every one of emma-friend's 81 weights is drawn in its cell, in light and dark cells alike, at one
     size, and shown exactly when that size is at least the page's least (theme.MIN_CELL_FONT; on a projector
     theme.PROJECTOR_MIN_CELL_FONT, where these cells are too small and the numbers are read from the table): colour
@@ -120,16 +119,15 @@ def test_every_cell_of_the_playgrounds_heatmap_writes_its_weight_at_a_readable_s
     from attention_views.pure import theme
 
     open_page(page, "/playground?scenario=emma-friend")
-    least = theme.MIN_CELL_FONT
-    if projector:
-        set_projector(page, True)
-        least = theme.PROJECTOR_MIN_CELL_FONT
-    cells = wait_until(page, lambda: len(got := page.evaluate(_DIGITS_JS)) >= 81 and got, "the heatmap's digits")
-    digits = [(size, shown) for size, shown, text in cells if text.strip()]
-    assert len(digits) == 81, f"{len(digits)} of 81 weights drawn"
-    assert len({size for size, _ in digits}) == 1, f"the weights drawn at several sizes: {sorted(set(digits))}"
-    size = digits[0][0]
-    assert all(shown == (size >= least) for _, shown in digits), f"{size} px digits shown or hidden wrongly"
-    if not projector:
-        assert size >= least, f"{size} px digits on a laptop"
+    for projector, least in ((False, theme.MIN_CELL_FONT), (True, theme.PROJECTOR_MIN_CELL_FONT)):
+        if projector:
+            set_projector(page, True)
+        cells = wait_until(page, lambda: len(got := page.evaluate(_DIGITS_JS)) >= 81 and got, "the heatmap's digits")
+        digits = [(size, shown) for size, shown, text in cells if text.strip()]
+        assert len(digits) == 81, f"{len(digits)} of 81 weights drawn"
+        assert len({size for size, _ in digits}) == 1, f"the weights drawn at several sizes: {sorted(set(digits))}"
+        size = digits[0][0]
+        assert all(shown == (size >= least) for _, shown in digits), f"{size} px digits shown or hidden wrongly"
+        if not projector:
+            assert size >= least, f"{size} px digits on a laptop"
     assert_clean(page)

@@ -57,34 +57,26 @@ def _state(url: str) -> str:
     return parse_qs(urlsplit(url).query).get("state", [""])[0]
 
 
-def test_a_cell_edit_reruns_the_page_alone_and_sends_nothing_of_the_sidebar(page):
-    """The edit's rerun is the page's fragment: the browser asks for that fragment, and the server sends the page's
-    elements again but none of the sidebar's (a whole run sends the sidebar's too, as the first visit shows)."""
+def test_an_edit_reruns_the_page_alone_and_the_address_bar_and_an_open_share_panel_follow_it(page, browser, app_url):
+    """Each cell edit's rerun is the page's fragment: the browser asks for that fragment, and the server sends the
+    page's elements again but none of the sidebar's (the first visit, a whole run, sends the sidebar's too). The
+    address bar's link changes with each edit, and opened in a new browser it shows the edited weights. With "Share
+    and save" open, an edit is followed by one whole rerun, so the panel's link (in the sidebar) holds the edit."""
+    from streamlit_browser import new_context
+
     wire = _wire(page)
     open_page(page, "/playground?scenario=emma-friend")
     wait_idle(page)
     assert SIDEBAR_ROOT in wire["roots"], "the first visit drew no sidebar: the check below could not fail"
-    asked, got = len(wire["asked"]), len(wire["roots"])
-    _edit(page, 1, "1.75")
-    assert wire["asked"][asked:] and all(wire["asked"][asked:]), f"a whole rerun was asked: {wire['asked'][asked:]}"
-    sent = wire["roots"][got:]
-    assert sent, "the edit's rerun sent no element"
-    assert SIDEBAR_ROOT not in sent, f"the edit's rerun sent {sent.count(SIDEBAR_ROOT)} sidebar elements"
-    assert_clean(page)
-
-
-def test_the_address_bar_follows_every_edit_and_opens_the_edited_view(page, browser, app_url):
-    """Two edits, each rerunning the page alone: the address bar's link changes with each, and opened in a new
-    browser it shows the edited weights."""
-    from streamlit_browser import new_context
-
-    open_page(page, "/playground?scenario=emma-friend")
     links = [_state(page.url)]
     for row, text in ((1, "1.75"), (2, "-0.5")):
+        asked, got = len(wire["asked"]), len(wire["roots"])
         weights = _edit(page, row, text)
+        assert wire["asked"][asked:] and all(wire["asked"][asked:]), f"a whole rerun asked: {wire['asked'][asked:]}"
+        sent = wire["roots"][got:]
+        assert sent and SIDEBAR_ROOT not in sent, f"the edit's rerun sent {sent.count(SIDEBAR_ROOT)} sidebar elements"
         link = wait_until(page, lambda: (t := _state(page.url)) not in links and t, "the address bar after the edit")
         links.append(link)
-    assert all(links[1:]) and len(set(links)) == 3, links
     context = new_context(browser, app_url)
     try:
         other = context.new_page()
@@ -92,19 +84,13 @@ def test_the_address_bar_follows_every_edit_and_opens_the_edited_view(page, brow
         assert _weights(other) == weights, "the address bar's link opens another view than the edited one"
     finally:
         context.close()
-    assert_clean(page)
 
-
-def test_an_open_share_panel_shows_the_link_of_the_edited_view(page):
-    """With "Share and save" open, an edit's rerun of the page alone is followed by a whole one, so the panel's
-    link holds the edit (the panel is in the sidebar, outside the page's fragment)."""
-    open_page(page, "/playground?scenario=emma-friend")
     page.locator('[data-testid="stSidebar"]').get_by_text("Share and save").click()
     wait_idle(page)
     panel = page.locator(".st-key-sidebar_share")
-    wait_until(page, lambda: "Link to this view" in panel.inner_text(), "the share panel's link")
-    _edit(page, 1, "1.75")
-    state = wait_until(page, lambda: _state(page.url), "the address bar's state after the edit")
+    wait_until(page, lambda: links[-1] in panel.inner_text(), "the share panel's link")
+    _edit(page, 1, "2.5")
+    state = wait_until(page, lambda: (t := _state(page.url)) not in links and t, "the address bar after the edit")
     assert wait_until(page, lambda: state in panel.inner_text(), "the panel's link after the edit", required=False), (
         "the share panel still shows the link of the view before the edit"
     )
