@@ -19,6 +19,7 @@ SCREENSHOTS = REPO_ROOT / "test-output" / "screenshots"
 PAGE_PATHS = ("/", "/playground", "/multi_head", "/step_by_step", "/scaling", "/similarity")  # links rely on these
 HEADER_PX = 35  # a glide-data-grid header row; data rows are about as tall
 KEY_PAUSE_MS = 200  # the grid's cell editor drops keys typed while it is still opening
+SIDEBAR_ROOT = 1  # Streamlit's RootContainer.SIDEBAR: the first index of a sidebar element's delta path
 
 # Streamlit marks the app root with its script and connection state. The first wait on a page puts a watcher on
 # the root that notes when either state last changed; idle means notRunning and connected, with no change
@@ -401,7 +402,9 @@ def screenshot(page: Page, name: str) -> Path:
 
 
 def pick_sidebar_scenario(page: Page, title: str) -> None:
-    """Choose a scenario by its title in the sidebar selectbox (key ``sidebar_scenario``)."""
+    """Choose a scenario by its title in the sidebar selectbox (key ``sidebar_scenario``), once the page's run is
+    over (a run that ends while the list is open draws the sidebar again and closes it)."""
+    wait_idle(page)
     box = page.locator(".st-key-sidebar_scenario input")
     box.click()
     box.fill(title)  # the list holds eleven scenarios and shows only some at once: filter it, as a user types
@@ -505,3 +508,29 @@ def type_into_last_column_cell(page: Page, editor: Locator, row: int, text: str)
     page.keyboard.type(text, delay=KEY_PAUSE_MS // 4)
     page.wait_for_timeout(KEY_PAUSE_MS)
     return opened, cell.input_value()
+
+
+def wire_of(page: Page) -> dict[str, list]:
+    """From now on (call it before the page opens its websocket): the fragment id of each rerun the browser asks for
+    ("" = the whole page), and the root container of each element the server sends (0 the page, SIDEBAR_ROOT)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    wire: dict[str, list] = {"asked": [], "roots": []}
+
+    def on_socket(ws) -> None:
+        def sent(payload) -> None:
+            if isinstance(payload, bytes) and (msg := BackMsg.FromString(payload)).WhichOneof("type") == "rerun_script":
+                wire["asked"].append(msg.rerun_script.fragment_id)
+
+        def received(payload) -> None:
+            if isinstance(payload, bytes):
+                msg = ForwardMsg.FromString(payload)
+                if msg.WhichOneof("type") == "delta":
+                    wire["roots"].append(msg.metadata.delta_path[0])
+
+        ws.on("framesent", sent)
+        ws.on("framereceived", received)
+
+    page.on("websocket", on_socket)
+    return wire

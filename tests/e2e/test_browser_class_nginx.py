@@ -15,6 +15,7 @@ import pytest
 from conftest import OUTPUT, REPO_ROOT
 from playwright.sync_api import BrowserContext, Page
 from streamlit_browser import (
+    SIDEBAR_ROOT,
     assert_clean,
     edit_last_column_cell,
     figures,
@@ -24,6 +25,7 @@ from streamlit_browser import (
     screenshot,
     wait_idle,
     wait_until,
+    wire_of,
 )
 
 from attention_rooms import open_store
@@ -292,6 +294,7 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
     try:
         lecturer = lecturer_context.new_page()
         students = [c.new_page() for c, _ in students_on]
+        wires = [wire_of(tab) for tab in students]
         open_page(lecturer, "/playground?scenario=emma-friend")
         before = wait_until(lecturer, lambda: playground(lecturer), "the lecturer's heatmap")
         code, link, key = start_class(lecturer)
@@ -319,8 +322,12 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         grid = lecturer.locator(EDITOR).first
         edit = lambda text: lambda: edit_last_column_cell(lecturer, grid, 0, text)  # noqa: E731
         new = lambda old: lambda p: (z := playground(p)) != old and z  # noqa: E731
+        assert all(SIDEBAR_ROOT in w["roots"] for w in wires), "a student's join drew no sidebar"
+        got = [len(w["roots"]) for w in wires]
         seconds = timed_follow(rooms, code, edit("4.25"), lecturer, students, new(before))  # Q[Emma, Adj]: was 0
         assert_within_bound("cell edit", seconds, ups)
+        for w, n in zip(wires, got, strict=True):  # the signal reran the page's fragment (frame.follow_page)
+            assert SIDEBAR_ROOT not in w["roots"][n:], "a student's page was sent the sidebar again for an edit"
         edited = playground(lecturer)
 
         # -- the lecturer switches pages: every student is on Step by step with the same numbers. A tab's first visit

@@ -1,44 +1,27 @@
 """Light reruns (frame.page_part, a fragment): a change on the page reruns the page and what follows it (the class's
-view, the address bar), not the sidebar; the address bar and an open share panel still follow every edit."""
+view, the address bar), not the sidebar; the address bar and an open share panel still follow every edit. A
+following student's rerun for a lecturer's edit: tests/e2e/test_browser_class_nginx.py."""
 
 from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from streamlit_browser import assert_clean, chart, edit_last_column_cell, open_page, wait_idle, wait_until
+from streamlit_browser import (
+    SIDEBAR_ROOT,
+    assert_clean,
+    chart,
+    edit_last_column_cell,
+    open_page,
+    wait_idle,
+    wait_until,
+    wire_of,
+)
 
 pytestmark = pytest.mark.e2e
 
 HEATMAP = "playground_heatmap"
 EDITOR = '[data-testid="stDataFrame"]'
-SIDEBAR_ROOT = 1  # Streamlit's RootContainer.SIDEBAR: the first index of a sidebar element's delta path
-
-
-def _wire(page) -> dict[str, list]:
-    """From now on: the fragment id of each rerun the browser asks for ("" = the whole page), and the root
-    container of each element the server sends (0 the page, 1 the sidebar)."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-    wire: dict[str, list] = {"asked": [], "roots": []}
-
-    def on_socket(ws) -> None:
-        def sent(payload) -> None:
-            if isinstance(payload, bytes) and (msg := BackMsg.FromString(payload)).WhichOneof("type") == "rerun_script":
-                wire["asked"].append(msg.rerun_script.fragment_id)
-
-        def received(payload) -> None:
-            if isinstance(payload, bytes):
-                msg = ForwardMsg.FromString(payload)
-                if msg.WhichOneof("type") == "delta":
-                    wire["roots"].append(msg.metadata.delta_path[0])
-
-        ws.on("framesent", sent)
-        ws.on("framereceived", received)
-
-    page.on("websocket", on_socket)
-    return wire
 
 
 def _weights(page) -> list[list[float]]:
@@ -64,7 +47,7 @@ def test_an_edit_reruns_the_page_alone_and_the_address_bar_and_an_open_share_pan
     and save" open, an edit is followed by one whole rerun, so the panel's link (in the sidebar) holds the edit."""
     from streamlit_browser import new_context
 
-    wire = _wire(page)
+    wire = wire_of(page)
     open_page(page, "/playground?scenario=emma-friend")
     wait_idle(page)
     assert SIDEBAR_ROOT in wire["roots"], "the first visit drew no sidebar: the check below could not fail"
@@ -95,36 +78,3 @@ def test_an_edit_reruns_the_page_alone_and_the_address_bar_and_an_open_share_pan
         "the share panel still shows the link of the view before the edit"
     )
     assert_clean(page)
-
-
-def test_a_following_student_reruns_the_page_alone_for_each_lecturer_edit(browser, app_url):
-    """A lecturer's two cell edits reach a following student's heatmap, and the student's page receives none of
-    the sidebar's elements for them (the signal reruns the page's fragment, frame.follow_page); the lecturer's own
-    edit reruns the page alone too."""
-    from streamlit_browser import new_context
-    from test_browser_class_nginx import start_class
-
-    lecturer_context, student_context = new_context(browser, app_url), new_context(browser, app_url)
-    try:
-        lecturer, student = lecturer_context.new_page(), student_context.new_page()
-        open_page(lecturer, "/playground?scenario=emma-friend")
-        _, link, _ = start_class(lecturer)
-        lecturer_wire, student_wire = _wire(lecturer), _wire(student)
-        open_page(student, link)
-        wait_idle(student)
-        assert SIDEBAR_ROOT in student_wire["roots"], "the student's first visit drew no sidebar"
-        for row, text in ((1, "1.75"), (2, "-0.5")):
-            got, said = len(student_wire["roots"]), len(lecturer_wire["roots"])
-            weights = _edit(lecturer, row, text)
-            wait_until(student, lambda w=weights: _weights(student) == w, "the lecturer's edit on the student's page")
-            wait_idle(student)
-            sent = student_wire["roots"][got:]
-            assert sent and SIDEBAR_ROOT not in sent, (
-                f"the student's page received {sent.count(SIDEBAR_ROOT)} of the sidebar's elements for an edit"
-            )
-            assert SIDEBAR_ROOT not in lecturer_wire["roots"][said:], "the lecturer's edit reran the sidebar"
-        assert_clean(lecturer)
-        assert_clean(student)
-    finally:
-        lecturer_context.close()
-        student_context.close()
