@@ -113,11 +113,23 @@ STAGE_LABELS = {"scores": "Raw scores QKᵀ", "scaled": "Scaled", "masked": "Mas
 STAGE_BUTTONS = STAGE_LABELS | {"scores": "QKᵀ"}  # the chart's title says "Raw scores": four buttons fit 1024 px
 
 
+CONTROLS = "attention_controls_"  # the key of the row of mask, scaling and temperature, before its page prefix
+
+
 def attention_controls(lab: Lab, prefix: str, stacked: bool = False) -> None:
     """Mask, scaling and temperature, shared by every page through the lab state: in one row, or ``stacked`` one
     under the other (in a column beside a chart)."""
-    # one row: seven masks as radio buttons took three lines above every page's tables and charts
-    mask_col, scale_col, temp_col = (st.container(),) * 3 if stacked else st.columns([3, 4, 3])
+    # one row: seven masks as radio buttons took three lines above every page's tables and charts; in a container
+    # keyed CONTROLS + prefix, which a phone draws under the chart they change (frame.py's CSS)
+    if not stacked:
+        with st.container(key=f"{CONTROLS}{prefix}"):
+            _attention_controls(lab, prefix, st.columns([3, 4, 3]))
+        return
+    _attention_controls(lab, prefix, (st.container(),) * 3)
+
+
+def _attention_controls(lab: Lab, prefix: str, places: tuple) -> None:
+    mask_col, scale_col, temp_col = places
     with mask_col:
         bound(
             st.selectbox,

@@ -32,7 +32,7 @@ from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import a11y, class_questions, classroom, editors, session
 from attention_views.ui.components.commits import KEY as COMMITS
 from attention_views.ui.components.commits import commits
-from attention_views.ui.controls import bound, drawn_as, projector
+from attention_views.ui.controls import CONTROLS, bound, drawn_as, projector
 from attention_views.ui.reproduce import reproduce_panel
 from attention_views.ui.sections import model_runs
 from attention_views.ui.session import KEY
@@ -102,6 +102,10 @@ _PHONE = (
     '[class*="st-key-beside_"] > [data-testid="stLayoutWrapper"] '
     "{ min-width: 0 !important; width: 100% !important; max-width: 100% !important; flex: 0 0 auto !important; }",
     '[class*="st-key-beside_"] > [data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidechart_"]) { order: -1; }',
+    # ... and the page's row of mask, scaling and temperature goes under the row of the chart it changes
+    f'[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{CONTROLS}"])'
+    ':has(~ [data-testid="stLayoutWrapper"] > [class*="st-key-beside_"]) { order: 1; }',
+    '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-beside_"]) ~ * { order: 2; }',
     '[class*="_plane_place"] { width: 100%; }',
     '[data-testid="stTooltipHoverTarget"] button, [data-testid="stTabsScrollRight"], '
     '[data-testid="stTabsScrollLeft"] { min-width: 24px; min-height: 24px; display: inline-flex; '

@@ -94,10 +94,17 @@ def main_chart_box(tab: Page, key: str) -> dict:
 
 
 def assert_one_column(tab: Page, key: str, size: str) -> None:
-    """The page at ``size``: its main chart ``key`` within the screen and most of its width, nothing wider than the
-    screen but what scrolls on purpose, text and targets at their least sizes."""
+    """The page at ``size``: its main chart ``key`` within the screen and most of its width, and above the page's
+    row of mask, scaling and temperature when that row comes before the chart's row on a wider screen; nothing
+    wider than the screen but what scrolls on purpose, text and targets at their least sizes."""
+    from attention_views.ui.controls import CONTROLS
+
     width = PHONES[size]["width"]
     box = main_chart_box(tab, key)
+    controls = tab.locator(f'[class*="st-key-{CONTROLS}"]')
+    if controls.count() and tab.locator('[class*="st-key-beside_"]').count():
+        row = controls.first.bounding_box()
+        assert box["y"] < row["y"], f"the controls (y {row['y']:.0f}) above the chart (y {box['y']:.0f})"
     assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"main chart at {box}, screen {width} px"
     assert box["width"] >= width * 0.8, f"the main chart takes the screen's width: {box['width']} of {width}"
     problems = phone_problems(tab)
