@@ -553,7 +553,7 @@ def section(s: Session, replace_lab: ReplaceLab, on_moved: Callable[[], None] | 
             "stale_ms": STALE_MS,
             "fallback_ms": FALLBACK_MS,
         }
-        _signal(data, lambda: _on_reclaim(s, replace_lab), on_moved or _nothing)
+        _signal(data, lambda: _on_reclaim(s, replace_lab), on_moved)
     return place
 
 

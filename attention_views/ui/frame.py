@@ -334,18 +334,14 @@ STEPS: tuple[Step, ...] = (
 def run(page: StreamlitPage) -> None:
     """Run ``page`` (from st.navigation) inside the app's frame: every step of :data:`STEPS`, in order, those
     marked ``page`` together in the page's fragment (:func:`page_part`)."""
-    r = Run(page)
+    r, in_page = Run(page), tuple(step for step in STEPS if step.page)  # in the list, one after another
     try:
         with r.exits:
-            at = 0
-            while at < len(STEPS):
-                if not STEPS[at].page:
-                    STEPS[at].do(r)
-                    at += 1
-                    continue
-                end = next((k for k in range(at, len(STEPS)) if not STEPS[k].page), len(STEPS))
-                page_part(r, STEPS[at:end])
-                at = end
+            for step in STEPS:
+                if not step.page:
+                    step.do(r)
+                elif step is in_page[0]:
+                    page_part(r, in_page)
     finally:
         r.whole = False
 
@@ -361,9 +357,9 @@ def page_part(r: Run, steps: tuple[Step, ...]) -> None:
     alone = not r.whole
     with contextlib.ExitStack() as turn:
         if alone:
-            editors.fold_last_runs_edits(r.s)
-            r.took = classroom.follow(r.s, replace_lab)
-            turn.enter_context(classroom.turn(r.took))
+            fold_edits(r)
+            follow_class(r)
+            turn.enter_context(classroom.turn(r.took))  # take_turn's, released at this rerun's end
         for step in steps:
             step.do(r)
     was, r.outside = r.outside, outside(r.s)
@@ -372,9 +368,9 @@ def page_part(r: Run, steps: tuple[Step, ...]) -> None:
 
 
 def outside(s: Session) -> tuple:
-    """What the steps outside the page's fragment draw from: the lab itself (the scenario picker, Reset, projector
-    mode, the page's CSS), a page a callback asked for, the class's seat (banner, sidebar, signal) and the store's
-    faults. A rerun of the page alone that changed it is followed by a whole rerun."""
+    """What the steps outside the page's fragment draw from: the lab's scenario, model head and projector mode (the
+    scenario picker, Reset, the page's CSS), a page a callback asked for, the class's seat (banner, sidebar, signal)
+    and the store's faults. A rerun of the page alone that changed it is followed by a whole rerun."""
     lab, seat = s.lab, s.seat
     held = None if seat is None else (seat.code, seat.lecturer_key, seat.following, seat.notice)
     origin = None if lab.origin is None else lab.origin.slug

@@ -19,6 +19,7 @@ from streamlit_browser import (
     wait_idle,
     wait_laid_out,
     wait_until,
+    wire_of,
 )
 
 from attention_views.ui.editors import EDITOR_TABS
@@ -263,30 +264,11 @@ def _weights_after_a_visit_to_step_by_step(page) -> list[list[float]]:
     return wait_until(page, lambda: weights(page), "the playground heatmap again")
 
 
-def _reruns_sent(page) -> list[str]:
-    """The fragment id of every rerun the browser asks the server for from now on ("" = the whole page)."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
-    sent: list[str] = []
-
-    def on_socket(ws) -> None:
-        def on_frame(payload) -> None:
-            if isinstance(payload, bytes):
-                msg = BackMsg.FromString(payload)
-                if msg.WhichOneof("type") == "rerun_script":
-                    sent.append(msg.rerun_script.fragment_id)
-
-        ws.on("framesent", on_frame)
-
-    page.on("websocket", on_socket)
-    return sent
-
-
 def test_the_snapshot_and_permutation_controls_rerun_their_section_only(page):
     """panels.snapshot_section and panels.permutation_section are fragments: their buttons and toggle ask the
     server to rerun that section alone, while a control of the page (the temperature) reruns the page's own
     fragment (frame.page_part), another one."""
-    sent = _reruns_sent(page)
+    sent = wire_of(page)["asked"]  # the fragment id of each rerun asked for ("": the whole page)
     open_playground(page)
     for key in ("playground_snapshot", "playground_permute"):
         before = len(sent)

@@ -220,8 +220,6 @@ def light_ink(z: np.ndarray, scale: str | Sequence, lo: float, hi: float) -> np.
 LIGHT_TEXT = "light text"  # the transparent heatmap over a grid that writes its dark cells' text in LIGHT_INK
 _LIGHT_SPAN = re.compile(f'<span style="color:{theme.LIGHT_INK}">(.*)</span>', re.S)
 _CLEAR = [[0.0, "rgba(0,0,0,0)"], [1.0, "rgba(0,0,0,0)"]]
-
-
 _UNWRITTEN = " "  # a cell a trace leaves to the other: blank on screen, yet counted by plotly's text fit
 
 
