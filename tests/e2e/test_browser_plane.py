@@ -14,6 +14,7 @@ from streamlit_browser import assert_clean, chart, open_page, wait_idle, wait_un
 import attention_core as ac
 from attention_views.pure.lab import HEAD_SCENARIO, new_lab
 from attention_views.pure.links import encode_payload
+from attention_views.pure.plane import AHEAD_STEPS
 
 pytestmark = pytest.mark.e2e
 
@@ -22,7 +23,9 @@ LAB = new_lab("mammal-query")
 Q0, K, V = (LAB.tables[n].iloc[:, 1:].to_numpy(float) for n in "QKV")
 REACH, PAD, SIZE = 15.0, 36, 400  # the plane's reach for mammal-query (pure/plane.extent), plane.js's viewBox
 PLANE_JS = (Path(__file__).resolve().parents[2] / "attention_views/ui/components/plane.js").read_text()
-REST_MS, STALLED_MS = (int(re.search(rf"const {name} = (\d+);", PLANE_JS)[1]) for name in ("REST_MS", "STALLED_MS"))
+REST_MS, STALLED_MS, LOOK_MS = (
+    int(re.search(rf"const {name} = (\d+);", PLANE_JS)[1]) for name in ("REST_MS", "STALLED_MS", "LOOK_MS")
+)
 
 
 def open_plane_tab(page):
@@ -160,21 +163,17 @@ def clock(page) -> dict:
     return page.evaluate("() => ({now: performance.now(), moved: window.lastMoveAt, sent: window.reportsSentAt})")
 
 
-def settled(page, wire, at_least: int) -> dict:
+def settled(page, wire, at_least: int, rest: float = 2 * REST_MS) -> dict:
     """Wait until the page has sent ``at_least`` reports, every one has reached the server (the wire), and the
-    pointer has rested twice REST_MS on the page's clock (a rest report, due after REST_MS, has left by then, its
-    timer late by up to REST_MS on a busy core); the page's clock."""
+    pointer has rested ``rest`` ms on the page's clock (by default twice REST_MS: a rest report, due after REST_MS,
+    has left by then, its timer late by up to REST_MS on a busy core); the page's clock."""
 
     def probe():
         c = clock(page)
-        return (
-            len(c["sent"]) >= at_least
-            and len(wire.reports) == len(c["sent"])
-            and c["now"] - c["moved"] >= 2 * REST_MS
-            and c
-        )
+        at_rest = c["now"] - c["moved"] >= rest
+        return len(c["sent"]) >= at_least and len(wire.reports) == len(c["sent"]) and at_rest and c
 
-    return wait_until(page, probe, f"{at_least} reports sent and the pointer at rest {2 * REST_MS} ms")
+    return wait_until(page, probe, f"{at_least} reports sent and the pointer at rest {rest:.0f} ms")
 
 
 def press_on_query(page) -> tuple[Wire, object, float, float, float]:
@@ -235,7 +234,13 @@ def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_onc
     wait_until(page, lambda: wire.answers and wire.answers[-1] >= 1, "the first report answered")
     first = wire.reports[-1]
     wait_until(page, lambda: bars(page) == core_weights(snapped(first)), "the first report's weights")
-    page.wait_for_timeout(300)  # the pointer rests: its rest report, if any, is sent and answered
+    # The pointer rests until every report is answered and long enough that the covered move's lead stays within
+    # the square of AHEAD_STEPS grid steps the first report's answer holds (a report sent before any answer has no
+    # lead): plane.js's lead of a lone move after a rest of t ms is the move times LOOK_MS / t, so with the move of
+    # 5 steps the point ahead stays covered for t >= LOOK_MS * 5 / (AHEAD_STEPS - 5); twice that, on the page's clock.
+    rest = 2 * LOOK_MS * 5 / (AHEAD_STEPS - 5)
+    c = settled(page, wire, 1, rest)
+    wait_until(page, lambda: wire.answers and wire.answers[-1] >= len(c["sent"]), "every report answered")
     wire.hold = True  # no answer reaches the page from here on
     answers, reports = len(wire.answers), len(wire.reports)
     page.mouse.move(x0 - 2.5 * units, y0 + 0.3 * units)  # 0.5 left and 0.3 down: within the eight grid steps sent
@@ -250,7 +255,8 @@ def test_a_move_the_answer_in_hand_covers_is_drawn_at_once_and_reported_only_onc
     assert rested >= 100, f"a covered move is reported only after the pointer rested ({rested:.0f} ms)"
     assert snapped(wire.reports[reports]).tolist() == q.tolist()
     wait_until(page, lambda: wire.held, "the server's answer to the resting pointer, held back")
-    page.wait_for_timeout(300)
+    at_rest = f"window.reportsSentAt[{reports}] + {2 * REST_MS}"  # a second rest report would have left by then
+    wait_until(page, lambda: page.evaluate(f"performance.now() >= {at_rest}"), "the pointer at rest")
     assert len(wire.reports) == reports + 1, "one report for the resting pointer"
     assert len(wire.answers) == answers, "an answer reached the page"
     wire.release()
