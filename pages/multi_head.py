@@ -7,7 +7,7 @@ from attention_views.pure.multi_head import HEADS, N_HEADS, W_O, is_direct, run_
 from attention_views.pure.single_head import run_or_last
 from attention_views.pure.tables import TableError
 from attention_views.ui import session
-from attention_views.ui.charts import page_header
+from attention_views.ui.charts import main_chart_place, page_header
 from attention_views.ui.controls import attention_controls, bound, projector
 from attention_views.ui.editors import editor_tables, editors_panel, fold_hidden_editors
 from attention_views.ui.sections import multi_head
@@ -24,7 +24,7 @@ if not big:  # on a projector the screen is for the heads; the controls go besid
 
 # cause and effect on one screen: how the heads are chosen on the left, the heads themselves on the right (one
 # under the other on a screen narrower than 1280 px, where two panels a row would leave no room for their cells)
-controls_col, heads_col = st.container(key="stack_multi_head").columns([2, 3], gap="medium")
+controls_col, heads_col = main_chart_place("multi_head").container(key="stack_multi_head").columns([2, 3], gap="medium")
 with controls_col:
     if big:
         attention_controls(lab, "multi_head", stacked=True)
@@ -47,7 +47,7 @@ with controls_col:
     if mix_heads:
         multi_head.w_o_editor(lab)
 view, err = run_or_last(lab, run_multi, "last_multi")
-with heads_col:
+with heads_col, main_chart_place("multi_head_heads"):
     if err is not None:
         # the heads' and W_O's own errors are shown under their tables, and the lab's tables' by their open editors
         shown = (HEADS, N_HEADS, W_O, *(editor_tables(lab) if tables.open else ()))

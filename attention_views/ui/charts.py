@@ -125,6 +125,16 @@ def beside(key: str, *, chart_first: bool = False, whole: bool = False) -> tuple
     return row.container(width="content", key=tables), row.container(key=f"besidechart_{key}")
 
 
+MAIN_CHART = "mainchart_"  # the key of a page's main-chart place (main_chart_place), before its page prefix
+
+
+def main_chart_place(prefix: str) -> DeltaGenerator:
+    """The place of a page's main chart and what goes with it, keyed MAIN_CHART + ``prefix``. On a phone (frame.py's
+    CSS) it comes right under the page's title: what the page draws between them (its introduction, caption and
+    controls) goes under it, and in a row of columns its column comes first."""
+    return st.container(key=f"{MAIN_CHART}{prefix}")
+
+
 @st.cache_data
 def _explanation(scenario_id: str) -> tuple[str, str]:
     """(title, explanation) of a scenario; immutable, so cached across sessions."""

@@ -19,7 +19,7 @@ from attention_views.pure.lab import Attempt, ExerciseStore
 from attention_views.pure.tables import TableError, display_table, matrix_table, table_to_matrix
 from attention_views.ui import learning as lv
 from attention_views.ui import session
-from attention_views.ui.charts import chart
+from attention_views.ui.charts import chart, main_chart_place
 from attention_views.ui.editors import EDITOR_TABS, folded
 
 PICK = "exercises_pick"
@@ -262,7 +262,7 @@ def workbench(ex: ac.Exercise, a: Attempt, big: bool, timer: int | None) -> None
         lv.settings(a, learning)
         help_notes(ex, a)
     stale = grade_attempt(ex, a, mats, edit_col)
-    with view_col:
+    with view_col, main_chart_place("exercises"):
         score_row(ex, a.last)
         results(ex, a, stale, big)
     lv.learned_beside_solution(ex, a)

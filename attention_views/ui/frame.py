@@ -30,6 +30,7 @@ from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, Li
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import a11y, class_questions, classroom, editors, session
+from attention_views.ui.charts import MAIN_CHART
 from attention_views.ui.components.commits import KEY as COMMITS
 from attention_views.ui.components.commits import commits
 from attention_views.ui.controls import CONTROLS, bound, drawn_as, projector
@@ -97,6 +98,9 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
 # Heatmap digits smaller than theme.PHONE_MIN_CELL_FONT are left out (the value is in the hover and the table under
 # the chart). The app's tap targets are at least 24 x 24 px (WCAG 2.2, 2.5.8): the help icons, the headings' link
 # icons, the charts' toolbar buttons.
+_TITLE = '[data-testid="stElementContainer"]:has([data-testid="stHeading"] h1)'  # the page's title (st.title)
+_MAIN = f'[data-testid="stLayoutWrapper"] > [class*="st-key-{MAIN_CHART}"]'  # a main-chart place, its block's child
+_IN_TAB = '[data-testid="stTabs"] [data-testid="stVerticalBlock"]'  # a block in a tab (it holds no page title)
 _PHONE = (
     '[class*="st-key-beside_"] { flex-direction: column !important; flex-wrap: nowrap !important; }',
     '[class*="st-key-beside_"] > [data-testid="stLayoutWrapper"] '
@@ -106,6 +110,11 @@ _PHONE = (
     f'[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{CONTROLS}"])'
     ':has(~ [data-testid="stLayoutWrapper"] > [class*="st-key-beside_"]) { order: 1; }',
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-beside_"]) ~ * { order: 2; }',
+    # a main-chart place (charts.main_chart_place) first in its block, in the page's own block under the title: what
+    # came before it (after the title) goes under it; in a row of columns, its column first
+    f"{_TITLE} ~ :has(~ {_MAIN}), {_IN_TAB} > :has(~ {_MAIN}) {{ order: 1; }}",
+    f'[data-testid="stLayoutWrapper"]:has(> [class*="st-key-{MAIN_CHART}"]) ~ * {{ order: 2; }}',
+    f'[data-testid="stColumn"]:has([class*="st-key-{MAIN_CHART}"]) {{ order: -1; }}',
     '[class*="_plane_place"] { width: 100%; }',
     '[data-testid="stTooltipHoverTarget"] button, [data-testid="stTabsScrollRight"], '
     '[data-testid="stTabsScrollLeft"] { min-width: 24px; min-height: 24px; display: inline-flex; '

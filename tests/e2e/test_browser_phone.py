@@ -10,6 +10,7 @@ from streamlit_browser import assert_clean, new_context, open_page, screenshot, 
 from test_browser_class_nginx import pick_option, question_text, start_class
 
 from attention_views.ui import classroom
+from attention_views.ui.charts import MAIN_CHART as MAIN_CHART_PLACE
 
 pytestmark = pytest.mark.e2e
 
@@ -85,6 +86,30 @@ _PHONE_JS = """([leastText, leastTarget]) => {
 }"""
 
 
+# What a phone draws above the main chart's place (charts.main_chart_place, holding the chart `e`) that a wider screen
+# draws before it: each place holding the chart, from the outermost, comes first in its block but for the page's
+# title and what is above the title, and first in its row of columns.
+_ABOVE_JS = """(e, prefix) => {
+  const problems = [];
+  const name = n => (n.innerText || "").trim().split("\\n")[0].slice(0, 40) || n.getAttribute("data-testid");
+  const shown = n => { const r = n.getBoundingClientRect(); return r.height > 0 && r.width > 0; };
+  const within = n => n.closest(`[class*="st-key-${prefix}"]`);
+  for (let m = within(e); m; m = within(m.parentElement)) {
+    const top = m.getBoundingClientRect().top, place = m.parentElement, block = [...place.parentElement.children];
+    const title = block.findIndex(n => n.querySelector('[data-testid="stHeading"] h1'));
+    if (title >= 0 && block[title].getBoundingClientRect().top > top) problems.push(`the title (under ${m.className})`);
+    for (const n of block.slice(title + 1, block.indexOf(place)))
+      if (shown(n) && n.getBoundingClientRect().top < top) problems.push(`${name(n)} (before ${m.className})`);
+    const column = m.closest('[data-testid="stColumn"]');
+    for (const c of column ? column.parentElement.children : [])
+      if (c !== column && shown(c) && c.getBoundingClientRect().top < top) problems.push(`the column ${name(c)}`);
+  }
+  if (!within(e) && !e.closest('[class*="st-key-besidechart_"]'))
+    problems.push("the chart is in no main-chart place");
+  return problems;
+}"""
+
+
 def phone_problems(tab: Page) -> list[str]:
     return tab.evaluate(_PHONE_JS, [LEAST_TEXT_PX, LEAST_TARGET_PX])
 
@@ -94,17 +119,19 @@ def main_chart_box(tab: Page, key: str) -> dict:
 
 
 def assert_one_column(tab: Page, key: str, size: str) -> None:
-    """The page at ``size``: its main chart ``key`` within the screen and most of its width, and above the page's
-    row of mask, scaling and temperature when that row comes before the chart's row on a wider screen; nothing
-    wider than the screen but what scrolls on purpose, text and targets at their least sizes."""
+    """The page at ``size``: its main chart ``key`` within the screen and most of its width, above what a wider screen
+    draws before it (:data:`_ABOVE_JS`: the introduction, captions and controls; the title stays on top) and above the
+    page's row of mask, scaling and temperature; nothing wider than the screen but what scrolls on purpose, text and
+    targets at their least sizes."""
     from attention_views.ui.controls import CONTROLS
 
     width = PHONES[size]["width"]
     box = main_chart_box(tab, key)
-    controls = tab.locator(f'[class*="st-key-{CONTROLS}"]')
-    if controls.count() and tab.locator('[class*="st-key-beside_"]').count():
-        row = controls.first.bounding_box()
-        assert box["y"] < row["y"], f"the controls (y {row['y']:.0f}) above the chart (y {box['y']:.0f})"
+    above = tab.locator(f".st-key-{key}").first.evaluate(_ABOVE_JS, MAIN_CHART_PLACE)
+    assert not above, "drawn above the main chart's place:\n" + "\n".join(above)
+    for row in tab.locator(f'[class*="st-key-{CONTROLS}"]').all():
+        y = row.bounding_box()["y"]
+        assert box["y"] < y, f"the controls (y {y:.0f}) above the chart (y {box['y']:.0f})"
     assert box["x"] >= 0 and box["x"] + box["width"] <= width + 0.5, f"main chart at {box}, screen {width} px"
     assert box["width"] >= width * 0.8, f"the main chart takes the screen's width: {box['width']} of {width}"
     problems = phone_problems(tab)

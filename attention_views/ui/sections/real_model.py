@@ -22,7 +22,7 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import HEAD_SCORES, MAX_TEXT_CHARS, MODEL_PRESETS, MODEL_TABS, Lab, ModelView, Session
 from attention_views.pure.model_input import REPEAT_LENGTH, input_ids, shown_token
 from attention_views.ui import session
-from attention_views.ui.charts import chart, clicked_cell
+from attention_views.ui.charts import chart, clicked_cell, main_chart_place
 from attention_views.ui.controls import bump_rev, kept
 from attention_views.ui.editors import folded
 from attention_views.ui.frame import replace_lab
@@ -264,18 +264,19 @@ def overview_ui(view: ModelView, scores: dict[str, np.ndarray], big: bool) -> No
             on_change=_on_box,
             args=(view, name, key),
         )
-    chart(
-        figures.head_score_grid(
-            scores[view.score],
-            score_name=view.score,
-            selected=(view.layer, view.head),
-            notes=np.vectorize(TYPE_WORDS.get)(scores["type"]),
-            projector=big,
-        ),
-        key="real_model_overview",
-        on_select=lambda: _pick_head(view),
-        selection_mode="points",
-    )
+    with main_chart_place("real_model"):
+        chart(
+            figures.head_score_grid(
+                scores[view.score],
+                score_name=view.score,
+                selected=(view.layer, view.head),
+                notes=np.vectorize(TYPE_WORDS.get)(scores["type"]),
+                projector=big,
+            ),
+            key="real_model_overview",
+            on_select=lambda: _pick_head(view),
+            selection_mode="points",
+        )
 
 
 LOOK_FOR = (

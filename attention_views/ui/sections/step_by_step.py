@@ -11,7 +11,7 @@ import attention_core as ac
 from attention_views.pure import figures
 from attention_views.pure.formats import latex, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
-from attention_views.ui.charts import chart, clicked_cell
+from attention_views.ui.charts import chart, clicked_cell, main_chart_place
 from attention_views.ui.controls import MASK_LABELS, kept
 from attention_views.ui.readonly_tables import columns_table
 
@@ -92,13 +92,14 @@ def explain(lab: Lab, head: SingleHead, big: bool) -> None:
             "so the mask adds −∞ to the score and the weight is 0.",
             icon="🚫",
         )
-    chart(
-        figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big),
-        key=GRID,
-        fit=FIT,
-        on_select=functools.partial(_pick_from_grid, lab),
-        selection_mode="points",
-    )
+    with main_chart_place("step_by_step"):
+        chart(
+            figures.clickable_grid(r.weights, qt, kt, selected=(i, j), projector=big),
+            key=GRID,
+            fit=FIT,
+            on_select=functools.partial(_pick_from_grid, lab),
+            selection_mode="points",
+        )
 
     st.subheader("1 · Dot product: multiply q and k dimension by dimension, then add")
     if e.q.size <= 4:
