@@ -33,8 +33,9 @@ COPY . .
 # What the app writes: a live class's store (data/, SQLite, unless LAB_STORE names Redis) and the version files
 # its students' pages poll (static/class/, served as /app/static/class/); nothing else is the app user's.
 RUN mkdir -p data static/class && chown lab:lab data static/class
-# plotly.js for the charts drawn in place, served as /app/static/vendor/ (its cartesian bundle and a gzip of it)
-RUN python -c "from attention_views.ui.components.figure import plotly_js; print(plotly_js())"
+# what the components load, each with a gzip of it: plotly.js for the charts drawn in place (/app/static/vendor/) and
+# the components' own modules (/app/static/components/)
+RUN python -c "from attention_views.ui.components import publish; print(publish())"
 
 USER 10001
 

@@ -91,6 +91,7 @@ def local_nginx_conf(
         "root /usr/local/lib/python3.11/site-packages/streamlit/static;": f"root {frontend};",
         "alias /app/static/class/;": f"alias {app_dir.resolve() / 'static' / 'class'}/;",
         "alias /app/static/vendor/;": f"alias {app_dir.resolve() / 'static' / 'vendor'}/;",
+        "alias /app/static/components/;": f"alias {app_dir.resolve() / 'static' / 'components'}/;",
     }
     for old, new in swaps.items():
         if old not in conf:

@@ -301,12 +301,15 @@ def test_nginx_sends_the_frontend_and_plotly_js_from_their_gzipped_copies_cached
     app = tmp_path / "app"
     (app / "static" / "vendor").mkdir(parents=True)
     (app / "static" / "vendor" / "plotly-x.min.js").write_text("var plain = 1;\n" * 200)
+    (app / "static" / "components").mkdir()
+    (app / "static" / "components" / "figure.abc.js").write_text("var plain = 2;\n" * 200)
     run = tmp_path / "run"
     run.mkdir()
     copied = run_local.compressed_frontend(run, frontend)
     marked = {  # each .gz made to differ from a fresh compression of its file: only gzip_static sends it
         copied / "static" / "js" / "main.abc123.js.gz": "console.log('from the gz');\n",
         app / "static" / "vendor" / "plotly-x.min.js.gz": "var gz = 1;\n",
+        app / "static" / "components" / "figure.abc.js.gz": "var gz = 2;\n",
     }
     written = next(iter(marked))
     assert gzip.decompress(written.read_bytes()) == written.with_suffix("").read_bytes()  # compressed_frontend's
@@ -319,7 +322,11 @@ def test_nginx_sends_the_frontend_and_plotly_js_from_their_gzipped_copies_cached
     nginx = run_local.start_nginx(conf, run)
     try:
         until_answered(f"http://127.0.0.1:{port}/", 20)
-        for path, text in [("/static/js/main.abc123.js", "from the gz"), ("/app/static/vendor/plotly-x.min.js", "gz")]:
+        for path, text in [
+            ("/static/js/main.abc123.js", "from the gz"),
+            ("/app/static/vendor/plotly-x.min.js", "gz"),
+            ("/app/static/components/figure.abc.js", "gz = 2"),
+        ]:
             request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Accept-Encoding": "gzip"})
             with urllib.request.urlopen(request, timeout=5) as response:
                 assert response.headers["Content-Encoding"] == "gzip", path

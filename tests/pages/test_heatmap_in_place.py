@@ -86,3 +86,19 @@ def test_a_drag_the_plane_cannot_take_sends_no_new_heatmap():
     drag(at, "Q", 0, 1e9, 0.0, done=False)
     assert at.error, "a drag beyond the plane's reach should be named"
     assert "follow" not in component_data(at, "attention_lab.plane")
+
+
+def test_each_component_sends_a_loader_of_its_module_served_from_the_static_folder_not_its_code():
+    """A component's inline JS is sent with its element on every run (a following phone's every edit): each of the
+    app's components sends loader.js's few lines naming its module, which the static folder holds byte for byte."""
+    from attention_views.ui import static
+    from attention_views.ui.components.served import MODULES
+
+    at = open_tab(open_page("playground", "mammal-query"), "playground_tables_tab", "Vector plane")
+    sent = {n.proto.component_name: n.proto.js_content for n in nodes(at._tree) if n.type == "bidi_component"}
+    for name in ("attention_lab.commits", "attention_lab.figure", "attention_lab.plane"):
+        url = sent[name].split('new URL("', 1)[1].split('"', 1)[0]
+        module = next(m for m in MODULES if name.endswith("." + m.stem))
+        assert url.startswith(f"{static.URL}/components/{module.stem}.") and url.endswith(".js"), url
+        assert (static.FOLDER / url.removeprefix(static.URL + "/")).read_bytes() == module.read_bytes(), url
+    assert all(len(js.encode()) < 1000 for js in sent.values()), {name: len(js) for name, js in sent.items()}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from attention_views.ui.components.served import served
 from attention_views.ui.streamlit_compat import GRID_CELL_EDITOR
 
 KEY = "lab_commits"  # its element is hidden (frame.py's CSS): it draws nothing
@@ -18,7 +19,7 @@ KEY = "lab_commits"  # its element is hidden (frame.py's CSS): it draws nothing
 
 @functools.cache
 def _component():  # registered once a process
-    return st.components.v2.component("attention_lab.commits", js=(Path(__file__).parent / "commits.js").read_text())
+    return st.components.v2.component("attention_lab.commits", js=served(Path(__file__).parent / "commits.js"))
 
 
 def commits(keys: list[str]) -> None:

@@ -17,9 +17,6 @@ a handle is dragged): it sends :func:`follow` 's payload, which the figure with 
 from __future__ import annotations
 
 import functools
-import gzip
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,6 +25,7 @@ import plotly.io as pio
 import streamlit as st
 
 from attention_views.ui import static
+from attention_views.ui.components.served import served
 
 HERE = Path(__file__).parent
 VENDOR = "vendor"
@@ -40,25 +38,13 @@ TRACES = frozenset(
 
 @functools.cache
 def plotly_js() -> str:
-    """The URL of plotly.js, relative to a page: the vendored bundle, copied into ``static/vendor/`` once with a
-    gzipped copy beside it (each written whole before it is renamed into place)."""
-    target = static.FOLDER / VENDOR / BUNDLE.name
-    for made, write in ((target, shutil.copyfile), (target.with_name(target.name + ".gz"), _gzipped)):
-        if not made.exists():
-            made.parent.mkdir(parents=True, exist_ok=True)
-            partial = made.with_suffix(f".{os.getpid()}.part")  # replicas starting together each write their own
-            write(BUNDLE, partial)
-            partial.replace(made)
-    return f"{static.URL}/{VENDOR}/{BUNDLE.name}"
-
-
-def _gzipped(source: Path, target: Path) -> None:
-    target.write_bytes(gzip.compress(source.read_bytes(), compresslevel=9, mtime=0))
+    """The URL of plotly.js, relative to a page: the vendored bundle, published in ``static/vendor/``."""
+    return static.publish(BUNDLE, VENDOR)
 
 
 @functools.cache
 def _component():  # registered once a process
-    return st.components.v2.component("attention_lab.figure", js=(HERE / "figure.js").read_text(), isolate_styles=False)
+    return st.components.v2.component("attention_lab.figure", js=served(HERE / "figure.js"), isolate_styles=False)
 
 
 def spec(fig: go.Figure) -> str:

@@ -36,6 +36,7 @@ from attention_views.pure.formats import message, plain, token_choice
 from attention_views.pure.lab import Lab, SingleHead
 from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.ui import session
+from attention_views.ui.components.served import served
 from attention_views.ui.controls import bump_rev
 
 HERE = Path(__file__).parent
@@ -45,7 +46,7 @@ Follow = Callable[[ac.AttentionResult], dict]
 @functools.cache
 def _component():  # registered once a process; each AppTest runtime gets it again when it is mounted
     return st.components.v2.component(
-        "attention_lab.plane", css=(HERE / "plane.css").read_text(), js=(HERE / "plane.js").read_text()
+        "attention_lab.plane", css=(HERE / "plane.css").read_text(), js=served(HERE / "plane.js")
     )
 
 
