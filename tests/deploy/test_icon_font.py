@@ -5,8 +5,11 @@ from is sent whole. (tests/e2e/test_browser_icon_font.py draws every icon with b
 from __future__ import annotations
 
 import re
+import urllib.error
 import urllib.request
 from pathlib import Path
+
+import pytest
 
 from deploy import devserver, icon_font, run_local
 from tests.deploy.test_serve import stand_in, until_answered
@@ -41,11 +44,13 @@ def test_the_subset_was_made_from_the_installed_streamlits_font_and_is_the_file_
     assert icon_font.SUBSET.stat().st_size < STREAMLIT_FONT.stat().st_size / 10
 
 
-def test_nginx_sends_the_subset_under_streamlits_font_name(tmp_path: Path):
-    """The class set-up (run_local's frontend copy behind nginx) answers the font's URL with the subset."""
+def test_nginx_sends_the_subset_under_streamlits_font_name_asked_again_each_visit(tmp_path: Path):
+    """The class set-up (run_local's frontend copy behind nginx) answers the font's URL with the subset, which a
+    browser revalidates (the subset changes under the same name when the app names a new icon)."""
     frontend = tmp_path / "streamlit-static"
     (frontend / "static" / "media").mkdir(parents=True)
     (frontend / "static" / "media" / STREAMLIT_FONT.name).write_bytes(STREAMLIT_FONT.read_bytes())
+    (frontend / "static" / "media" / "other.woff2").write_bytes(b"wOF2 a font of Streamlit's own")
     run = tmp_path / "run"
     run.mkdir()
     copied = run_local.compressed_frontend(run, frontend)
@@ -56,9 +61,17 @@ def test_nginx_sends_the_subset_under_streamlits_font_name(tmp_path: Path):
     nginx = run_local.start_nginx(conf, run)
     try:
         until_answered(f"http://127.0.0.1:{port}/", 20)
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/media/{STREAMLIT_FONT.name}", timeout=5) as r:
+        url = f"http://127.0.0.1:{port}/static/media/{STREAMLIT_FONT.name}"
+        with urllib.request.urlopen(url, timeout=5) as r:
             assert r.read() == icon_font.SUBSET.read_bytes()
-            assert "immutable" in r.headers["Cache-Control"]
+            # made again when the app names a new icon, under the same name: never kept unasked
+            assert r.headers["Cache-Control"] == "no-cache", r.headers["Cache-Control"]
+            etag = r.headers["ETag"]
+        again = urllib.request.Request(url, headers={"If-None-Match": etag})
+        with pytest.raises(urllib.error.HTTPError, match="304"):
+            urllib.request.urlopen(again, timeout=5)  # unchanged: no body
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/media/other.woff2", timeout=5) as r:
+            assert "immutable" in r.headers["Cache-Control"], "Streamlit's own files stay cached for a year"
     finally:
         replica.kill()
         devserver.stop(nginx)
