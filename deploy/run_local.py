@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))  # run as a script from anywhere
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # devserver.py beside this file, also when imported
 
 import devserver  # noqa: E402  (deploy/devserver.py, beside this file)
+import icon_font  # noqa: E402
 
 ROUTING = re.compile(r"(?ms)^    upstream attention_lab \{.*?(?=^    # replicas: end$)")  # nginx.conf's replicas
 
@@ -140,9 +141,11 @@ COMPRESSED = (".js", ".css", ".html", ".svg", ".json", ".map", ".txt")  # the fr
 
 def compressed_frontend(run: Path, source: Path = STREAMLIT_STATIC) -> Path:
     """A copy of Streamlit's frontend files in ``run``, each text file with its gzip beside it (for nginx's
-    ``gzip_static``: compressed once per start, never per request)."""
+    ``gzip_static``: compressed once per start, never per request), and the icon font cut to the icons Streamlit
+    and the app name (deploy/icon_font.py: 17 kB instead of 375 kB, under the font's own name)."""
     target = run / "frontend"
     shutil.copytree(source, target)
+    icon_font.put_in(target)
     for path in target.rglob("*"):
         if path.suffix in COMPRESSED and path.is_file():
             path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes(), compresslevel=9, mtime=0))
