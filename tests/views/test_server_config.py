@@ -27,10 +27,9 @@ def test_streamlit_refuses_uploads_past_the_apps_own_limit():
     assert server_settings()["maxUploadSize"] == 1
 
 
-def test_the_websocket_is_not_compressed():
-    # with permessage-deflate a grid edit still being typed when another page was clicked was lost
-    # (tests/e2e/test_browser_playground.py); it would halve a follower's bytes per edit (docs/performance.md)
-    assert server_settings()["enableWebsocketCompression"] is False
+def test_the_websocket_is_compressed():
+    # permessage-deflate: a following phone's bytes per lecturer edit (docs/performance.md)
+    assert server_settings()["enableWebsocketCompression"] is True
 
 
 def test_streamlit_reads_these_settings(monkeypatch):
@@ -44,4 +43,4 @@ def test_streamlit_reads_these_settings(monkeypatch):
     assert config.get_option("server.fileWatcherType") == "none"
     assert config.get_option("server.maxUploadSize") == 1
     assert config.get_option("runner.postScriptGC") is False
-    assert config.get_option("server.enableWebsocketCompression") is False
+    assert config.get_option("server.enableWebsocketCompression") is True

@@ -27,14 +27,19 @@ export default function ({ data, setTriggerValue }) {
   state.cellEditor = data && data.cellEditor; // the editor glide-data-grid opens over a cell (streamlit_compat)
   if (state.listening) return;
   state.listening = true;
-  const ask = () => {
+  // `later`: the action's own handlers are still to run (a key press); a cell editor losing focus has been committed
+  // already (the grid commits on the press, before the focus moves), and its rerun must leave before the press's
+  // own action does (a page link's rerun), so it goes on a microtask
+  const ask = (later = true) => {
     const now = performance.now();
     if (now - state.last < ONE_ACTION_MS) return;
     state.last = now;
-    setTimeout(() => {
+    const send = () => {
       state.count += 1;
       state.send("commit", state.count);
-    }, 0); // after the grid's handlers and the editor's store
+    };
+    if (later) setTimeout(send, 0); // after the grid's handlers and the editor's store
+    else queueMicrotask(() => queueMicrotask(send)); // after the editor's store (a microtask)
   };
   const seen = (e) => {
     const grid = inside(e.target, GRID);
@@ -58,7 +63,7 @@ export default function ({ data, setTriggerValue }) {
     (e) => {
       if (!cellEdit(e)) return;
       if (state.escaped) state.escaped = false;
-      else ask(); // a click away: the grid keeps what was typed
+      else ask(false); // a click away: the grid keeps what was typed
     },
     true,
   );
