@@ -95,10 +95,12 @@ def first_visit(browser, url: str, path: str, chart: str) -> dict:
 
 
 class Relay:
-    """A TCP relay on loopback to ``port``, counting the bytes it passes back to the client (the phone)."""
+    """A TCP relay on loopback to ``port``, counting the bytes it passes back to the client (the phone), in all and
+    on the websocket (the connection whose request asked for an upgrade; the others carry plain HTTP: the class's
+    signal polls)."""
 
     def __init__(self, port: int) -> None:
-        self.target, self.received, self.lock = port, 0, threading.Lock()
+        self.target, self.received, self.on_websocket, self.lock = port, 0, 0, threading.Lock()
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         threading.Thread(target=self.accept, daemon=True).start()
@@ -110,21 +112,29 @@ class Relay:
             except OSError:
                 return
             upstream = socket.create_connection(("127.0.0.1", self.target))
-            threading.Thread(target=self.pipe, args=(client, upstream, False), daemon=True).start()
-            threading.Thread(target=self.pipe, args=(upstream, client, True), daemon=True).start()
+            kind = {"websocket": False}  # set from the client's first request, before any answer comes back
+            threading.Thread(target=self.pipe, args=(client, upstream, False, kind), daemon=True).start()
+            threading.Thread(target=self.pipe, args=(upstream, client, True, kind), daemon=True).start()
 
-    def pipe(self, source: socket.socket, sink: socket.socket, counted: bool) -> None:
+    def pipe(self, source: socket.socket, sink: socket.socket, counted: bool, kind: dict) -> None:
         try:
             while chunk := source.recv(65536):
+                if not counted and b"upgrade: websocket" in chunk.lower():
+                    kind["websocket"] = True
                 if counted:
                     with self.lock:
                         self.received += len(chunk)
+                        self.on_websocket += len(chunk) if kind["websocket"] else 0
                 sink.sendall(chunk)
         except OSError:
             pass
         finally:
             for s in (source, sink):
                 s.close()
+
+    def websocket_now(self) -> int:
+        with self.lock:
+            return self.on_websocket
 
     def bytes_now(self) -> int:
         with self.lock:
@@ -134,8 +144,9 @@ class Relay:
         self.listener.close()
 
 
-def follow(browser, url: str, edits: int, idle_s: float) -> tuple[list[int], float]:
-    """(bytes the phone received for each lecturer edit it followed, bytes a second while nothing moved)."""
+def follow(browser, url: str, edits: int, idle_s: float) -> tuple[list[tuple[int, int]], float]:
+    """(bytes the phone received for each lecturer edit it followed, in all and on the websocket; bytes a second
+    while nothing moved)."""
     from test_browser_class_nginx import playground, start_class  # the class tests' own steps
 
     relay = Relay(int(url.rsplit(":", 1)[1]))
@@ -151,13 +162,13 @@ def follow(browser, url: str, edits: int, idle_s: float) -> tuple[list[int], flo
         per_edit = []
         thumb = lecturer.locator(".st-key-playground_temperature input[type=range]")
         for _ in range(edits):
-            before, seen = relay.bytes_now(), playground(student)
+            before, socket_before, seen = relay.bytes_now(), relay.websocket_now(), playground(student)
             thumb.focus()
             thumb.press("ArrowRight")
             wait_until(lecturer, lambda s=seen: playground(lecturer) != s, "the lecturer's edit")
             wait_until(student, lambda: playground(student) == playground(lecturer), "the phone following", 30)
             student.wait_for_timeout(1500)  # the rest of the run's messages
-            per_edit.append(relay.bytes_now() - before)
+            per_edit.append((relay.bytes_now() - before, relay.websocket_now() - socket_before))
         student.wait_for_timeout(IDLE_AFTER_MS + 1000)  # the page polls less once nothing moved for that long
         start, t0 = relay.bytes_now(), time.monotonic()
         student.wait_for_timeout(idle_s * 1000)
@@ -193,9 +204,11 @@ def main() -> int:
             if args.follow:
                 with SETUPS[name]() as url:
                     per_edit, idle = follow(browser, url, args.follow, args.idle)
-                edits = ", ".join(f"{n / 1e3:.1f}" for n in per_edit)
+                edits = ", ".join(f"{n / 1e3:.1f}" for n, _ in per_edit)
+                sockets = ", ".join(f"{n / 1e3:.1f}" for _, n in per_edit)
                 print(
-                    f"{name:9} a lecturer edit followed: {edits} kB per phone (goal {GOAL_EDIT_BYTES / 1e3:.0f}); "
+                    f"{name:9} a lecturer edit followed: {edits} kB per phone (goal {GOAL_EDIT_BYTES / 1e3:.0f}), of "
+                    f"which the websocket {sockets} kB and the class's signal polls the rest; "
                     f"idle {idle:.0f} B/s (goal {GOAL_IDLE_BYTES_S})"
                 )
         browser.close()

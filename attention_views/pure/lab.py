@@ -429,6 +429,16 @@ class Session:
     editors_late: list[tuple[Lab | Vectors, str, str]] = field(default_factory=list, repr=False)
 
 
+def same_editors(a: Lab, b: Lab) -> bool:
+    """True when the table editors would draw lab ``b`` exactly as lab ``a``: the same tables (names, labels and
+    entries), heads and painted mask."""
+    masks = (a.mask_custom is None) == (b.mask_custom is None) and (
+        a.mask_custom is None or np.array_equal(a.mask_custom, b.mask_custom)
+    )
+    tables = a.tables.keys() == b.tables.keys() and all(a.tables[n].equals(b.tables[n]) for n in a.tables)
+    return tables and masks and a.heads.equals(b.heads)
+
+
 def new_session(lab: Lab) -> Session:
     """A fresh session around ``lab``, on the exercise its link learned (if any)."""
     return Session(lab=lab, exercises=ExerciseStore(lab.learning.exercise or ac.list_exercises()[0]))

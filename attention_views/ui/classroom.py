@@ -95,7 +95,7 @@ LOG = logging.getLogger(__name__)
 # share one core however many run, and one at a time the first is on its screen after one run, not after all.
 _TURNS = threading.Lock()
 _DECODING = threading.Lock()  # lecturer_view's
-ReplaceLab = Callable[[Lab], None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
+ReplaceLab = Callable[..., None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
 SIGNAL_MODULE = COMPONENTS / "signal.js"  # the signal component's code
 SIGNAL_JS = SIGNAL_MODULE.read_text()
@@ -397,7 +397,7 @@ def _take_view(s: Session, payload: str, replace_lab: ReplaceLab) -> str | None:
         return None
     lab = copy.deepcopy(shared, {id(made): made for _, made in shared.read.values()})  # read once, never changed
     lab.projector = s.lab.projector
-    replace_lab(lab)
+    replace_lab(lab, keep_editors=True)
     s.seat.published = published
     return page
 

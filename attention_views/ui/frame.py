@@ -26,7 +26,16 @@ from attention_rooms.links import CLASS_PARAM
 from attention_views.pure import links, theme
 from attention_views.pure.figures import plotly_private
 from attention_views.pure.formats import message, plain
-from attention_views.pure.lab import DEFAULT_SCENARIO, LESSON_SCENARIOS, Lab, LinkMemo, Session, new_lab, new_session
+from attention_views.pure.lab import (
+    DEFAULT_SCENARIO,
+    LESSON_SCENARIOS,
+    Lab,
+    LinkMemo,
+    Session,
+    new_lab,
+    new_session,
+    same_editors,
+)
 from attention_views.pure.navigation import PAGE_PREFIXES
 from attention_views.pure.theme import IMAGE_FORMATS
 from attention_views.ui import a11y, class_questions, classroom, editors, session
@@ -482,10 +491,17 @@ def load_scenario(scenario_id: str) -> None:
     st.query_params["scenario"] = scenario_id
 
 
-def replace_lab(new: Lab) -> None:
-    """Make ``new`` the session's lab; the page widgets are cleared so they show its values."""
+def replace_lab(new: Lab, keep_editors: bool = False) -> None:
+    """Make ``new`` the session's lab; the page widgets are cleared so they show its values. The table editors
+    restart under new keys (``Lab.rev``), unless ``keep_editors`` (a class's view taken: the student edits nothing)
+    and they would draw the same tables: then they keep their keys, and the browser is sent their unchanged
+    elements as references to what it holds (``global.minCachedMessageSize``), not again."""
     ss = st.session_state
-    new.rev = ss[KEY].lab.rev + 1 if KEY in ss else 0
+    if KEY not in ss:
+        new.rev = 0
+    else:
+        old = ss[KEY].lab
+        new.rev = old.rev if keep_editors and same_editors(old, new) else old.rev + 1
     st.query_params["scenario"] = new.scenario  # else start() would reopen the link's scenario on the next run
     if KEY in ss:
         ss[KEY].lab = new

@@ -136,6 +136,20 @@ def test_a_student_on_the_link_follows_a_cell_edit_a_control_and_a_page_switch()
     assert same_tables(pupil, lecturer)
 
 
+def test_a_followers_table_editors_keep_their_keys_while_the_tables_stay_and_restart_when_they_change():
+    """A view whose tables are the student's own leaves their editors as drawn (the browser is then sent references
+    to their unchanged elements); changed tables restart them, so that they show the new entries."""
+    lecturer = start_class()
+    pupil = student(seat(lecturer).code)
+    key = editor_key(pupil, "playground", "K")
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    run(pupil)
+    assert lab(pupil).temperature == 2.0 and editor_key(pupil, "playground", "K") == key
+    edit_cells(lecturer, editor_key(lecturer, "playground", "K"), {0: {"Pers": 5.0}})
+    run(pupil)
+    assert same_tables(pupil, lecturer) and editor_key(pupil, "playground", "K") != key
+
+
 def test_the_lecturers_run_writes_the_rooms_file_at_once_without_the_watchers_tick():
     classroom.watcher().stop()  # the watcher's thread writes nothing from here on
     lecturer = start_class()
