@@ -1,6 +1,7 @@
-"""One seat per student on a real server: a raw websocket student (the load test's tab) leaves and rejoins 100 times,
-answering through the answer form each time; then a student in Chromium answers, reloads the page (the seat's
-cookie comes back with it) and still reads their own answer. Two seats, two answers (issue 56, "Done when")."""
+"""One seat per student on a real server: a raw websocket student (the load test's tab) leaves and rejoins REJOINS
+times, answering through the answer form each time (tests/benchmarks/test_class_seats.py does it 100 times); then a
+student in Chromium answers, reloads the page (the seat's cookie comes back with it) and still reads their own
+answer. Two seats, two answers (issue 56, "Done when")."""
 
 from __future__ import annotations
 
@@ -15,20 +16,21 @@ from attention_rooms import choice_question, open_store
 from benchmarks import class_load as cl
 from benchmarks import load_test as lt
 from deploy import devserver
-from tests.benchmarks.test_class_seats import ROUNDS, answer
+from tests.benchmarks.test_class_seats import answer
 
 pytestmark = pytest.mark.e2e
 OPTIONS = ["mat", "dog", "hat"]
+REJOINS = 10
 
 
 async def raw_student(url: str, code: str) -> str:
-    """The websocket student: ROUNDS times answer, Leave, open the link again; its seat."""
+    """The websocket student: REJOINS times answer, Leave, open the link again; its seat."""
     tab = lt.Student(url, "playground", 60, query=f"class={code}")
     await tab.open()
     await tab.load()
     seat = cl.signal_data(tab)["seat"]["token"]
     rng = random.Random(0)
-    for _ in range(ROUNDS):
+    for _ in range(REJOINS):
         await answer(tab, rng)
         await tab.send([cl.press(tab.widgets["sidebar_class_leave"])])
         tab.widgets.clear()
@@ -43,7 +45,7 @@ def own_answer(page) -> str:
     return box.inner_text() if box.count() else ""
 
 
-def test_a_student_rejoining_100_times_and_a_browser_student_who_reloads_count_once_each(browser, tmp_path):
+def test_a_student_rejoining_and_a_browser_student_who_reloads_count_once_each(browser, tmp_path):
     server = devserver.start(env={"LAB_DATA_DIR": str(tmp_path)})
     store = open_store({"LAB_DATA_DIR": str(tmp_path)})
     context = None
@@ -52,7 +54,7 @@ def test_a_student_rejoining_100_times_and_a_browser_student_who_reloads_count_o
         store.ask(room.code, key, choice_question("Which token comes next?", OPTIONS, 0))
         with ThreadPoolExecutor(1) as thread:  # Playwright's sync API holds this thread's event loop
             raw_seat = thread.submit(asyncio.run, raw_student(server.url, room.code)).result()
-        assert store.tally(room.code, 1, key).n_answers == 1, f"{ROUNDS} rejoins of one seat are one answer"
+        assert store.tally(room.code, 1, key).n_answers == 1, f"{REJOINS} rejoins of one seat are one answer"
 
         context = new_context(browser, server.url)
         page = context.new_page()
