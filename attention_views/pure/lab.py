@@ -432,11 +432,8 @@ class Session:
 def same_editors(a: Lab, b: Lab) -> bool:
     """True when the table editors would draw lab ``b`` exactly as lab ``a``: the same tables (names, labels and
     entries), heads and painted mask."""
-    masks = (a.mask_custom is None) == (b.mask_custom is None) and (
-        a.mask_custom is None or np.array_equal(a.mask_custom, b.mask_custom)
-    )
     tables = a.tables.keys() == b.tables.keys() and all(a.tables[n].equals(b.tables[n]) for n in a.tables)
-    return tables and masks and a.heads.equals(b.heads)
+    return tables and a.heads.equals(b.heads) and np.array_equal(a.mask_custom, b.mask_custom)  # None equals None
 
 
 def new_session(lab: Lab) -> Session:

@@ -11,8 +11,7 @@ from attention_views.ui import static
 FOLDER = "components"
 HERE = Path(__file__).parent
 LOADER = HERE / "loader.js"
-# every component's module
-MODULES = tuple(HERE / name for name in ("commits.js", "figure.js", "plane.js", "signal.js"))
+MODULES = tuple(sorted(set(HERE.glob("*.js")) - {LOADER}))  # every component's module: the folder's other scripts
 
 
 def served(module: Path) -> str:
