@@ -97,6 +97,7 @@ _TURNS = threading.Lock()
 _DECODING = threading.Lock()  # lecturer_view's
 ReplaceLab = Callable[..., None]  # frame.replace_lab: makes a lab the session's and restarts the page's widgets
 
+SIGNAL_KEY = "class_signal"  # the signal's element (frame.py's CSS hides it)
 SIGNAL_MODULE = COMPONENTS / "signal.js"  # the signal component's code
 SIGNAL_JS = SIGNAL_MODULE.read_text()
 signal = st.components.v2.component("attention_lab_class_signal", js=served(SIGNAL_MODULE), isolate_styles=False)
@@ -450,52 +451,55 @@ def _publish(s: Session, seat: ClassSeat) -> None:
 # -- the sidebar -------------------------------------------------------------------------------------------------
 
 
-def section(s: Session, replace_lab: ReplaceLab, on_moved: Callable[[], None] | None = None):
-    """The sidebar's place for the class (filled by :func:`fill_section` after the page), holding the signal. Drawn
-    before the page, so a page that stops early still keeps it.
+def section(s: Session):
+    """The sidebar's place for the class (filled by :func:`fill_section` after the page). Drawn before the page, so
+    a page that stops early still keeps it."""
+    return st.sidebar.container(key="sidebar_class")
 
-    The signal of a student's page polls the room's file. The lecturer's page gives its signal the code and key
-    to keep in the tab's ``sessionStorage`` (that tab only, kept across a reload, never sent anywhere else); after
-    a reload the tab joins its own class as a student, and its signal hands the kept key back
-    (:func:`_on_reclaim`), so the tab leads the class again without typing the key. A student's signal calls
-    ``on_moved`` when the room moves (by default the app reruns)."""
-    place = st.sidebar.container(key="sidebar_class")
+
+def class_signal(s: Session, replace_lab: ReplaceLab) -> None:
+    """The class's signal, drawn first in the page's fragment (nothing to see: frame.py's CSS hides it), so that its
+    rerun is the fragment's alone (a component's trigger reruns the fragment it is drawn in).
+
+    The signal of a student's page polls the room's file; a move reruns the page's fragment, which takes the
+    lecturer's view. The lecturer's page gives its signal the code and key to keep in the tab's ``sessionStorage``
+    (that tab only, kept across a reload, never sent anywhere else); after a reload the tab joins its own class as a
+    student, and its signal hands the kept key back (:func:`_on_reclaim`), so the tab leads the class again without
+    typing the key."""
     seat = s.seat
     if seat is None:
-        return place
-    with place:
-        if seat.lecturer:
-            data = {"remember": {"code": seat.code, "key": seat.lecturer_key}, "seat": _seat_cookie(seat_token(s))}
-            _signal(data, _nothing)
-            return place
-        watcher().watch(seat.code)
-        url = signal_url(seat.code)
-        data = {
-            "url": url,
-            "version": seat.version,
-            "actions": seat.actions,
-            "sidebar": SIDEBAR,
-            "every_ms": POLL_MS,
-            "idle_ms": IDLE_POLL_MS,
-            "idle_after_ms": IDLE_AFTER_MS,
-            "reclaim": seat.code,
-            "seat": _seat_cookie(seat.student_id),
-            "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
-            "stale_ms": STALE_MS,
-            "fallback_ms": FALLBACK_MS,
-        }
-        _signal(data, lambda: _on_reclaim(s, replace_lab), on_moved)
-    return place
+        return
+    if seat.lecturer:
+        data = {"remember": {"code": seat.code, "key": seat.lecturer_key}, "seat": _seat_cookie(seat_token(s))}
+        _signal(data, _nothing)
+        return
+    watcher().watch(seat.code)
+    url = signal_url(seat.code)
+    data = {
+        "url": url,
+        "version": seat.version,
+        "actions": seat.actions,
+        "sidebar": SIDEBAR,
+        "every_ms": POLL_MS,
+        "idle_ms": IDLE_POLL_MS,
+        "idle_after_ms": IDLE_AFTER_MS,
+        "reclaim": seat.code,
+        "seat": _seat_cookie(seat.student_id),
+        "fallback": not url or bool(watcher().fault),  # ask the app from the start: the file is not written
+        "stale_ms": STALE_MS,
+        "fallback_ms": FALLBACK_MS,
+    }
+    _signal(data, lambda: _on_reclaim(s, replace_lab))
 
 
-def _signal(data: dict, on_reclaim: Callable[[], None], on_moved: Callable[[], None] | None = None) -> None:
-    """Mount the signal with ``data``: a move goes to ``on_moved`` (by default, like a stale nudge, it only reruns
-    the app); a reclaimed key goes to ``on_reclaim``."""
+def _signal(data: dict, on_reclaim: Callable[[], None]) -> None:
+    """Mount the signal with ``data``: a move, like a stale nudge, only reruns (the run reads what moved); a
+    reclaimed key goes to ``on_reclaim``."""
     signal(
-        key="class_signal",
+        key=SIGNAL_KEY,
         data=data,
         height=0,
-        on_moved_change=on_moved or _nothing,
+        on_moved_change=_nothing,
         on_stale_change=_nothing,
         on_reclaim_change=on_reclaim,
     )
@@ -513,7 +517,7 @@ def _nothing() -> None:
 def _on_reclaim(s: Session, replace_lab: ReplaceLab) -> None:
     """The key this tab kept while it led its class: the tab leads it again if the store accepts the key; a key
     it refuses (the class ended, another class with that code) leaves the tab a student, saying nothing."""
-    key = (st.session_state.get("class_signal") or {}).get("reclaim")
+    key = (st.session_state.get(SIGNAL_KEY) or {}).get("reclaim")
     if s.seat is None or s.seat.lecturer or not isinstance(key, str) or not key:
         return
     _take_back(s, s.seat.code, key, replace_lab, quiet=True)

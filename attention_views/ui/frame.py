@@ -68,7 +68,7 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     _STACKED.format(px=1279),
     f"@media (min-width: {PHONE_PX}px) {{ .st-key-{classroom.FOLLOWING_BAR} {{ display: none; }} }}",
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
-    f".st-key-{COMMITS}, .st-key-{a11y.KEY} {{ display: none; }}",  # components that draw nothing
+    f".st-key-{COMMITS}, .st-key-{a11y.KEY}, .st-key-{classroom.SIGNAL_KEY} {{ display: none; }}",  # draw nothing
     # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
     # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',
@@ -241,16 +241,14 @@ def draw_sidebar(r: Run) -> None:
 
 
 def class_section(r: Run) -> None:
-    """The sidebar's place for the live class (filled after the page) and a student's signal, whose move reruns the
-    page's fragment (:func:`follow_page`)."""
-    r.place = classroom.section(r.s, replace_lab, follow_page)
+    """The sidebar's place for the live class (filled after the page)."""
+    r.place = classroom.section(r.s)
 
 
-def follow_page() -> None:
-    """The signal's callback: the room moved, so the page's fragment reruns alone and takes the lecturer's view
-    (:func:`page_part`); what else moved that is drawn outside it (a new scenario, Bring everyone back, the class's
-    end) makes that a whole rerun."""
-    st.rerun(PAGE)
+def class_signal(r: Run) -> None:
+    """The class's signal, first in the page's fragment: a student's signal reruns that fragment alone when the room
+    moves (the fragment takes the lecturer's view first, :func:`page_part`)."""
+    classroom.class_signal(r.s, replace_lab)
 
 
 def class_banner(r: Run) -> None:
@@ -335,8 +333,11 @@ STEPS: tuple[Step, ...] = (
     Step(draw_sidebar, after=("take_turn", "go_to")),
     Step(class_section, after=("take_turn", "go_to")),
     Step(class_banner, after=("take_turn", "go_to")),
+    Step(class_signal, after=("take_turn", "go_to"), page=True),
     Step(question_banner, after=("take_turn", "go_to"), page=True),
-    Step(run_page, after=("draw_sidebar", "class_section", "class_banner", "question_banner"), page=True),
+    Step(
+        run_page, after=("draw_sidebar", "class_section", "class_banner", "class_signal", "question_banner"), page=True
+    ),
     Step(publish_class, after=("run_page",), page=True),
     Step(address_bar, after=("publish_class",), page=True),
     Step(editor_commits, after=("run_page",), page=True),
@@ -366,7 +367,7 @@ def run(page: StreamlitPage) -> None:
 
 @st.fragment(key=PAGE)
 def page_part(r: Run, steps: tuple[Step, ...]) -> None:
-    """The page and what follows it at once: a widget of the page, or a student's signal (:func:`follow_page`),
+    """The page and what follows it at once: a widget of the page, or a student's signal (:func:`class_signal`),
     reruns this alone (Streamlit's fragment), so an edit recomputes and sends the page, the class's question and
     view and the address bar, not the sidebar and the class's places. Run alone, it first does what a whole run does
     before it (:func:`fold_edits`, :func:`follow_class`, :func:`take_turn`); it ends in a whole rerun when the run

@@ -323,10 +323,12 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         edit = lambda text: lambda: edit_last_column_cell(lecturer, grid, 0, text)  # noqa: E731
         new = lambda old: lambda p: (z := playground(p)) != old and z  # noqa: E731
         assert all(SIDEBAR_ROOT in w["roots"] for w in wires), "a student's join drew no sidebar"
-        got = [len(w["roots"]) for w in wires]
+        got, asked = [len(w["roots"]) for w in wires], [len(w["asked"]) for w in wires]
         seconds = timed_follow(rooms, code, edit("4.25"), lecturer, students, new(before))  # Q[Emma, Adj]: was 0
         assert_within_bound("cell edit", seconds, ups)
-        for w, n in zip(wires, got, strict=True):  # the signal reran the page's fragment (frame.follow_page)
+        for w, n, k in zip(wires, got, asked, strict=True):  # the signal reran the page's fragment (frame.class_signal)
+            assert w["asked"][k:], "a student's signal asked for no rerun after the edit"
+            assert "" not in w["asked"][k:], f"a student's signal asked for a whole rerun: {w['asked'][k:]}"
             assert SIDEBAR_ROOT not in w["roots"][n:], "a student's page was sent the sidebar again for an edit"
         edited = playground(lecturer)
 

@@ -23,6 +23,7 @@ def test_the_run_is_this_list_in_this_order():
         "draw_sidebar",
         "class_section",
         "class_banner",
+        "class_signal",
         "question_banner",
         "run_page",
         "publish_class",
@@ -36,7 +37,15 @@ def test_the_run_is_this_list_in_this_order():
         "settle",
     ]
     page = [step.do.__name__ for step in frame.STEPS if step.page]  # frame.page_part's: a fragment
-    assert page == ["question_banner", "run_page", "publish_class", "address_bar", "editor_commits", "end_editors"]
+    assert page == [
+        "class_signal",
+        "question_banner",
+        "run_page",
+        "publish_class",
+        "address_bar",
+        "editor_commits",
+        "end_editors",
+    ]
 
 
 def test_each_step_has_its_reason_and_comes_after_its_prerequisites():
