@@ -55,6 +55,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import random
 import re
@@ -257,8 +258,8 @@ class Follower:
         seen = json.loads(body)["version"]
         if moved(seen, signal_version(self.tab), self.asked):
             self.asked = seen
-            component = self.tab.widgets[SIGNAL_KEY].proto.id
-            run = await self.tab.send([signal_trigger(component, seen)])
+            signal = self.tab.widgets[SIGNAL_KEY]  # a rerun of the fragment it is drawn in, as the browser asks
+            run = await self.tab.send([signal_trigger(signal.proto.id, seen)], signal.fragment_id)
             stats.signal_runs.append(run.seconds)
             self.credit(stats, into)
 
@@ -435,12 +436,22 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
 
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path="/usr/bin/chromium", args=PHONE_ARGS)
+        root = chromium_root()
+        if args.phone_nice:
+            Path(f"/proc/{root}/autogroup").write_text(str(args.phone_nice))  # the group Playwright started it in
+        slowing = None
+        if args.phone_throttle == "stop" and args.phone_cpu > 1:
+            slowing = multiprocessing.get_context("spawn").Process(
+                target=slow_renderers, args=(root, args.phone_cpu), daemon=True
+            )
+            slowing.start()
         pages = []
         for _ in range(args.phones):
             context = await browser.new_context(base_url=args.url, **PHONE)
             page = await context.new_page()
-            cdp = await context.new_cdp_session(page)
-            await cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.phone_cpu})
+            if args.phone_throttle == "chromium":
+                cdp = await context.new_cdp_session(page)
+                await cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.phone_cpu})
             await page.goto(f"/{args.page}?class={code}", wait_until="domcontentloaded")
             pages.append(page)
         looks = [args.class_control, PHONE_HEATMAP.format(page=args.page)]
@@ -467,9 +478,62 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
         missed = sum(len(stats.edits) - c for c in credited)
         if missed:
             stats.error(f"{missed} (edit, phone) pairs never shown")
+        if slowing is not None:
+            slowing.terminate()
+            slowing.join()
+            for pid in renderers(root):  # a renderer stopped when the throttle ended runs again
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
         await browser.close()
 
 
+def chromium_root() -> int:
+    """The phones' browser process (the first Chromium among this process's children)."""
+    chromium = [p for p in lt.process_tree(os.getpid()) if "chromium" in Path(f"/proc/{p}/comm").read_text()]
+    if not chromium:
+        raise RuntimeError("the phones' Chromium was not found among this process's children")
+    return min(chromium)
+
+
+def renderers(root: int) -> list[int]:
+    """The renderer processes (the pages' own) under the browser ``root``."""
+    found = []
+    for pid in lt.process_tree(root):
+        with contextlib.suppress(OSError):
+            if b"--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+    return found
+
+
+def slow_renderers(root: int, rate: float, run_s: float = 0.005) -> None:
+    """Slow the phones' pages ``rate`` times without spinning: the renderers run for about ``run_s``, then are stopped
+    (SIGSTOP) for (rate - 1) times as long as they actually ran (an overslept stop is taken off the next one), so a
+    page's work of w ms takes about rate x w ms and costs w ms of CPU. Chromium's own throttle
+    (``--phone-throttle chromium``, as Lighthouse) spins instead on Linux: blink's ThreadCPUThrottler interrupts the
+    main thread every 200 us with a signal whose handler busy-waits for the slowed share, so each slowed page keeps
+    about 0.9 of a core busy even with nothing to do (measured here), on the servers' cores, which a real phone's
+    never are. Run in a process of its own, so the load generator's event loop never stretches a stop."""
+
+    def send(sig: int) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
+    pids, scanned, owed = renderers(root), time.monotonic(), 0.0
+    while True:
+        started = time.monotonic()
+        send(signal.SIGCONT)
+        time.sleep(run_s)
+        send(signal.SIGSTOP)
+        stopped = time.monotonic()
+        if stopped - scanned > 0.5:  # a new page's renderer is slowed within half a second
+            pids, scanned = renderers(root), stopped
+        owed += (stopped - started) * (rate - 1)
+        time.sleep(max(owed - (time.monotonic() - stopped), 0.0))
+        owed -= time.monotonic() - stopped
+
+
+THROTTLES = {"stop": "stopped, not spinning", "chromium": "Chromium's throttle, spinning"}
 PHONE_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 
@@ -654,6 +718,8 @@ def summary(args: argparse.Namespace, stats: ClassStats, idle_cores: tuple[float
         "follow_max_ms": 1000 * max(stats.follow, default=float("nan")),
         "phones": args.phones,
         "phone_cpu": args.phone_cpu,
+        "phone_throttle": args.phone_throttle,
+        "phone_nice": args.phone_nice,
         "phone_follow_pairs": len(stats.phone_follow),
         "phone_follow_p50_ms": ms(stats.phone_follow, 50),
         "phone_follow_p95_ms": ms(stats.phone_follow, 95),
@@ -692,7 +758,8 @@ def print_table(r: dict) -> None:
         ("a signal rerun p50", f"{r['signal_run_p50_ms']:.0f} ms (send -> finished); {r['polls']} polls"),
         *([("edit -> phone heatmap p50/p95/max", f"{r['phone_follow_p50_ms']:.0f} / {r['phone_follow_p95_ms']:.0f} / "
             f"{r['phone_follow_max_ms']:.0f} ms over {r['phone_follow_pairs']} (edit, phone) pairs; "
-            f"{r['phones']} Chromium phones, CPU slowed {r['phone_cpu']:g}x")] if r.get("phones") else []),
+            f"{r['phones']} Chromium phones, CPU slowed {r['phone_cpu']:g}x ({THROTTLES[r['phone_throttle']]}"
+            f"{', nice ' + str(r['phone_nice']) if r['phone_nice'] else ''})")] if r.get("phones") else []),
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),
         ("server cores, join + follow", f"{r['server_cores_join_follow']:.2f}"),

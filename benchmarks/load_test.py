@@ -753,6 +753,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--phone-cpu", type=float, default=4.0, help="class mode: how many times the phones' CPU is slowed (4)"
     )
     p.add_argument(
+        "--phone-throttle",
+        choices=("stop", "chromium"),
+        default="chromium",
+        help="class mode: how the phones are slowed: stopped for the slowed share of every few ms (their work costs "
+        "its own CPU) or Chromium's DevTools throttle, as Lighthouse (it spins the slowed share on Linux; default)",
+    )
+    p.add_argument(
+        "--phone-nice",
+        type=int,
+        default=0,
+        help="class mode: the phones' browser's scheduling group at this nice (19: after the servers; default 0)",
+    )
+    p.add_argument(
         "--answer-window",
         type=float,
         default=5.0,

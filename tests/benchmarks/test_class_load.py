@@ -4,7 +4,9 @@ real server in which three students follow the lecturer's edits."""
 import asyncio
 import json
 import math
+import os
 import random
+import signal
 import time
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -147,3 +149,48 @@ async def answered_class(args, stats: cl.ClassStats) -> tuple[list[str], list[li
     for tab in [lecturer] + [f.tab for f in followers]:
         await tab.close()
     return forms, deltas, late
+
+
+def _cpu_share(pid: int, seconds: float) -> float:
+    """The share of one core ``pid`` used over ``seconds`` of wall time."""
+    before, start = lt.cpu_seconds([pid]), time.monotonic()
+    time.sleep(seconds)
+    return (lt.cpu_seconds([pid]) - before) / (time.monotonic() - start)
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_the_stop_throttle_runs_a_renderer_a_quarter_of_the_time_and_lets_it_run_when_it_ends():
+    """``--phone-throttle stop``: a busy process named as a page's renderer (``--type=renderer``) is stopped for
+    three quarters of each period at rate 4, so it gets about a quarter of the core it gets alone; a process not named
+    so is left alone; when the throttle ends, nothing stays stopped."""
+    import multiprocessing
+    import subprocess
+    import sys
+
+    busy = "while True: pass"
+    page = subprocess.Popen([sys.executable, "-c", busy, "--type=renderer"])
+    other = subprocess.Popen([sys.executable, "-c", busy, "--type=gpu-process"])
+    slowing = multiprocessing.get_context("spawn").Process(target=cl.slow_renderers, args=(page.pid, 4.0))
+    try:
+        assert cl.renderers(page.pid) == [page.pid] and cl.renderers(other.pid) == []
+        alone = _cpu_share(page.pid, 1.0)
+        slowing.start()
+        time.sleep(1.5)  # the throttle's process started and found the renderer
+        slowed, untouched = _cpu_share(page.pid, 2.0), _cpu_share(other.pid, 0.5)
+        print(f"\nbusy renderer: {alone:.2f} of a core alone, {slowed:.2f} slowed 4x; the other {untouched:.2f}")
+        assert 0.02 < slowed < 0.5 * alone, "stopped for 3/4 of each period: about a quarter of what it gets alone"
+        assert untouched > 2 * slowed, "a process that is no renderer is never stopped"
+    finally:
+        slowing.terminate()
+        slowing.join()
+        for pid in cl.renderers(page.pid):  # as phones_follow does after the throttle
+            os.kill(pid, signal.SIGCONT)
+        time.sleep(0.1)
+        state = _state(page.pid)
+        page.kill(), other.kill()
+        page.wait(), other.wait()
+    assert state != "T", "the renderer runs again once the throttle ends"
