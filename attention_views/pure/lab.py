@@ -377,6 +377,7 @@ class ClassSeat:
     student_id: str = ""  # a student's own id for answers ("" for the lecturer)
     following: bool = True  # a student shows the lecturer's view (False: broken away to their own copy)
     version: int = -1  # Room.version last acted on
+    drawn: int = -1  # Room.version a student's signal was drawn with, at the last whole run (classroom.class_signal)
     view_version: int = -1  # Room.view_version last applied (student) or published (lecturer)
     bring_back: int = -1  # Room.bring_back generation last obeyed
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied

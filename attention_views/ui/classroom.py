@@ -457,7 +457,7 @@ def section(s: Session):
     return st.sidebar.container(key="sidebar_class")
 
 
-def class_signal(s: Session, replace_lab: ReplaceLab) -> None:
+def class_signal(s: Session, replace_lab: ReplaceLab, whole: bool) -> None:
     """The class's signal, drawn first in the page's fragment (nothing to see: frame.py's CSS hides it), so that its
     rerun is the fragment's alone (a component's trigger reruns the fragment it is drawn in).
 
@@ -465,7 +465,12 @@ def class_signal(s: Session, replace_lab: ReplaceLab) -> None:
     lecturer's view. The lecturer's page gives its signal the code and key to keep in the tab's ``sessionStorage``
     (that tab only, kept across a reload, never sent anywhere else); after a reload the tab joins its own class as a
     student, and its signal hands the kept key back (:func:`_on_reclaim`), so the tab leads the class again without
-    typing the key."""
+    typing the key.
+
+    A rerun of the page's fragment alone (``whole`` False) draws a student's signal as the last whole run did, so the
+    browser already holds the element and Streamlit sends a reference to it (``global.minCachedMessageSize``), not
+    its 1.6 kB: the version it was drawn with changes only at whole runs. The signal's own record of the version it
+    asked for keeps it from asking twice; a version the fragment took by another rerun is asked for once more."""
     seat = s.seat
     if seat is None:
         return
@@ -475,9 +480,11 @@ def class_signal(s: Session, replace_lab: ReplaceLab) -> None:
         return
     watcher().watch(seat.code)
     url = signal_url(seat.code)
+    if whole:
+        seat.drawn = seat.version
     data = {
         "url": url,
-        "version": seat.version,
+        "version": seat.drawn,
         "actions": seat.actions,
         "sidebar": SIDEBAR,
         "every_ms": POLL_MS,

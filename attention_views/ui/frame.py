@@ -248,7 +248,7 @@ def class_section(r: Run) -> None:
 def class_signal(r: Run) -> None:
     """The class's signal, first in the page's fragment: a student's signal reruns that fragment alone when the room
     moves (the fragment takes the lecturer's view first, :func:`page_part`)."""
-    classroom.class_signal(r.s, replace_lab)
+    classroom.class_signal(r.s, replace_lab, r.whole)
 
 
 def class_banner(r: Run) -> None:

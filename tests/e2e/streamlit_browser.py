@@ -512,11 +512,12 @@ def type_into_last_column_cell(page: Page, editor: Locator, row: int, text: str)
 
 def wire_of(page: Page) -> dict[str, list]:
     """From now on (call it before the page opens its websocket): the fragment id of each rerun the browser asks for
-    ("" = the whole page), and the root container of each element the server sends (0 the page, SIDEBAR_ROOT)."""
+    ("" = the whole page), the root container of each element the server sends (0 the page, SIDEBAR_ROOT), and the
+    name of each component element it sends whole (not as a reference to one the browser holds)."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    wire: dict[str, list] = {"asked": [], "roots": []}
+    wire: dict[str, list] = {"asked": [], "roots": [], "components": []}
 
     def on_socket(ws) -> None:
         def sent(payload) -> None:
@@ -528,6 +529,8 @@ def wire_of(page: Page) -> dict[str, list]:
                 msg = ForwardMsg.FromString(payload)
                 if msg.WhichOneof("type") == "delta":
                     wire["roots"].append(msg.metadata.delta_path[0])
+                    if msg.delta.new_element.WhichOneof("type") == "bidi_component":
+                        wire["components"].append(msg.delta.new_element.bidi_component.component_name)
 
         ws.on("framesent", sent)
         ws.on("framereceived", received)

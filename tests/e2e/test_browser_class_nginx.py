@@ -35,6 +35,7 @@ from deploy import devserver, run_local
 pytestmark = pytest.mark.e2e
 
 EDITOR = '[data-testid="stDataFrame"]'
+SIGNAL = "attention_lab_class_signal"  # the class signal's component (classroom.signal)
 GOAL_S = 2.0  # issue 43: a lecturer's edit is on every follower's page within 2 s
 # What the test asserts. The chain is: the watcher of each process reads the store every 0.2 s and rewrites the
 # room's static file, a student's page fetches it every poll, then one rerun (about 1 s of a busy core) draws the
@@ -323,13 +324,15 @@ def test_a_class_on_two_processes_behind_nginx_follows_asks_and_reveals(browser,
         edit = lambda text: lambda: edit_last_column_cell(lecturer, grid, 0, text)  # noqa: E731
         new = lambda old: lambda p: (z := playground(p)) != old and z  # noqa: E731
         assert all(SIDEBAR_ROOT in w["roots"] for w in wires), "a student's join drew no sidebar"
-        got, asked = [len(w["roots"]) for w in wires], [len(w["asked"]) for w in wires]
+        got, asked, sent = ([len(w[part]) for w in wires] for part in ("roots", "asked", "components"))
         seconds = timed_follow(rooms, code, edit("4.25"), lecturer, students, new(before))  # Q[Emma, Adj]: was 0
         assert_within_bound("cell edit", seconds, ups)
-        for w, n, k in zip(wires, got, asked, strict=True):  # the signal reran the page's fragment (frame.class_signal)
+        for w, n, k, c in zip(wires, got, asked, sent, strict=True):  # the signal reran the page's fragment alone
             assert w["asked"][k:], "a student's signal asked for no rerun after the edit"
             assert "" not in w["asked"][k:], f"a student's signal asked for a whole rerun: {w['asked'][k:]}"
             assert SIDEBAR_ROOT not in w["roots"][n:], "a student's page was sent the sidebar again for an edit"
+            assert "attention_lab.figure" in w["components"][c:], "the edit's heatmap was sent (the wire is read)"
+            assert SIGNAL not in w["components"][c:], "the signal was sent whole again, not as the one the page holds"
         edited = playground(lecturer)
 
         # -- the lecturer switches pages: every student is on Step by step with the same numbers. A tab's first visit
