@@ -439,51 +439,43 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
         root = chromium_root()
         if args.phone_nice:
             Path(f"/proc/{root}/autogroup").write_text(str(args.phone_nice))  # the group Playwright started it in
-        slowing = None
+        slowing = contextlib.ExitStack()  # the renderers run again however the phones' loop ends
         if args.phone_throttle == "stop" and args.phone_cpu > 1:
-            slowing = multiprocessing.get_context("spawn").Process(
-                target=slow_renderers, args=(root, args.phone_cpu), daemon=True
-            )
-            slowing.start()
-        pages = []
-        for _ in range(args.phones):
-            context = await browser.new_context(base_url=args.url, **PHONE)
-            page = await context.new_page()
-            if args.phone_throttle == "chromium":
-                cdp = await context.new_cdp_session(page)
-                await cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.phone_cpu})
-            await page.goto(f"/{args.page}?class={code}", wait_until="domcontentloaded")
-            pages.append(page)
-        looks = [args.class_control, PHONE_HEATMAP.format(page=args.page)]
-        credited, drawn = [0] * len(pages), [0] * len(pages)
-        for i, page in enumerate(pages):  # drawn, with the lecturer's view
-            while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
-                await asyncio.sleep(0.2)
-            drawn[i] = seen[1]
-        joined.set()
-        while time.monotonic() < until + SLACK_S:
-            for i, page in enumerate(pages):
-                seen = await page.evaluate(_PHONE_JS, looks)
-                if seen is None or seen[1] <= drawn[i]:
-                    continue
-                now, shown = time.perf_counter(), seen[0]
-                with contextlib.suppress(ValueError):
-                    shown = float(shown)  # a slider's value as its thumb writes it ("1.10")
-                for n in range(len(stats.edits) - 1, credited[i] - 1, -1):
-                    if same(stats.edits[n].value, shown) and stats.edits[n].sent <= now:
-                        stats.phone_follow.extend(now - e.sent for e in stats.edits[credited[i] : n + 1])
-                        credited[i], drawn[i] = n + 1, seen[1]
-                        break
-            await asyncio.sleep(0.05)
-        missed = sum(len(stats.edits) - c for c in credited)
-        if missed:
-            stats.error(f"{missed} (edit, phone) pairs never shown")
-        if slowing is not None:
-            slowing.terminate()
-            slowing.join()
-            for pid in renderers(root):  # a renderer stopped when the throttle ended runs again
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCONT)
+            slowing.enter_context(renderers_slowed(root, args.phone_cpu))
+        with slowing:
+            pages = []
+            for _ in range(args.phones):
+                context = await browser.new_context(base_url=args.url, **PHONE)
+                page = await context.new_page()
+                if args.phone_throttle == "chromium":
+                    cdp = await context.new_cdp_session(page)
+                    await cdp.send("Emulation.setCPUThrottlingRate", {"rate": args.phone_cpu})
+                await page.goto(f"/{args.page}?class={code}", wait_until="domcontentloaded")
+                pages.append(page)
+            looks = [args.class_control, PHONE_HEATMAP.format(page=args.page)]
+            credited, drawn = [0] * len(pages), [0] * len(pages)
+            for i, page in enumerate(pages):  # drawn, with the lecturer's view
+                while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
+                    await asyncio.sleep(0.2)
+                drawn[i] = seen[1]
+            joined.set()
+            while time.monotonic() < until + SLACK_S:
+                for i, page in enumerate(pages):
+                    seen = await page.evaluate(_PHONE_JS, looks)
+                    if seen is None or seen[1] <= drawn[i]:
+                        continue
+                    now, shown = time.perf_counter(), seen[0]
+                    with contextlib.suppress(ValueError):
+                        shown = float(shown)  # a slider's value as its thumb writes it ("1.10")
+                    for n in range(len(stats.edits) - 1, credited[i] - 1, -1):
+                        if same(stats.edits[n].value, shown) and stats.edits[n].sent <= now:
+                            stats.phone_follow.extend(now - e.sent for e in stats.edits[credited[i] : n + 1])
+                            credited[i], drawn[i] = n + 1, seen[1]
+                            break
+                await asyncio.sleep(0.05)
+            missed = sum(len(stats.edits) - c for c in credited)
+            if missed:
+                stats.error(f"{missed} (edit, phone) pairs never shown")
         await browser.close()
 
 
@@ -505,6 +497,27 @@ def renderers(root: int) -> list[int]:
     return found
 
 
+def signal_all(pids: list[int], sig: int) -> None:
+    """Send ``sig`` to each of ``pids`` that is still there."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+
+
+@contextlib.contextmanager
+def renderers_slowed(root: int, rate: float) -> Iterator[None]:
+    """The renderers under the browser ``root`` slowed ``rate`` times (:func:`slow_renderers`, in a process of its
+    own, so the load generator's event loop never stretches a stop) while the block runs; then they run again."""
+    slowing = multiprocessing.get_context("spawn").Process(target=slow_renderers, args=(root, rate), daemon=True)
+    slowing.start()
+    try:
+        yield
+    finally:
+        slowing.terminate()
+        slowing.join()
+        signal_all(renderers(root), signal.SIGCONT)  # one stopped when the throttle ended
+
+
 def slow_renderers(root: int, rate: float, run_s: float = 0.005) -> None:
     """Slow the phones' pages ``rate`` times without spinning: the renderers run for about ``run_s``, then are stopped
     (SIGSTOP) for (rate - 1) times as long as they actually ran (an overslept stop is taken off the next one), so a
@@ -512,19 +525,13 @@ def slow_renderers(root: int, rate: float, run_s: float = 0.005) -> None:
     (``--phone-throttle chromium``, as Lighthouse) spins instead on Linux: blink's ThreadCPUThrottler interrupts the
     main thread every 200 us with a signal whose handler busy-waits for the slowed share, so each slowed page keeps
     about 0.9 of a core busy even with nothing to do (measured here), on the servers' cores, which a real phone's
-    never are. Run in a process of its own, so the load generator's event loop never stretches a stop."""
-
-    def send(sig: int) -> None:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, sig)
-
+    never are."""
     pids, scanned, owed = renderers(root), time.monotonic(), 0.0
     while True:
         started = time.monotonic()
-        send(signal.SIGCONT)
+        signal_all(pids, signal.SIGCONT)
         time.sleep(run_s)
-        send(signal.SIGSTOP)
+        signal_all(pids, signal.SIGSTOP)
         stopped = time.monotonic()
         if stopped - scanned > 0.5:  # a new page's renderer is slowed within half a second
             pids, scanned = renderers(root), stopped

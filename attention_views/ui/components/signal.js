@@ -1,6 +1,8 @@
 const KEPT = "attention-lab-lecturer";  // this tab's class and lecturer key: sessionStorage, one tab, kept on reload
 export default function ({ parentElement, data, setTriggerValue }) {
-  // Called again with new data on every run, on the same element: the state lives on the element.
+  // Called again on the same element when a run draws it: the state lives on the element. A rerun of the page's
+  // fragment alone draws it as the last whole run did (classroom.class_signal): data.version may be older than
+  // the page, and state.asked keeps a version from being asked for twice.
   const host = parentElement.host || parentElement;
   const state = host.labClass || (host.labClass = { asked: null, timer: null, reclaimed: false });
   state.data = data;
