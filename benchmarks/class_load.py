@@ -518,20 +518,33 @@ def renderers_slowed(root: int, rate: float) -> Iterator[None]:
         signal_all(renderers(root), signal.SIGCONT)  # one stopped when the throttle ended
 
 
+def running(pids: list[int]) -> bool:
+    """Whether a thread of one of ``pids`` is running or waiting for a core (state R in its ``/proc`` stat)."""
+    for pid in pids:
+        for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+            with contextlib.suppress(OSError):
+                if stat.read_text().rsplit(")", 1)[1].split()[0] == "R":
+                    return True
+    return False
+
+
 def slow_renderers(root: int, rate: float, run_s: float = 0.005) -> None:
     """Slow the phones' pages ``rate`` times without spinning: the renderers run for about ``run_s``, then are stopped
-    (SIGSTOP) for (rate - 1) times as long as they actually ran (an overslept stop is taken off the next one), so a
-    page's work of w ms takes about rate x w ms and costs w ms of CPU. Chromium's own throttle
-    (``--phone-throttle chromium``, as Lighthouse) spins instead on Linux: blink's ThreadCPUThrottler interrupts the
-    main thread every 200 us with a signal whose handler busy-waits for the slowed share, so each slowed page keeps
-    about 0.9 of a core busy even with nothing to do (measured here), on the servers' cores, which a real phone's
-    never are."""
+    (SIGSTOP) for (rate - 1) times as long as they could run (an overslept stop is taken off the next one), so a
+    page's work of w ms takes about rate x w ms and costs w ms of CPU. A run lasts until no thread of theirs is left
+    running: a stop takes hold only when the thread next gets a core, which on cores the servers keep busy is
+    milliseconds later. Chromium's own throttle (``--phone-throttle chromium``, as Lighthouse) spins instead on
+    Linux: blink's ThreadCPUThrottler interrupts the main thread every 200 us with a signal whose handler busy-waits
+    for the slowed share, so each slowed page keeps about 0.9 of a core busy even with nothing to do (measured here),
+    on the servers' cores, which a real phone's never are."""
     pids, scanned, owed = renderers(root), time.monotonic(), 0.0
     while True:
         started = time.monotonic()
         signal_all(pids, signal.SIGCONT)
         time.sleep(run_s)
         signal_all(pids, signal.SIGSTOP)
+        while running(pids) and time.monotonic() - started < 0.1:
+            time.sleep(0.0005)
         stopped = time.monotonic()
         if stopped - scanned > 0.5:  # a new page's renderer is slowed within half a second
             pids, scanned = renderers(root), stopped
