@@ -22,21 +22,29 @@ KEY_PAUSE_MS = 200  # the grid's cell editor drops keys typed while it is still 
 SIDEBAR_ROOT = 1  # Streamlit's RootContainer.SIDEBAR: the first index of a sidebar element's delta path
 
 # Streamlit marks the app root with its script and connection state. The first wait on a page puts a watcher on
-# the root that notes when either state last changed; idle means notRunning and connected, with no change
-# since ``since`` (the wait's start) for ``quietMs``: long enough for an action's rerun to have begun.
-_QUIET_JS = """([since, quietMs]) => {
+# the root that notes when either state last changed and when a run last began; idle means notRunning and
+# connected, with no change for ``quietMs`` since ``since`` (the wait's start): long enough for an action's rerun to
+# have begun. Once a run has begun in the half second before the wait or since (the action's rerun, which usually
+# begins before the wait does), ``afterRunMs`` of quiet after the last change is enough: more than the data editor's
+# 150 ms hold, and than the gap before a run that follows from another (a component's report, st.rerun).
+_QUIET_JS = """([since, quietMs, afterRunMs]) => {
   const app = document.querySelector('[data-testid="stApp"]');
   if (!app) return false;
   if (!window.__labWatch || window.__labWatch.app !== app) {
-    const watch = window.__labWatch = {app, changed: performance.now()};
-    new MutationObserver(() => { watch.changed = performance.now(); }).observe(
-      app, {attributes: true, attributeFilter: ['data-test-script-state', 'data-test-connection-state']});
+    const watch = window.__labWatch = {app, changed: performance.now(), began: -Infinity};
+    new MutationObserver(() => {
+      watch.changed = performance.now();
+      if (app.getAttribute('data-test-script-state') === 'running') watch.began = watch.changed;
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state', 'data-test-connection-state']});
   }
+  const watch = window.__labWatch;
   const idle = app.getAttribute('data-test-script-state') === 'notRunning'
     && app.getAttribute('data-test-connection-state') === 'CONNECTED';
-  return idle && performance.now() - Math.max(window.__labWatch.changed, since) >= quietMs;
+  const quiet = watch.began >= since - 500 ? afterRunMs : quietMs;
+  return idle && performance.now() - Math.max(watch.changed, since) >= quiet;
 }"""
 QUIET_MS = 400  # an action's rerun starts within this: the data editor holds an edit 150 ms, then the round trip
+AFTER_RUN_MS = 250  # quiet enough once a run was seen to begin (_QUIET_JS)
 
 # The start of a script that maps every plotly chart ``gd`` on the page, with ``key``: its Streamlit key.
 _EACH_CHART_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => {
@@ -228,10 +236,11 @@ def new_context(browser: Browser, app_url: str) -> BrowserContext:
 
 def wait_idle(page: Page, timeout_ms: int = 60_000) -> None:
     """Wait until Streamlit has finished the current script run: notRunning and connected, with neither state
-    changed for QUIET_MS since this call began (so a rerun the last action asked for has begun and ended)."""
+    changed for QUIET_MS since this call began (so a rerun the last action asked for has begun and ended), or for
+    AFTER_RUN_MS once a run began in the half second before it or since."""
     page.wait_for_selector('[data-testid="stElementContainer"]', timeout=timeout_ms)
     since = page.evaluate("performance.now()")
-    page.wait_for_function(_QUIET_JS, arg=[since, QUIET_MS], polling=50, timeout=timeout_ms)
+    page.wait_for_function(_QUIET_JS, arg=[since, QUIET_MS, AFTER_RUN_MS], polling=50, timeout=timeout_ms)
 
 
 # The boxes of every chart text, table and formula, or null while the page is not drawn yet: an element still
