@@ -13,6 +13,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from benchmarks import class_load as cl
 from benchmarks import load_test as lt
 from deploy import devserver
+from tests import event_loop
 
 SLIDER_ID = "$$ID-b6ec083a06c1a10e5ba37b1539e01846-playground_temperature"
 
@@ -74,7 +75,7 @@ def test_three_students_follow_the_lecturers_edits_on_one_server(tmp_path):
         args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "3", "--join-window", "1"])
         args.class_control, args.url_given = "playground_temperature", True
         stats = cl.ClassStats()
-        result = asyncio.run(short_class(args, stats))
+        result = event_loop.run(short_class(args, stats))
     finally:
         devserver.stop_server(server)
     assert stats.errors == {}, stats.errors
@@ -117,7 +118,7 @@ def test_an_answer_reruns_only_the_students_answer_form_and_the_lecturers_spread
         args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "3", "--answer-window", "1"])
         args.class_control, args.url_given = "playground_temperature", True
         stats = cl.ClassStats()
-        forms, deltas, late = asyncio.run(answered_class(args, stats))
+        forms, deltas, late = event_loop.run(answered_class(args, stats))
     finally:
         devserver.stop_server(server)
     assert stats.errors == {}, stats.errors

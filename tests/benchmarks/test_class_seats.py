@@ -2,13 +2,13 @@
 student who leaves and rejoins 100 times, answering each time through the answer form, is counted once; a reload
 that brings the seat's cookie keeps the seat; another student's answer is counted beside it."""
 
-import asyncio
 import random
 
 from attention_rooms import open_store
 from benchmarks import class_load as cl
 from benchmarks import load_test as lt
 from deploy import devserver
+from tests import event_loop
 
 ROUNDS = 100
 
@@ -18,7 +18,7 @@ def test_a_student_who_leaves_and_rejoins_100_times_answering_each_time_is_count
     try:
         args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "2"])
         args.class_control, args.url_given = "playground_temperature", True
-        code, key, seats, answers = asyncio.run(leaving_and_rejoining(args))
+        code, key, seats, answers = event_loop.run(leaving_and_rejoining(args))
     finally:
         devserver.stop_server(server)
     store = open_store({"LAB_DATA_DIR": str(tmp_path)})

@@ -12,6 +12,7 @@ from attention_views.ui.classroom import FAULT_RETRY_S
 from benchmarks import class_load as cl
 from benchmarks import load_test as lt
 from deploy import devserver
+from tests import event_loop
 from tests.rooms.redis_server import RedisServer
 
 GOAL_S = 5.0  # issue 56: after the store returns, the lecturer's next edit reaches every student within 5 s
@@ -26,7 +27,7 @@ def test_a_class_rides_out_a_redis_outage_and_follows_again_within_5_s_of_an_edi
     try:
         args = lt.parse_args(["--class-mode", "--url", server.url, "--sessions", "2"])
         args.class_control, args.url_given = CONTROL, True
-        result = asyncio.run(outage(args, redis))
+        result = event_loop.run(outage(args, redis))
     finally:
         devserver.stop_server(server)
         redis.stop()

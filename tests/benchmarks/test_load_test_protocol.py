@@ -4,7 +4,6 @@ Functional only (no timing): the BackMsg bytes it sends decode to what Streamlit
 and it finds widgets, exceptions and script_finished in ForwardMsgs as a browser tab does.
 """
 
-import asyncio
 import random
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks import load_test as lt
+from tests import event_loop
 
 TEMPERATURE_ID = "$$ID-b6ec083a06c1a10e5ba37b1539e01846-playground_temperature"
 MASK_ID = "$$ID-71ac7504f578b869441070d34a5f8e1e-playground_mask"
@@ -140,7 +140,7 @@ def test_settle_waits_for_three_quiet_seconds_in_a_row(monkeypatch):
 
     monkeypatch.setattr(lt, "cpu_seconds", lambda pids: next(readings))
     monkeypatch.setattr(lt.asyncio, "sleep", tick)
-    asyncio.run(lt.settle([1]))
+    event_loop.run(lt.settle([1]))
     assert len(seconds) == 6  # busy, quiet, busy again (0.59 s of CPU), then three quiet seconds
     assert next(readings, None) is None
 
@@ -208,7 +208,7 @@ def test_a_students_own_link_goes_on_the_get_and_on_the_first_run():
         sent.append(BackMsg.FromString(backmsg).rerun_script)
 
     tab._run = run
-    asyncio.run(tab.load())
+    event_loop.run(tab.load())
     assert sent[0].query_string == "state=1.abc" and sent[0].page_name == "real_model"
     assert sent[0].context_info.url == "http://127.0.0.1:1/real_model?state=1.abc"
 

@@ -3,7 +3,6 @@ exactly as the container runs it (Debian's nginx, `apt-get install -y nginx`), t
 answers through nginx, every browser's requests (websocket included) stay on one replica, the class
 spreads over both, nginx serves Streamlit's frontend files itself, and SIGTERM stops everything."""
 
-import asyncio
 import gzip
 import itertools
 import os
@@ -19,6 +18,7 @@ import pytest
 
 from benchmarks import load_test
 from deploy import devserver, run_local, serve
+from tests import event_loop
 
 ROOT = Path(__file__).resolve().parents[2]
 STATIC = run_local.STREAMLIT_STATIC
@@ -119,7 +119,7 @@ def test_two_replicas_behind_nginx_sticky_and_healthy(tmp_path: Path):
     try:
         devserver.wait_healthy(url, proc, timeout=120)  # the image's HEALTHCHECK asks this same URL
         run = run_folder(out)
-        cookies = asyncio.run(open_tabs(url, 16))
+        cookies = event_loop.run(open_tabs(url, 16))
         assert all("lab_replica" in c for c in cookies), "nginx hands every new browser its sticky cookie"
         stream = logged_streams(run / "access.log", 16)
         seen = upstreams_by_key(run / "access.log")
