@@ -5,7 +5,7 @@ Streamlit's own markup that fails a rule is listed in :data:`STREAMLIT_MARKUP`, 
 reason; a violation is forgiven only when its rule is listed there and its element matches that rule's selector.
 Nothing else is excluded. Every chart's drawing is hidden from assistive technology (its name and table are read).
 One tab walks the pages through the sidebar's page list, as a student does (projector mode stays on from page to
-page); the two modes are two tests, so two workers share them.
+page); the two modes are two tests, so two workers can share them.
 """
 
 from __future__ import annotations
