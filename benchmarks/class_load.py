@@ -523,7 +523,7 @@ def running(pids: list[int]) -> bool:
     for pid in pids:
         for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
             with contextlib.suppress(OSError):
-                if stat.read_text().rsplit(")", 1)[1].split()[0] == "R":
+                if lt.stat_fields(stat)[0] == "R":
                     return True
     return False
 

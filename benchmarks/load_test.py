@@ -532,12 +532,18 @@ async def student(i: int, args: argparse.Namespace, stats: Stats, deadline: floa
 # ---------------------------------------------------------------- the server's memory and CPU
 
 
+def stat_fields(stat: Path) -> list[str]:
+    """The fields of a ``/proc/PID/stat`` (or a thread's ``task/TID/stat``) after the command's name, which may hold
+    spaces and parentheses itself: the state first, then the parent (proc(5)'s fields 3 on)."""
+    return stat.read_text().rsplit(")", 1)[1].split()
+
+
 def process_tree(pid: int) -> list[int]:
     """``pid`` and all its descendants, from /proc (psutil is not installed)."""
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(stat)
             children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
     tree, todo = [], [pid]
     while todo:
@@ -562,7 +568,7 @@ def cpu_seconds(pids: list[int]) -> float:
     ticks = 0
     for p in (p for root in pids for p in process_tree(root)):
         with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(Path(f"/proc/{p}/stat"))
             ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of proc(5))
     return ticks / os.sysconf("SC_CLK_TCK")
 

@@ -7,6 +7,7 @@ import math
 import os
 import random
 import time
+from pathlib import Path
 
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -167,8 +168,7 @@ def _runnable_share(pid: int, seconds: float) -> float:
 
 
 def _state(pid: int) -> str:
-    with open(f"/proc/{pid}/stat") as stat:
-        return stat.read().rsplit(")", 1)[1].split()[0]
+    return lt.stat_fields(Path(f"/proc/{pid}/stat"))[0]
 
 
 def _stopped_once(pid: int) -> None:
