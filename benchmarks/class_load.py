@@ -553,7 +553,6 @@ def slow_renderers(root: int, rate: float, run_s: float = 0.005) -> None:
         owed -= time.monotonic() - stopped
 
 
-THROTTLES = {"stop": "stopped, not spinning", "chromium": "Chromium's throttle, spinning"}
 PHONE_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 
@@ -778,7 +777,7 @@ def print_table(r: dict) -> None:
         ("a signal rerun p50", f"{r['signal_run_p50_ms']:.0f} ms (send -> finished); {r['polls']} polls"),
         *([("edit -> phone heatmap p50/p95/max", f"{r['phone_follow_p50_ms']:.0f} / {r['phone_follow_p95_ms']:.0f} / "
             f"{r['phone_follow_max_ms']:.0f} ms over {r['phone_follow_pairs']} (edit, phone) pairs; "
-            f"{r['phones']} Chromium phones, CPU slowed {r['phone_cpu']:g}x ({THROTTLES[r['phone_throttle']]}"
+            f"{r['phones']} Chromium phones, CPU slowed {r['phone_cpu']:g}x ({lt.PHONE_THROTTLES[r['phone_throttle']]}"
             f"{', nice ' + str(r['phone_nice']) if r['phone_nice'] else ''})")] if r.get("phones") else []),
         ("idle class", f"{r['idle_cores']:.3f} cores over {r['idle_s']:g} s, app processes and nginx "
          f"({r['idle_cores_app_processes']:.3f} the app processes)"),

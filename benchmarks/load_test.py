@@ -678,6 +678,10 @@ def report(result: dict, json_path: Path | None, table=None) -> None:
 # ---------------------------------------------------------------- entry point
 
 
+# class mode's ways to slow the phones (--phone-throttle), as the report names them
+PHONE_THROTTLES = {"stop": "stopped, not spinning", "chromium": "Chromium's throttle, spinning"}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -760,7 +764,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument(
         "--phone-throttle",
-        choices=("stop", "chromium"),
+        choices=tuple(PHONE_THROTTLES),
         default="chromium",
         help="class mode: how the phones are slowed: stopped for the slowed share of every few ms (their work costs "
         "its own CPU) or Chromium's DevTools throttle, as Lighthouse (it spins the slowed share on Linux; default)",
