@@ -39,11 +39,11 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from streamlit_browser import open_page, wait_until  # noqa: E402
 
 from attention_views.ui.classroom import IDLE_AFTER_MS  # noqa: E402
+from benchmarks.class_load import PHONE  # noqa: E402
 
 GOAL_BYTES = 1_800_000
 GOAL_EDIT_BYTES = 12_000
 GOAL_IDLE_BYTES_S = 1_000
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 
 

@@ -422,7 +422,17 @@ _PHONE_JS = """([control, heatmap]) => {
   const plot = document.querySelector(`.st-key-${heatmap} .figure-in-place`);
   return value && plot ? [value.innerText.trim(), Number(plot.dataset.drawn || 0)] : null;
 }"""
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 3}
+# a phone's Chromium as it names itself (the reduced User-Agent of Chrome on Android): the app tells a phone by it
+PHONE_AGENT = (
+    "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 Mobile Safari/537.36"
+)
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "device_scale_factor": 3,
+    "user_agent": PHONE_AGENT,
+}
 PHONE_HEATMAP = "{page}_heatmap"
 
 

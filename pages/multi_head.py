@@ -6,7 +6,7 @@ from attention_views.pure.formats import message
 from attention_views.pure.multi_head import HEADS, N_HEADS, W_O, is_direct, run_multi
 from attention_views.pure.single_head import run_or_last
 from attention_views.pure.tables import TableError
-from attention_views.ui import session
+from attention_views.ui import panels, session
 from attention_views.ui.charts import main_chart_place, page_header
 from attention_views.ui.controls import attention_controls, bound, projector
 from attention_views.ui.editors import editor_tables, editors_panel, fold_hidden_editors
@@ -61,5 +61,7 @@ with heads_col, main_chart_place("multi_head_heads"):
         )
     if view is not None:
         multi_head.heads_grid(view, big)
-if view is not None:
-    multi_head.heads_details(view, big)
+details = panels.details_place(multi_head.DETAILS_FOLDED, "multi_head_details") if view is not None else None
+if details is not None:
+    with details:
+        multi_head.heads_details(view, big)

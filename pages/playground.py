@@ -23,6 +23,8 @@ from attention_views.ui.editors import mask_painter, tables_box
 from attention_views.ui.sections import put_back
 
 PLANE_TAB = "Vector plane"
+DETAILS_TABS = ["Output and its size", "Queries, keys and values"]
+DETAILS = "The output, queries, keys and values"  # the details' expander on a phone (panels.details_place)
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 s = session.current()
 lab = s.lab
@@ -100,16 +102,16 @@ if lab.origin is not None:  # a real model's head: it can go back into the model
     with summary:
         put_back.summary_ui(lab.origin, back, big)
     put_back.detail_ui(lab.origin, back)
+details = panels.details_place(DETAILS, "playground_details") if head is not None else None
+if details is not None:
+    with details:  # in tabs, only the open one drawn: an edit redraws no chart below the fold before the heatmap
+        output_tab, qkv_tab = st.tabs(DETAILS_TABS, key="playground_details_tab", on_change="rerun")
+        if output_tab.open:
+            with output_tab:
+                panels.output_panel(head, "playground", big)
+        if qkv_tab.open:
+            with qkv_tab:
+                panels.qkv_panel(head, "playground", big)
 if head is not None:
-    # the details in tabs, only the open one drawn: an edit redraws no chart below the fold before the heatmap
-    output_tab, qkv_tab = st.tabs(
-        ["Output and its size", "Queries, keys and values"], key="playground_details_tab", on_change="rerun"
-    )
-    if output_tab.open:
-        with output_tab:
-            panels.output_panel(head, "playground", big)
-    if qkv_tab.open:
-        with qkv_tab:
-            panels.qkv_panel(head, "playground", big)
     panels.snapshot_section(lab, "playground", head, big)
     panels.permutation_section(lab, "playground", head, big)

@@ -71,6 +71,16 @@ def projector() -> bool:
     return bool(st.session_state.get("sidebar_projector", False))
 
 
+PHONE_MARK = "Mobi"  # in a phone browser's User-Agent, not a tablet's or a desktop's (MDN's advice for telling them)
+
+
+def phone() -> bool:
+    """True when this session's browser says it is a phone (:data:`PHONE_MARK` in its User-Agent). A phone renders
+    the whole page at every rerun with a slow CPU, so a page may leave its details folded there, drawn when opened;
+    the layout itself is the browser's (frame.py's CSS by width)."""
+    return PHONE_MARK in (st.context.headers or {}).get("User-Agent", "")
+
+
 def chart_format() -> str:
     """What the charts' camera icon saves, as chosen in the sidebar: "png" or "svg"."""
     chosen = st.session_state.get("sidebar_chart_format")

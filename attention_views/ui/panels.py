@@ -15,6 +15,7 @@ Lab fields used here (lab.Lab): ``snapshot`` (saved in the JSON export by links.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
@@ -26,7 +27,7 @@ from attention_views.pure import figures
 from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import Lab, SingleHead, Snapshot
 from attention_views.ui.charts import beside, chart
-from attention_views.ui.controls import bound
+from attention_views.ui.controls import bound, phone
 from attention_views.ui.readonly_tables import (
     arrow_table,
     columns_table,
@@ -183,6 +184,17 @@ def output_frame(head: SingleHead) -> pd.DataFrame:
 
 def _value_names(output: np.ndarray) -> list[str]:
     return [f"v{j}" for j in range(output.shape[1])]
+
+
+def details_place(label: str, key: str) -> contextlib.AbstractContextManager | None:
+    """Where a page draws its details under the main chart: the page itself (a context that changes nothing), or on
+    a phone (controls.phone) an expander ``label`` that starts folded and is drawn only while open (None while
+    folded): what a phone does not show costs it nothing at a rerun, and a student following the lecturer reruns at
+    every edit."""
+    if not phone():
+        return contextlib.nullcontext()
+    place = st.expander(plain(label), icon=":material/table:", key=key, on_change="rerun")
+    return place if place.open else None
 
 
 def output_panel(head: SingleHead, prefix: str, big: bool) -> None:

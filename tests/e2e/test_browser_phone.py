@@ -11,6 +11,7 @@ from test_browser_class_nginx import pick_option, question_text, start_class
 
 from attention_views.ui import classroom
 from attention_views.ui.charts import MAIN_CHART as MAIN_CHART_PLACE
+from benchmarks.class_load import PHONE_AGENT
 
 pytestmark = pytest.mark.e2e
 
@@ -25,11 +26,21 @@ MAIN_CHART = {
     "/exercises": "exercises_weights",
     "/real_model": "real_model_overview",
 }
+# the pages whose details a phone leaves folded (panels.details_place): the expander's key, a tab drawn once it opens
+FOLDED = {
+    "/playground?scenario=emma-friend": ("playground_details", "Output and its size"),
+    "/multi_head?scenario=apple-orange": ("multi_head_details", "Concatenated heads"),
+}
 
 
 def phone(browser: Browser, app_url: str, size: str):
     context = browser.new_context(
-        viewport=PHONES[size], is_mobile=True, has_touch=True, device_scale_factor=2, base_url=app_url
+        viewport=PHONES[size],
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+        user_agent=PHONE_AGENT,
+        base_url=app_url,
     )
     context.set_default_timeout(30_000)
     return context
@@ -151,9 +162,18 @@ def test_a_phone_shows_the_page_in_one_column_its_main_chart_whole(browser, app_
         tab = context.new_page()
         open_page(tab, path)
         assert_clean(tab)
-        for size in PHONES:  # 390, then the same page at 360
+        for size in PHONES:  # 360, then the same page at 390
             at_size(tab, size)
             screenshot(tab, f"phone_{size}_{path.strip('/').split('?')[0]}")
+            assert_one_column(tab, MAIN_CHART[path], size)
+        if path in FOLDED:  # folded, drawn once tapped open, and then also within the screen
+            key, first_tab = FOLDED[path]
+            details = tab.locator(f".st-key-{key}")
+            assert details.is_visible() and details.get_by_role("tab").count() == 0, "details drawn while folded"
+            details.locator("summary").tap()
+            wait_until(tab, lambda: details.get_by_role("tab", name=first_tab).count(), "the details drawn, opened")
+            wait_idle(tab)
+            screenshot(tab, f"phone_{size}_{path.strip('/').split('?')[0]}_details")
             assert_one_column(tab, MAIN_CHART[path], size)
     finally:
         context.close()

@@ -25,6 +25,7 @@ import attention_core as ac
 from attention_views.pure import links, multi_head
 from attention_views.pure.figures.base import LIGHT_TEXT  # the layer writing the dark cells' digits
 from attention_views.pure.lab import new_lab
+from attention_views.ui import panels
 
 PREFIX = "multi_head"
 APPLE_HEADS = [name for name, _ in ac.scenarios.APPLE_ORANGE_HEADS]
@@ -347,3 +348,18 @@ def test_a_bad_cell_is_named_once_with_the_tables_open_or_closed(sid):
     at.session_state["multi_head_tables"] = False
     at.run()
     assert len(at.error) == 1 and "'lots', not a number" in at.error[0].value
+
+
+def test_on_a_phone_the_heads_details_start_folded_and_are_drawn_only_once_opened(monkeypatch):
+    monkeypatch.setattr(panels, "phone", lambda: True)  # the browser's User-Agent said "Mobi" (controls.phone)
+    at = open_page("multi_head", "apple-orange")
+    assert_clean(at)
+    assert "The heads concatenated, their readouts and activations" in [e.label for e in at.expander]
+    assert not [d for d in at.dataframe if d.editing_mode == "read_only"], "the concatenation drawn while folded"
+
+    at.session_state["multi_head_details"] = True  # what a tap on the expander sends
+    at.run()
+    assert_clean(at)
+    gold = multi_head.run_multi(new_lab("apple-orange"))
+    shown = table(at, "multi_head_concat").drop(columns="token").to_numpy(dtype=float)
+    np.testing.assert_allclose(shown, gold.concat, rtol=0, atol=SHOWN_ATOL)

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 import attention_core as ac
 from attention_views.pure.lab import new_lab, new_session
 from attention_views.pure.single_head import run_single_head
+from attention_views.ui import panels
 
 PREFIX = "playground"
 SHOWN_ATOL = 0.5e-3 + 1e-12  # a number table sends its numbers as it shows them, to 3 decimals
@@ -402,3 +403,20 @@ def test_reset_on_a_model_head_restores_the_models_own_head():
     again = at.session_state["session"].lab
     assert again.origin is not None and (again.origin.layer, again.origin.head) == (23, 3)
     assert again.temperature == 1.0 and all(again.tables[n].equals(own[n]) for n in own)
+
+
+def test_on_a_phone_the_details_start_folded_and_are_drawn_only_once_opened(monkeypatch):
+    monkeypatch.setattr(panels, "phone", lambda: True)  # the browser's User-Agent said "Mobi" (controls.phone)
+    at = open_page("playground", "emma-friend")
+    assert_clean(at)
+    assert "The output, queries, keys and values" in [e.label for e in at.expander]
+    assert len(plotly_figures(at)) == 1, "a folded detail drawn: only the heatmap should be"
+    assert not [d for d in at.dataframe if "v0" in d.value.columns], "the output table drawn while folded"
+
+    at.session_state["playground_details"] = True  # what a tap on the expander sends
+    at.run()
+    assert_clean(at)
+    r = run_single_head(new_lab("emma-friend")).result
+    shown = plotly_figures(at)  # the heatmap, then the open tab's activation bars
+    assert len(shown) == 2
+    np.testing.assert_allclose(sent_array(shown[1]["data"][0]["y"]), ac.activation_norms(r.output), atol=1e-12)

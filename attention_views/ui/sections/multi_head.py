@@ -136,6 +136,7 @@ def heads_grid(view: MultiHeadView, big: bool) -> None:
 
 
 DETAILS = ("Concatenated heads", "Readouts per head", "Activation strength")  # the tabs under the heads
+DETAILS_FOLDED = "The heads concatenated, their readouts and activations"  # their expander on a phone
 
 
 def heads_details(view: MultiHeadView, big: bool) -> None:
