@@ -27,11 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from attention_views.ui.controls import PHONE_MARK  # noqa: E402
 from benchmarks import class_load as cl  # noqa: E402
 from benchmarks import load_test as lt  # noqa: E402
 
 WINDOW_S = 2.5  # an edit's rerun is drawn well within it on an idle machine
 DESKTOP_AGENT = cl.PHONE_AGENT.replace("Linux; Android 10; K", "X11; Linux x86_64").replace(" Mobile", "")
+if PHONE_MARK not in cl.PHONE_AGENT or PHONE_MARK in DESKTOP_AGENT:  # else both tabs would get the same page
+    raise RuntimeError(f"the phone's and the desktop's User-Agent no longer differ by {PHONE_MARK!r}")
 METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
