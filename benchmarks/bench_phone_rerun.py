@@ -2,16 +2,17 @@
 
 Run from the repository root (Debian's Chromium at /usr/bin/chromium, as the browser tests)::
 
-    python benchmarks/bench_phone_rerun.py [--edits 6] [--cpu 1] [--page playground]
+    python benchmarks/bench_phone_rerun.py [--edits 6] [--cpu 1]
 
-It starts its own ``streamlit run app.py``, a lecturer tab (the load test's protocol client) starts a class, and a
-Chromium tab at 390x844 (touch, mobile) follows it by its own signal component, once naming itself as a phone
-(``class_load.PHONE_AGENT``: the phone's page) and once as desktop Chromium at the same size (the desktop page's
-content; the layout is the same). For each lecturer edit (the class control, as in the class load test) it reads
-the page's main-thread time from the DevTools protocol (``Performance.getMetrics``: TaskDuration, ScriptDuration,
-and LayoutDuration + RecalcStyleDuration) over 2.5 s after the edit, less the same over 2.5 s with no edit (the
-signal's polls), and the time from the edit's send to the heatmap drawn with it. ``--cpu N`` slows the page's CPU
-N times (Chromium's throttle, as Lighthouse). Medians over ``--edits``; it prints figures and never fails.
+It starts its own ``streamlit run app.py``, a lecturer tab (the load test's protocol client) starts a class on the
+playground (the page whose heatmap is drawn in place, which the measure watches), and a Chromium tab at 390x844 (touch,
+mobile) follows it by its own signal component, once naming itself as a phone (``class_load.PHONE_AGENT``: the phone's
+page) and once as desktop Chromium at the same size (the desktop page's content; the layout is the same). For each
+lecturer edit (the class control, as in the class load test) it reads the page's main-thread time from the DevTools
+protocol (``Performance.getMetrics``: TaskDuration, ScriptDuration, and LayoutDuration + RecalcStyleDuration) over 2.5 s
+after the edit, less the same over 2.5 s with no edit (the signal's polls), and the time from the edit's send to the
+heatmap drawn with it. ``--cpu N`` slows the page's CPU N times (Chromium's throttle, as Lighthouse). Medians over
+``--edits``; it prints figures, and stops with an error only when the page is never drawn.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from benchmarks import class_load as cl  # noqa: E402
 from benchmarks import load_test as lt  # noqa: E402
 
 WINDOW_S = 2.5  # an edit's rerun is drawn well within it on an idle machine
+DRAWN_WITHIN_S = 60  # a page's first drawing, on an idle machine
 DESKTOP_AGENT = cl.PHONE_AGENT.replace("Linux; Android 10; K", "X11; Linux x86_64").replace(" Mobile", "")
 if PHONE_MARK not in cl.PHONE_AGENT or PHONE_MARK in DESKTOP_AGENT:  # else both tabs would get the same page
     raise RuntimeError(f"the phone's and the desktop's User-Agent no longer differ by {PHONE_MARK!r}")
@@ -50,7 +52,10 @@ async def follow(args: argparse.Namespace, browser, lecturer: lt.Student, code: 
     page = await context.new_page()
     await page.goto(f"/{args.page}?class={code}")
     looks = [args.class_control, cl.PHONE_HEATMAP.format(page=args.page)]
+    drawn_by = time.monotonic() + DRAWN_WITHIN_S
     while await page.evaluate(cl._PHONE_JS, looks) is None:
+        if time.monotonic() > drawn_by:
+            raise RuntimeError(f"/{args.page} drew no {looks[0]} slider and {looks[1]} heatmap in {DRAWN_WITHIN_S} s")
         await asyncio.sleep(0.2)
     cdp = await context.new_cdp_session(page)
     await cdp.send("Performance.enable")
@@ -106,10 +111,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--edits", type=int, default=6, help="lecturer edits followed by each page")
     parser.add_argument("--cpu", type=float, default=1, help="slow the page's CPU this many times (Chromium's)")
-    parser.add_argument("--page", default="playground", help="the page the class is on")
     parser.add_argument("--seed", type=int, default=1)
     own = parser.parse_args(argv)
-    args = lt.parse_args(["--class-mode", "--processes", "1", "--page", own.page])
+    args = lt.parse_args(["--class-mode", "--processes", "1"])
     args.class_control = args.class_control.format(page=args.page)
     for name in ("edits", "cpu", "seed"):
         setattr(args, name, getattr(own, name))

@@ -810,6 +810,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--settle with --url needs --server-pid (the server whose CPU to watch)")
     if args.url and not urlsplit(args.url).hostname.startswith(LOOPBACK):
         p.error("--url must be a loopback address (127.0.0.0/8, localhost or [::1])")
+    if args.phones and args.page != "playground":
+        p.error("--phones times the playground's heatmap, drawn in place: it needs --page playground")
     return args
 
 

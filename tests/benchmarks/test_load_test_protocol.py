@@ -131,6 +131,12 @@ def test_negative_join_window_is_refused():
         lt.parse_args(["--join-window", "-1"])
 
 
+def test_phones_on_a_page_without_the_in_place_heatmap_are_refused():
+    with pytest.raises(SystemExit):
+        lt.parse_args(["--class-mode", "--phones", "1", "--page", "multi_head"])
+    assert lt.parse_args(["--class-mode", "--phones", "1"]).phones == 1
+
+
 def test_settle_waits_for_three_quiet_seconds_in_a_row(monkeypatch):
     readings = iter([0.0, 1.0, 1.0, 1.01, 1.01, 1.6, 1.6, 1.61, 1.61, 1.62, 1.62, 1.63])  # (before, after) a second
     seconds = []
