@@ -37,7 +37,6 @@ DRAWN_WITHIN_S = 60  # a page's first drawing, on an idle machine
 DESKTOP_AGENT = cl.PHONE_AGENT.replace("Linux; Android 10; K", "X11; Linux x86_64").replace(" Mobile", "")
 if PHONE_MARK not in cl.PHONE_AGENT or PHONE_MARK in DESKTOP_AGENT:  # else both tabs would get the same page
     raise RuntimeError(f"the phone's and the desktop's User-Agent no longer differ by {PHONE_MARK!r}")
-METRICS = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
 async def main_thread(cdp) -> tuple[float, float, float]:
@@ -52,11 +51,7 @@ async def follow(args: argparse.Namespace, browser, lecturer: lt.Student, code: 
     page = await context.new_page()
     await page.goto(f"/{args.page}?class={code}")
     looks = [args.class_control, cl.PHONE_HEATMAP.format(page=args.page)]
-    drawn_by = time.monotonic() + DRAWN_WITHIN_S
-    while await page.evaluate(cl._PHONE_JS, looks) is None:
-        if time.monotonic() > drawn_by:
-            raise RuntimeError(f"/{args.page} drew no {looks[0]} slider and {looks[1]} heatmap in {DRAWN_WITHIN_S} s")
-        await asyncio.sleep(0.2)
+    await cl.phone_drawn(page, looks, DRAWN_WITHIN_S)
     cdp = await context.new_cdp_session(page)
     await cdp.send("Performance.enable")
     if args.cpu > 1:

@@ -55,6 +55,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -436,6 +437,17 @@ PHONE = {
 PHONE_HEATMAP = "{page}_heatmap"
 
 
+async def phone_drawn(page, looks: list[str], within_s: float = math.inf) -> list:
+    """What a phone's ``page`` shows once drawn (:data:`_PHONE_JS` of ``looks``): [the control's value, the
+    heatmap's drawings], asked every 0.2 s; a RuntimeError when not drawn ``within_s``."""
+    drawn_by = time.monotonic() + within_s
+    while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
+        if time.monotonic() > drawn_by:
+            raise RuntimeError(f"{page.url} drew no {looks[0]} slider and {looks[1]} heatmap in {within_s:g} s")
+        await asyncio.sleep(0.2)
+    return seen
+
+
 async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, joined: asyncio.Event,
                         until: float) -> None:  # fmt: skip
     """``--phones`` Chromium tabs as phones (390x844, touch, the CPU slowed ``--phone-cpu`` times through the DevTools
@@ -465,9 +477,7 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
             looks = [args.class_control, PHONE_HEATMAP.format(page=args.page)]
             credited, drawn = [0] * len(pages), [0] * len(pages)
             for i, page in enumerate(pages):  # drawn, with the lecturer's view
-                while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
-                    await asyncio.sleep(0.2)
-                drawn[i] = seen[1]
+                drawn[i] = (await phone_drawn(page, looks))[1]
             joined.set()
             while time.monotonic() < until + SLACK_S:
                 for i, page in enumerate(pages):
