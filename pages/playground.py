@@ -7,13 +7,12 @@ from attention_views.pure.formats import message, plain
 from attention_views.pure.lab import STAGES
 from attention_views.pure.single_head import run_or_last, run_single_head
 from attention_views.pure.tables import TableError
-from attention_views.ui import class_questions, panels, session
+from attention_views.ui import class_questions, followed, panels, session
 from attention_views.ui.charts import beside, chart, page_header
 from attention_views.ui.components.figure import follow
 from attention_views.ui.components.plane import plane_section
 from attention_views.ui.controls import (
     STAGE_BUTTONS,
-    STAGE_LABELS,
     attention_controls,
     blind_rows_note,
     bound,
@@ -24,6 +23,7 @@ from attention_views.ui.sections import put_back
 
 PLANE_TAB = "Vector plane"
 DETAILS_TABS = ["Output and its size", "Queries, keys and values"]
+HEATMAP = followed.PLAYGROUND_HEATMAP
 DETAILS = "The output, queries, keys and values"  # the details' expander on a phone (panels.details_place)
 FIT = "20rem"  # on a projector, above the heatmap: the header, the controls, the stage and the chart's title
 s = session.current()
@@ -67,29 +67,19 @@ with right:
         st.warning("Showing the last valid result until the input is fixed.", icon="⏸️")
     if head is not None:
         r = head.result
-        kind = {} if stage == "weights" else {"value_name": "score", "zmin": None, "zmax": None, "zmid": 0.0}
-
         taps = class_questions.tap_layer(s)  # a live class's taps on a revealed tap question
 
         def heatmap(result):  # noqa: ANN001, ANN202 (the head's attention, or the plane's while a handle is dragged)
-            return figures.attention_heatmap(
-                getattr(result, stage),
-                head.query_tokens,
-                head.key_tokens,
-                title=STAGE_LABELS[stage],
-                taps=taps,
-                projector=big,
-                **kind,
-            )
+            return followed.stage_heatmap(result, head, stage, taps=taps, projector=big)
 
-        tap = class_questions.heatmap_taps(s, "playground_heatmap")  # a student's tap answers a tap question
-        chart(heatmap(r), "playground_heatmap", fit=FIT, in_place=True, on_tap=tap)  # updated in place
+        tap = class_questions.heatmap_taps(s, HEATMAP)  # a student's tap answers a tap question
+        chart(heatmap(r), HEATMAP, fit=FIT, in_place=True, on_tap=tap)  # updated in place (and by a class: followed.py)
         st.caption(f"scale {r.scale:.4g} · temperature {r.temperature:g} · each row of the weights sums to 1")
         blind_rows_note(r.mask, head.query_tokens)
         panels.readouts_table(r.weights, head.query_tokens, head.key_tokens, "playground_readouts")
         if plane_tab is not None:  # drag a query or a key: its weights, and the heatmap beside, follow
             with plane_tab:
-                plane_section(lab, "playground", big, follow=lambda moved: follow(heatmap(moved), "playground_heatmap"))
+                plane_section(lab, "playground", big, follow=lambda moved: follow(heatmap(moved), HEATMAP))
         if stage == "masked" or lab.mask == "custom":
             chart(
                 figures.mask_heatmap(r.additive_mask, head.query_tokens, head.key_tokens, projector=big),

@@ -378,6 +378,7 @@ class ClassSeat:
     following: bool = True  # a student shows the lecturer's view (False: broken away to their own copy)
     version: int = -1  # Room.version last acted on
     drawn: int = -1  # Room.version a student's signal was drawn with, at the last whole run (classroom.class_signal)
+    drawn_view: int = -1  # ... and Room.view_version
     view_version: int = -1  # Room.view_version last applied (student) or published (lecturer)
     bring_back: int = -1  # Room.bring_back generation last obeyed
     published: str = ""  # the lecturer: the last view payload sent to the store; a student: the last applied

@@ -44,7 +44,8 @@ def chart(
 
     ``in_place``: drawn by :func:`figure_in_place` (the same element from run to run, updated by plotly.js: no
     flicker, hover and zoom kept) instead of st.plotly_chart, which draws a changed figure anew; no selections, but
-    ``on_tap``: called when a cell is tapped (``components.figure.tapped`` reads it).
+    ``on_tap``: called when a cell is tapped (``components.figure.tapped`` reads it). On a following student's page
+    it carries the lecturer's view version, so it never draws over a newer view the class drew ahead (followed.py).
     """
     name = alt.headline(fig)  # before the title is taken out of the figure
     grid_title = alt.title_of(fig) if alt.grids(fig) else None
@@ -63,9 +64,11 @@ def chart(
         kwargs["height"] = "stretch"
     config = theme.export_config(filename, chart_format())
     if in_place:
+        seat = s.seat
+        view = seat.view_version if seat is not None and not seat.lecturer and seat.following else None
         with place if place is not st else contextlib.nullcontext():
             stretch = kwargs.get("height") == "stretch"
-            shown = figure_in_place(fig, key, config, stretch=stretch, alt=name, on_tap=on_tap)
+            shown = figure_in_place(fig, key, config, stretch=stretch, alt=name, on_tap=on_tap, view=view)
     else:
         shown = place.plotly_chart(fig, key=key, config=config, alt=name, **kwargs)
     if grid_title is not None:

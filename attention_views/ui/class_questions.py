@@ -21,6 +21,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 import attention_core as ac
 import attention_models as am
+from attention_rooms import Store
 from attention_rooms.errors import RoomError
 from attention_rooms.questions import ROUNDS, Question, QuestionKind, is_right
 from attention_views.pure import askable, figures
@@ -380,10 +381,17 @@ def tap_layer(s: Session) -> tuple[int, list[int]] | None:
     None. A fault reading the store draws no layer (the question box says what failed)."""
     if s.seat is None:
         return None
+    return room_taps(store(), s.seat.code, s.seat.lecturer_key or None)
+
+
+def room_taps(source: Store, code: str, key: str | None = None) -> tuple[int, list[int]] | None:
+    """:func:`tap_layer` of the room ``code`` in ``source``, read with the lecturer ``key`` or as a student (the
+    class watcher's, for the chart it draws ahead of the followers' runs: followed.py)."""
     try:
-        q = _latest(s.seat)
+        asked = source.questions(code, key)
+        q = asked[-1] if asked else None
         if q is None or q.row is None or not q.revealed:
             return None
-        return q.row, list(store().tally(s.seat.code, q.id, s.seat.lecturer_key or None).counts)
+        return q.row, list(source.tally(code, q.id, key).counts)
     except RoomError:
         return None

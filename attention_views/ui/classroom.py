@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import gzip
 import ipaddress
 import json
 import logging
@@ -57,7 +58,7 @@ from attention_views.pure.lab import ClassSeat, Lab, Session
 from attention_views.pure.navigation import PAGES
 from attention_views.pure.single_head import table_errors
 from attention_views.pure.tables import PROJECTOR_DECIMALS, SHOWN_DECIMALS, display_table
-from attention_views.ui import class_questions, static
+from attention_views.ui import class_questions, followed, static
 from attention_views.ui.class_store import store
 from attention_views.ui.components.served import HERE as COMPONENTS
 from attention_views.ui.components.served import served
@@ -90,6 +91,7 @@ FOLLOWING_BAR = "class_following"  # a following student's class bar above the p
 SEAT_COOKIE = "lab_seat"  # the browser's seat (codes.new_student_id), kept ROOM_TTL_S: a reload keeps the seat
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # what a seat cookie may hold (anything else: a new seat)
 ENDED = -1  # the version a room's file holds once the room is gone (closed or expired)
+VIEW_SUFFIX = ".view.json"  # a room's view's main chart, beside its signal file (Watcher.draw)
 LOG = logging.getLogger(__name__)
 # The followers of a process that take a new view run the page one at a time (turn): under Python's GIL their runs
 # share one core however many run, and one at a time the first is on its screen after one run, not after all.
@@ -117,7 +119,10 @@ _CSS = """<style>
 class Watcher:
     """Writes each watched room's signal file ``<folder>/<name>.json`` (``{"version": n, "beat": t}``, version -1
     once the room is gone; ``name`` from codes.signal_name, not the code) when the store's version of the room moved,
-    and at least every BEAT_S (the beat: a page whose file stops beating asks the app itself, see SIGNAL_JS).
+    and at least every BEAT_S (the beat: a page whose file stops beating asks the app itself, see SIGNAL_JS). When
+    the room's view moved, it first writes the view's main chart beside it (``<name>.view.json``, followed.py, with a
+    gzipped copy for nginx's ``gzip_static``), and the signal says so: ``"view"``, the view's version (absent when
+    the view's page has no such chart).
     ``written`` is only a cache of which rooms to look at (the store holds the truth), so every process's watcher
     writes the same file, and the file follows a Redis store across machines. The write is atomic (a temporary file,
     then os.replace): a page never reads half a file. A store or a folder that fails is a state (``fault``), logged
@@ -127,6 +132,7 @@ class Watcher:
         self.store, self.folder, self.clock = source, folder, clock
         self.written: dict[str, int | None] = {}  # code -> the version in its file (None: not written yet)
         self.beaten: dict[str, float] = {}  # code -> when its file was last written
+        self.drawn: dict[str, tuple[int, bool]] = {}  # code -> (view version, whether its chart's file was written)
         self.ended: dict[str, float] = {}  # file name -> when -1 was written in it (removed ENDED_KEEP_S later)
         self.fault = ""  # why the folder cannot be written ("" while it can)
         self.secret = ""  # the store's signal secret, read once
@@ -169,8 +175,10 @@ class Watcher:
                 return  # the store's guard logged it and the pages show it
             with self.lock:
                 written, beaten = self.written.get(code), self.beaten.get(code, -BEAT_S)
+            if version != written and version != ENDED:
+                self.draw(code, name)
             now = self.clock()
-            if (version != written or now - beaten >= BEAT_S) and self.write(name, version):
+            if (version != written or now - beaten >= BEAT_S) and self.write(name, version, self.drawn.get(code)):
                 with self.lock:
                     self.beaten[code] = now
                     if version == ENDED:
@@ -180,13 +188,45 @@ class Watcher:
                 if version == ENDED:
                     self.written.pop(code, None)
                     self.beaten.pop(code, None)
+                    self.drawn.pop(code, None)
 
-    def write(self, name: str, version: int) -> bool:
-        """Write the file; False (the fault logged once) when the folder cannot be written."""
+    def draw(self, code: str, name: str) -> None:
+        """Write the main chart of the room's view (followed.figure_file) beside its signal, when the view moved since
+        this process last drew it. A store that fails leaves the last one named (the pages' reruns draw the view);
+        a figure that cannot be built is a bug, logged: the signal is written all the same."""
+        try:
+            room = self.store.room(code)
+            if self.drawn.get(code, (None,))[0] == room.view_version:
+                return
+            view_version, payload = self.store.view(code)
+            text = None
+            if payload:
+                lab, page, _ = lecturer_view(payload)
+                text = followed.figure_file(view_version, lab, page, class_questions.room_taps(self.store, code))
+        except (RoomError, links.ShareError):
+            return
+        except Exception:  # noqa: BLE001 (a chart that fails must not stop the class's signal)
+            LOG.exception("the class watcher could not draw the view's chart; the pages' reruns will")
+            return
+        figure = name.removesuffix(".json") + VIEW_SUFFIX
+        written = text is not None and self.put(figure + ".gz", _gzipped(text)) and self.put(figure, text)
+        self.drawn[code] = (view_version, written)
+
+    def write(self, name: str, version: int, drawn: tuple[int, bool] | None = None) -> bool:
+        """Write the signal file (with the view's chart ``drawn``, see :meth:`draw`); False (the fault logged once)
+        when the folder cannot be written."""
+        signal = {"version": version, "beat": round(self.clock(), 1)}
+        if drawn is not None and drawn[1] and version != ENDED:
+            signal["view"] = drawn[0]
+        return self.put(name, json.dumps(signal))
+
+    def put(self, name: str, text: str | bytes) -> bool:
+        """Write the file ``name`` whole (a temporary file, then renamed); False (the fault logged once) when the
+        folder cannot be written."""
         temporary = self.folder / f".{name}.{os.getpid()}.{threading.get_ident()}.tmp"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps({"version": version, "beat": round(self.clock(), 1)}), encoding="utf-8")
+            temporary.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
             os.replace(temporary, self.folder / name)
         except OSError as err:
             with contextlib.suppress(OSError):
@@ -211,10 +251,12 @@ class Watcher:
             for name in gone:
                 del self.ended[name]
         for name in gone:
-            with contextlib.suppress(OSError):
-                (self.folder / name).unlink(missing_ok=True)
+            figure = name.removesuffix(".json") + VIEW_SUFFIX
+            for path in (self.folder / name, self.folder / figure, self.folder / f"{figure}.gz"):
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)
         with contextlib.suppress(OSError):
-            for path in self.folder.glob("*.json"):
+            for path in [*self.folder.glob("*.json"), *self.folder.glob("*.json.gz")]:
                 with contextlib.suppress(OSError):
                     if now - path.stat().st_mtime >= STALE_FILE_S:
                         path.unlink()
@@ -231,6 +273,10 @@ class Watcher:
                 self.tick()
             except Exception:  # noqa: BLE001 (a thread that dies would silently stop every class in the process)
                 LOG.exception("the class watcher failed; trying again")
+
+
+def _gzipped(text: str) -> bytes:
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
 @st.cache_resource(on_release=Watcher.stop)
@@ -481,10 +527,13 @@ def class_signal(s: Session, replace_lab: ReplaceLab, whole: bool) -> None:
     watcher().watch(seat.code)
     url = signal_url(seat.code)
     if whole:
-        seat.drawn = seat.version
+        seat.drawn, seat.drawn_view = seat.version, seat.view_version
     data = {
         "url": url,
         "version": seat.drawn,
+        "view": seat.drawn_view,
+        "in_place": seat.following and not projector(),  # draws the view's main chart from its file (followed.py)
+        "figure": url.removesuffix(".json") + VIEW_SUFFIX if url else "",
         "actions": seat.actions,
         "sidebar": SIDEBAR,
         "every_ms": POLL_MS,

@@ -5,16 +5,17 @@ Every session here is an AppTest of app.py; they share this process's class stor
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import time
 
 import numpy as np
 import pytest
-from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, nodes, open_page, plotly_figures
+from apptest_pages import ROOT, assert_clean, edit_cells, editor_key, heatmap_z, nodes, open_page, plotly_figures
 from streamlit.testing.v1 import AppTest
 
-from attention_rooms import choice_question, throttle
+from attention_rooms import choice_question, open_store, throttle
 from attention_rooms.codes import CODE_ALPHABET, format_code
 from attention_rooms.limits import CODE_TRIES, ROOM_STARTS, ROOM_TTL_S, SESSION
 from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
@@ -161,6 +162,90 @@ def test_the_lecturers_run_writes_the_rooms_file_at_once_without_the_watchers_ti
     assert json.loads(signal_file.read_text())["version"] == moved and moved > 0
     lecturer.sidebar.button(key="sidebar_class_end").click().run()
     assert json.loads(signal_file.read_text())["version"] == classroom.ENDED
+
+
+def signal_of(code: str) -> dict:
+    """The room's signal file as a page fetches it."""
+    return json.loads((classroom.STATIC / classroom.watcher().name(code)).read_text())
+
+
+def figure_data(at: AppTest) -> dict:
+    """The data the page's run sent its in-place heatmap."""
+    (found,) = [
+        n.proto for n in nodes(at._tree) if n.type == "bidi_component" and n.proto.id.endswith("-playground_heatmap")
+    ]
+    return json.loads(found.json)
+
+
+def signal_data(at: AppTest) -> dict:
+    (found,) = [n.proto for n in nodes(at._tree) if n.type == "bidi_component" and n.proto.id.endswith("-class_signal")]
+    return json.loads(found.json)
+
+
+def softmax(S: np.ndarray) -> np.ndarray:
+    e = np.exp(S - S.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("stage", ["weights", "scaled"])
+def test_the_lecturers_edit_writes_the_views_heatmap_beside_the_signal_as_the_followers_run_draws_it(stage):
+    """followed.py: the watcher writes the lecturer's view's heatmap beside the room's signal, which names it, so a
+    following page draws it before its rerun; the rerun then draws the same figure, tagged with the same view."""
+    classroom.watcher().stop()  # the lecturer's run writes the files (signal_now), nothing else
+    lecturer = start_class(scenario="mammal-query")
+    code = seat(lecturer).code
+    pupil = student(code)
+    lecturer.radio(key="playground_stage").set_value(stage).run()
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    signal = signal_of(code)
+    view_version = class_store.store().room(code).view_version
+    assert signal["view"] == view_version
+    figure = classroom.STATIC / classroom.watcher().name(code).replace(".json", ".view.json")
+    text = figure.read_text()
+    assert gzip.decompress(figure.with_name(figure.name + ".gz").read_bytes()).decode() == text  # nginx's copy
+    made = json.loads(text)
+    assert made["view"] == view_version and made["key"] == "playground_heatmap"
+    Q, K = (lab(lecturer).tables[n].iloc[:, 1:].to_numpy(float) for n in ("Q", "K"))
+    scaled = Q @ K.T / np.sqrt(Q.shape[1]) / 2.0  # the scale 1/sqrt(d_k) and the temperature 2
+    gold = softmax(scaled) if stage == "weights" else scaled
+    np.testing.assert_allclose(heatmap_z(made["figure"]), gold, rtol=1e-12)
+    assert "text" not in made["figure"]["layout"]["title"]  # the page shows titles as its own text
+    run(pupil)
+    assert_clean(pupil)
+    drawn = figure_data(pupil)
+    assert drawn["view"] == view_version and json.loads(drawn["spec"]) == made["figure"]
+    assert signal_data(pupil)["in_place"] is True and signal_data(pupil)["figure"].endswith(figure.name)
+    assert figure_data(lecturer)["view"] is None  # the lecturer's own figure: drawn on every run
+
+
+def test_a_view_without_a_chart_drawn_ahead_or_whose_tables_do_not_run_names_no_figure():
+    classroom.watcher().stop()
+    lecturer = start_class(scenario="mammal-query")
+    code = seat(lecturer).code
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    assert "view" in signal_of(code)
+    edit_cells(lecturer, editor_key(lecturer, "playground", "K"), {0: {"d0": "x"}})  # K no longer reads
+    assert_clean(lecturer)
+    assert "view" not in signal_of(code)
+    edit_cells(lecturer, editor_key(lecturer, "playground", "K"), {0: {"d0": 1.0}})
+    assert signal_of(code)["view"] == class_store.store().room(code).view_version
+    lecturer.switch_page("pages/step_by_step.py").run()
+    assert_clean(lecturer)
+    assert "view" not in signal_of(code)
+
+
+def test_a_student_who_broke_away_or_projects_takes_no_chart_from_the_class():
+    lecturer = start_class(scenario="mammal-query")
+    pupil = student(seat(lecturer).code)
+    assert signal_data(pupil)["in_place"] is True and figure_data(pupil)["view"] == seat(pupil).view_version
+    pupil.slider(key="playground_temperature").set_value(3.0).run()
+    run(pupil)
+    assert not seat(pupil).following
+    assert signal_data(pupil)["in_place"] is False and figure_data(pupil)["view"] is None
+    other = student(seat(lecturer).code)
+    other.sidebar.toggle(key="sidebar_projector").set_value(True).run()
+    run(other)
+    assert seat(other).following and signal_data(other)["in_place"] is False
 
 
 def test_followers_in_one_process_share_one_decoding_of_a_view_and_each_gets_a_lab_of_its_own(monkeypatch):
@@ -441,7 +526,10 @@ def test_a_locked_class_seats_no_newcomer_and_its_seated_students_go_on_answerin
     assert seat(student(code, "playground")) is not None
 
 
-def test_a_guessing_loop_of_typed_codes_is_refused_after_a_few_and_a_real_code_still_joins_elsewhere():
+def test_a_guessing_loop_of_typed_codes_is_refused_after_a_few_and_a_real_code_still_joins_elsewhere(monkeypatch):
+    held = time.time() // 60 * 60 + 1  # the limits count in fixed windows: the loop stays in one minute's
+    monkeypatch.setattr(class_store, "open_store", lambda: open_store(clock=lambda: held))
+    class_store.store.clear()
     lecturer = start_class()
     code = seat(lecturer).code
     guesser = open_class_panel(open_page("playground", "emma-friend"))

@@ -70,7 +70,7 @@ def test_an_unchanged_version_is_written_again_only_as_its_beat(tmp_path, monkey
     clock = Clock()
     watcher = Watcher(store, tmp_path / "class", clock)
     writes = []
-    monkeypatch.setattr(watcher, "write", lambda name, version: writes.append(version) or True)
+    monkeypatch.setattr(watcher, "write", lambda name, version, *_: writes.append(version) or True)
     watcher.watch(room.code)
     watcher.tick()
     watcher.tick()

@@ -4,7 +4,10 @@
 // data: {spec: plotly's JSON of the figure, config, plotly: the URL of plotly.js (served by the app), key,
 // stretch: as tall as the element (else the figure's height), alt: its accessible name (a figure of that name)}.
 // Another component may send a figure for this key between two runs, as a document event "attention-lab:figure"
-// with detail {key, spec}; it is drawn the same way until the next run's data.
+// with detail {key, spec (JSON text or the figure), view}; it is drawn the same way until the next run's data.
+// `view` (a class's view version, in an event and in a following page's data): a figure of an older view than the
+// one drawn is not drawn (a run that started before the class's signal drew the newer view ahead), nor the same
+// figure of the view drawn ahead again; none: drawn.
 const loading = new Map();
 
 function plotlyJs(url) {
@@ -27,8 +30,18 @@ function plotlyJs(url) {
 const figures = new Map(); // key -> the view drawing it
 document.addEventListener("attention-lab:figure", (e) => {
   const view = figures.get(e.detail.key);
-  if (view && view.plot.isConnected) draw(view, e.detail.spec);
+  if (!view || !view.plot.isConnected || older(view, e.detail.view, true)) return;
+  const fig = typeof e.detail.spec === "string" ? JSON.parse(e.detail.spec) : e.detail.spec;
+  view.shown = e.detail.view ?? null;
+  view.ahead = view.shown === null ? null : JSON.stringify(fig);
+  draw(view, fig);
 });
+
+// a figure of class view `at` is older than the one drawn (`same`: or the same view drawn already)
+function older(view, at, same) {
+  if (at === undefined || at === null || view.shown === undefined || view.shown === null) return false;
+  return same ? at <= view.shown : at < view.shown;
+}
 
 function build(parent) {
   const plot = document.createElement("div");
@@ -49,7 +62,7 @@ function build(parent) {
 
 function draw(view, spec) {
   const { config, plotly, key, stretch } = view.data;
-  const fig = JSON.parse(spec);
+  const fig = typeof spec === "string" ? JSON.parse(spec) : spec;
   const layout = { ...fig.layout, uirevision: key };
   if (stretch) {
     delete layout.height;
@@ -102,5 +115,10 @@ export default function (component) {
     view.plot.setAttribute("role", "figure");
     if (view.plot.getAttribute("aria-label") !== data.alt) view.plot.setAttribute("aria-label", data.alt);
   }
-  draw(view, data.spec);
+  if (older(view, data.view, false)) return;
+  const fig = JSON.parse(data.spec);
+  const drawnAhead = data.view !== null && data.view === view.shown && view.ahead === JSON.stringify(fig);
+  view.shown = data.view ?? null;
+  view.ahead = null;
+  if (!drawnAhead) draw(view, fig); // the run of the view drawn ahead, the same figure: drawn already
 }

@@ -11,7 +11,8 @@ plotly.js is plotly's cartesian bundle of the version plotly.py writes for (``ve
 trace types :data:`TRACES` (a third of the full bundle's bytes, for a phone on a hall's Wi-Fi), served by the app
 (``static/``, ``server.enableStaticServing``) with a gzipped copy beside it for nginx's ``gzip_static``; never
 fetched from a network. Another component may redraw the figure between two runs (the vector plane while
-a handle is dragged): it sends :func:`follow` 's payload, which the figure with that key draws until its next run.
+a handle is dragged; a class's signal, with the lecturer's new view): it sends :func:`follow` 's payload, which the
+figure with that key draws until its next run.
 """
 
 from __future__ import annotations
@@ -60,15 +61,19 @@ def figure_in_place(
     stretch: bool = False,
     alt: str = "",
     on_tap: Callable[[], None] | None = None,
+    view: int | None = None,
 ) -> None:
     """Draw ``fig`` as the element ``key``, updated in place on later runs. ``stretch``: as tall as its container
     (a projector's fitted chart), else as tall as the figure's layout asks. ``alt``: its accessible name (an image
     of that name: the text plotly draws inside is not read). ``on_tap``: called (as a widget's callback) when a
-    heatmap cell is tapped or clicked; :func:`tapped` reads the cell."""
+    heatmap cell is tapped or clicked; :func:`tapped` reads the cell. ``view``: the version of the class's view this
+    figure shows (a following student's), or None: it is not drawn over a figure of a newer view that the class's
+    signal drew ahead (followed.py); None always draws."""
     if missing := {trace.type for trace in fig.data} - TRACES:
         raise ValueError(f"the in-place figure {key} draws {sorted(missing)}, which its plotly.js bundle lacks")
     data = {"spec": spec(fig), "config": config, "plotly": plotly_js(), "key": key, "stretch": stretch, "alt": alt}
     data["tappable"] = on_tap is not None
+    data["view"] = view
     _component()(key=key, data=data, height="stretch" if stretch else "content", on_tapped_change=on_tap or _nothing)
 
 

@@ -1,3 +1,20 @@
+// The lecturer's view's main chart (classroom.Watcher.draw): handed to the figure of its key (figure.js), which
+// draws it unless it shows that view or a newer one already; resolved once plotly.js has it, or when the file cannot
+// be read within AHEAD_MS (the page's rerun draws the view then).
+const AHEAD_MS = 1000;
+async function drawAhead(url) {
+  try {
+    const reply = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(AHEAD_MS) });
+    if (!reply.ok) return;
+    const made = await reply.json();
+    const detail = { key: made.key, spec: made.figure, view: made.view };
+    document.dispatchEvent(new CustomEvent("attention-lab:figure", { detail }));
+    await new Promise((drawn) => setTimeout(drawn));  // after plotly.js took the figure (its promise chain)
+  } catch (e) {
+    // a half-open connection, or a file being replaced: the rerun the move asks for draws the view
+  }
+}
+
 const KEPT = "attention-lab-lecturer";  // this tab's class and lecturer key: sessionStorage, one tab, kept on reload
 export default function ({ parentElement, data, setTriggerValue }) {
   // Called again on the same element when a run draws it: the state lives on the element. A rerun of the page's
@@ -44,6 +61,12 @@ export default function ({ parentElement, data, setTriggerValue }) {
         // process wrote a moment late may hold an older one)
         const newest = Math.max(state.data.version, state.asked ?? -1);
         const moved = seen.version === -1 ? state.asked !== -1 : seen.version > newest;
+        // the lecturer's new view: its main chart drawn first from its file, then the page's rerun asked for (on a
+        // phone the rerun's drawing of the whole page would hold the chart back)
+        if (state.data.in_place && seen.view > Math.max(state.data.view, state.figured ?? -1)) {
+          state.figured = seen.view;
+          await drawAhead(state.data.figure);
+        }
         if (moved) {
           state.asked = seen.version;
           state.movedAt = now;  // the rerun it asks for may leave this element's data as it is (a fragment's)
