@@ -11,8 +11,8 @@ page) and once as desktop Chromium at the same size (the desktop page's content;
 lecturer edit (the class control, as in the class load test) it reads the page's main-thread time from the DevTools
 protocol (``Performance.getMetrics``: TaskDuration, ScriptDuration, and LayoutDuration + RecalcStyleDuration) over 2.5 s
 after the edit, less the same over 2.5 s with no edit (the signal's polls), and the time from the edit's send to the
-heatmap drawn with it. ``--cpu N`` slows the page's CPU N times (Chromium's throttle, as Lighthouse). Medians over
-``--edits``; it prints figures, and stops with an error only when the page is never drawn.
+heatmap showing the lecturer's numbers after it. ``--cpu N`` slows the page's CPU N times (Chromium's throttle, as
+Lighthouse). Medians over ``--edits``; it prints figures, and stops with an error only when the page is never drawn.
 """
 
 from __future__ import annotations
@@ -63,13 +63,12 @@ async def follow(args: argparse.Namespace, browser, lecturer: lt.Student, code: 
         before = await main_thread(cdp)
         await asyncio.sleep(WINDOW_S)
         quiet.append([b - a for a, b in zip(before, await main_thread(cdp), strict=True)])
-        drawn = (await page.evaluate(cl._PHONE_JS, looks))[1]
         before = await main_thread(cdp)
         await cl.edit_once(lecturer, args, stats, rng)
-        sent, seen = time.perf_counter(), None
-        while time.perf_counter() - sent < WINDOW_S:
-            if seen is None and (await page.evaluate(cl._PHONE_JS, looks))[1] > drawn:
-                seen = time.perf_counter() - sent  # polled every 20 ms: within 20 ms of the drawing
+        edit, seen = stats.edits[-1], None
+        while time.perf_counter() - edit.sent < WINDOW_S:
+            if seen is None and (found := await page.evaluate(cl._PHONE_JS, looks))[2] == edit.heatmap:
+                seen = found[3] - edit.sent_at  # when the page drew it, by its own record (class_load._PHONE_JS)
             await asyncio.sleep(0.02)
         edits.append([b - a for a, b in zip(before, await main_thread(cdp), strict=True)])
         shown.append(seen if seen is not None else float("nan"))

@@ -199,6 +199,8 @@ def answer_states(tab: lt.Student, question: int, rng: random.Random) -> list[Wi
 class Edit:
     sent: float  # perf_counter at the lecturer's send
     value: float | str
+    sent_at: float = 0.0  # ... and the system clock's time (a browser's clock: _PHONE_JS)
+    heatmap: str = ""  # the lecturer's in-place heatmap after the edit (heatmap_shown), "" on a page without one
 
 
 @dataclass
@@ -206,7 +208,7 @@ class ClassStats:
     edits: list[Edit] = field(default_factory=list)
     first_pages: list[float] = field(default_factory=list)
     follow: list[float] = field(default_factory=list)  # edit send -> follower's run showing it
-    phone_follow: list[float] = field(default_factory=list)  # edit send -> a phone browser's heatmap redrawn with it
+    phone_follow: list[float] = field(default_factory=list)  # edit send -> a phone browser's heatmap showing it
     follow_after_restart: list[float] = field(default_factory=list)
     question_shown: list[float] = field(default_factory=list)  # Ask sent -> a follower's run showing the question
     answer_runs: list[float] = field(default_factory=list)  # a student's answer: send -> finished
@@ -347,8 +349,20 @@ async def lecturer_edits(tab: lt.Student, args: argparse.Namespace, stats: Class
 async def edit_once(tab: lt.Student, args: argparse.Namespace, stats: ClassStats, rng: random.Random) -> None:
     widget = tab.widgets[args.class_control]
     state = lt.next_state(widget, rng)
-    stats.edits.append(Edit(time.perf_counter(), shown_value(widget)))
+    edit = Edit(time.perf_counter(), shown_value(widget), time.time())
+    stats.edits.append(edit)
     await tab.send([state], widget.fragment_id)
+    edit.heatmap = heatmap_shown(tab, PHONE_HEATMAP.format(page=args.page))
+
+
+def heatmap_shown(tab: lt.Student, key: str) -> str:
+    """The numbers of the in-place heatmap ``key`` as the tab's last run drew it: its z as plotly's typed array
+    sends it (base64 of the float64s), "" when the page has no such heatmap."""
+    widget = tab.widgets.get(key)
+    if widget is None:
+        return ""
+    z = json.loads(json.loads(widget.proto.json)["spec"])["data"][0]["z"]
+    return z["bdata"] if isinstance(z, dict) else json.dumps(z)
 
 
 async def follow_until(f: Follower, stats: ClassStats, until: float, into: list[float], stop: asyncio.Event) -> None:
@@ -416,12 +430,19 @@ async def take_back(args: argparse.Namespace, code: str, key: str) -> lt.Student
     return tab
 
 
-# A phone browser's page: the followed control's value as its slider shows it, and how many times the in-place
-# heatmap has been drawn (figure.js counts them), or null while the page is not drawn.
+# A phone browser's page: the followed control's value as its slider shows it, how many times the in-place heatmap
+# has been drawn (figure.js counts them), its numbers as heatmap_shown reads them, and when the page's last figure was
+# drawn (figure.js's performance mark, set as plotly.js finished, in the same task as its numbers: on the system
+# clock, in seconds), or null while it is not drawn. The page's own clock, not the moment this is asked: a page whose
+# renderer is slowed answers late.
 _PHONE_JS = """([control, heatmap]) => {
   const value = document.querySelector(`.st-key-${control} [data-testid="stSliderThumbValue"]`);
   const plot = document.querySelector(`.st-key-${heatmap} .figure-in-place`);
-  return value && plot ? [value.innerText.trim(), Number(plot.dataset.drawn || 0)] : null;
+  const z = plot && plot.data && plot.data[0] ? plot.data[0].z : null;
+  const numbers = z ? (z.bdata ?? JSON.stringify(z)) : "";
+  const marks = performance.getEntriesByName("attention-lab:figure-drawn");
+  const at = marks.length ? (performance.timeOrigin + marks[marks.length - 1].startTime) / 1000 : 0;
+  return value && plot ? [value.innerText.trim(), Number(plot.dataset.drawn || 0), numbers, at] : null;
 }"""
 # a phone's Chromium as it names itself (the reduced User-Agent of Chrome on Android): the app tells a phone by it
 PHONE_AGENT = (
@@ -452,8 +473,9 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
                         until: float) -> None:  # fmt: skip
     """``--phones`` Chromium tabs as phones (390x844, touch, the CPU slowed ``--phone-cpu`` times through the DevTools
     protocol, as Lighthouse emulates a phone) open the student link and follow like any student, by their own
-    signal component; an edit is on a phone when its slider shows the edit's value and its heatmap has been drawn
-    again since the last edit it showed: edit send -> that moment, on this process's clock (polled every 50 ms)."""
+    signal component; an edit is on a phone when its heatmap has been drawn again since the last edit it showed, with
+    the numbers the lecturer's heatmap showed after that edit: edit send -> the drawing, on the system clock (the
+    page's record of it, _PHONE_JS; the pages are asked every 50 ms)."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
@@ -484,12 +506,10 @@ async def phones_follow(args: argparse.Namespace, code: str, stats: ClassStats, 
                     seen = await page.evaluate(_PHONE_JS, looks)
                     if seen is None or seen[1] <= drawn[i]:
                         continue
-                    now, shown = time.perf_counter(), seen[0]
-                    with contextlib.suppress(ValueError):
-                        shown = float(shown)  # a slider's value as its thumb writes it ("1.10")
+                    drawn_at, shown = seen[3], seen[2]
                     for n in range(len(stats.edits) - 1, credited[i] - 1, -1):
-                        if same(stats.edits[n].value, shown) and stats.edits[n].sent <= now:
-                            stats.phone_follow.extend(now - e.sent for e in stats.edits[credited[i] : n + 1])
+                        if stats.edits[n].heatmap == shown and stats.edits[n].sent_at <= drawn_at:
+                            stats.phone_follow.extend(drawn_at - e.sent_at for e in stats.edits[credited[i] : n + 1])
                             credited[i], drawn[i] = n + 1, seen[1]
                             break
                 await asyncio.sleep(0.05)
