@@ -69,6 +69,10 @@ _BOTH_MODES = (  # CSS rules for normal and projector mode alike
     f"@media (min-width: {PHONE_PX}px) {{ .st-key-{classroom.FOLLOWING_BAR} {{ display: none; }} }}",
     '[data-testid="stMainBlockContainer"] { padding-top: 3.6rem; padding-bottom: 2rem; }',
     f".st-key-{COMMITS}, .st-key-{a11y.KEY}, .st-key-{classroom.SIGNAL_KEY} {{ display: none; }}",  # draw nothing
+    # a following page's chart drawn ahead from the class's file (followed.py) shows the lecturer's new view: it is
+    # not faded as stale while the page's own rerun, which brings the rest of the view, is under way
+    '[data-testid="stElementContainer"][data-stale="true"]:has(.figure-in-place[data-ahead]) '
+    "{ opacity: 1; transition: none; }",
     # charts.beside: the tables as wide as their columns, shrinking (scrolling sideways) down to a least width
     # before the chart beside them goes under its own least width, 55 % of the row
     '[data-testid="stLayoutWrapper"]:has(> [class*="st-key-besidetables_"]) { flex: 0 1 auto; min-width: 12rem; }',

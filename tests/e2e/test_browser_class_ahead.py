@@ -19,6 +19,21 @@ HEATMAP = "playground_heatmap"
 SLIDER = ".st-key-playground_temperature input"
 
 
+# The computed opacity of the heatmap's element and of the slider's, both marked stale as Streamlit marks a page's
+# elements while its run is under way: data-stale, and its fading to 0.33 by a class of its own (emotion's), played here
+STALE_OPACITY = """(key) => {
+  const style = document.head.appendChild(document.createElement("style"));
+  style.textContent = ".played-stale { opacity: 0.33; transition: none; }";
+  const of = (selector) => document.querySelector(selector).closest('[data-testid="stElementContainer"]');
+  const chart = of(`.st-key-${key} .figure-in-place`), slider = of(".st-key-playground_temperature input");
+  for (const e of [chart, slider]) { e.dataset.stale = "true"; e.classList.add("played-stale"); }
+  const seen = [getComputedStyle(chart).opacity, getComputedStyle(slider).opacity];
+  for (const e of [chart, slider]) { e.dataset.stale = "false"; e.classList.remove("played-stale"); }
+  style.remove();
+  return seen;
+}"""
+
+
 def weights(page) -> np.ndarray | None:
     drawn = chart(page, HEATMAP)
     return None if drawn is None else np.array([[np.nan if v is None else v for v in row] for row in drawn["z"]])
@@ -72,7 +87,15 @@ def test_a_following_phone_draws_the_lecturers_heatmap_while_its_page_cannot_rer
         edited = warmer(lecturer)
         wait_until(student, lambda: np.allclose(weights(student), edited), "the lecturer's edit on the held phone")
         assert student.locator(SLIDER).input_value() == shown, "the page reran: nothing was held"
+        # drawn ahead, the chart is not faded with the page while the page's run is under way (as Streamlit marks it)
+        plot = student.locator(f".st-key-{HEATMAP} .figure-in-place")
+        assert plot.get_attribute("data-ahead") is not None
+        assert student.evaluate(STALE_OPACITY, HEATMAP) == ["1", "0.33"]
         held["on"] = False
+        edited = warmer(lecturer)  # the page's next rerun reaches the app: the chart is the page's again
+        wait_until(student, lambda: student.locator(SLIDER).input_value() != shown, "the page's rerun")
+        wait_until(student, lambda: np.allclose(weights(student), edited), "the lecturer's last edit")
+        wait_until(student, lambda: plot.get_attribute("data-ahead") is None, "the page's own drawing")
         assert_clean(student)
     finally:
         lecturer_context.close()

@@ -7,7 +7,8 @@
 // with detail {key, spec (JSON text or the figure), view}; it is drawn the same way until the next run's data.
 // `view` (a class's view version, in an event and in a following page's data): a figure of an older view than the
 // one drawn is not drawn (a run that started before the class's signal drew the newer view ahead), nor the same
-// figure of the view drawn ahead again; none: drawn.
+// figure of the view drawn ahead again; none: drawn. A figure drawn ahead is marked `data-ahead` until the page's run
+// reaches it: it is not faded with the rest of the page while that run is under way (frame.py's CSS).
 const loading = new Map();
 
 function plotlyJs(url) {
@@ -34,6 +35,7 @@ document.addEventListener("attention-lab:figure", (e) => {
   const fig = typeof e.detail.spec === "string" ? JSON.parse(e.detail.spec) : e.detail.spec;
   view.shown = e.detail.view ?? null;
   view.ahead = view.shown === null ? null : JSON.stringify(fig);
+  if (view.ahead !== null) view.plot.dataset.ahead = String(view.shown); // fresher than the page around it
   draw(view, fig);
 });
 
@@ -120,5 +122,6 @@ export default function (component) {
   const drawnAhead = data.view !== null && data.view === view.shown && view.ahead === JSON.stringify(fig);
   view.shown = data.view ?? null;
   view.ahead = null;
+  delete view.plot.dataset.ahead;
   if (!drawnAhead) draw(view, fig); // the run of the view drawn ahead, the same figure: drawn already
 }
