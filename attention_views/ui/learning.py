@@ -8,8 +8,9 @@ hand edit afterwards starts from them; the next learn step then goes on from the
 The timer: while the run plays, the page declares the workbench fragment with ``run_every=TICK_SECONDS`` and
 the attempt's timer generation (Timer); each tick takes the set steps, unless the run stopped or its
 generation moved on since. A click in the fragment (Pause) is run after the tick in progress has drawn its steps
-(Streamlit does not cut a fragment's run short for another) and before any tick the browser queued meanwhile:
-its callback stops the run and moves the generation on, so no step follows the one on screen.
+(Streamlit does not cut a fragment's run short for another), and after a tick the browser's timer sent before the
+click, if any (the timer does not wait for the run under way): its callback stops the run and moves the generation
+on, so no tick sent after the click takes a step: at most the tick under way and one already sent draw after it.
 """
 
 from __future__ import annotations

@@ -121,10 +121,11 @@ def test_play_changes_the_weights_and_the_loss_curve_and_pause_stops_it_at_once(
     played = [step for t, step in steps if t <= paused_at]
     assert len(set(played)) >= 3, f"the step counter went on while playing: {played}"
     # one step a tick: the tick under way when Pause was clicked may still draw its step (Streamlit runs the click's
-    # callback after it), no other; once the Play button is back nothing changes
+    # callback after it), and so may one tick the browser's timer had already sent (the click reaches the app behind
+    # it), no other; once the Play button is back nothing changes
     in_flight = [(round((t - paused_at) / 1000, 2), step) for t, step in steps if paused_at < t <= back_at]
-    assert [step for _, step in in_flight] in ([], [played[-1] + 1]), (
-        f"after the Pause click more than the tick under way was drawn (s after the click, step): {in_flight}"
+    assert [step for _, step in in_flight] in ([], [played[-1] + 1], [played[-1] + 1, played[-1] + 2]), (
+        f"after the Pause click more than the ticks already sent were drawn (s after the click, step): {in_flight}"
     )
     late = [(round((t - paused_at) / 1000, 2), step) for t, step in steps if t > back_at]
     assert not late, f"after Pause took effect the step counter still changed (s after the click, step): {late}"
