@@ -123,7 +123,8 @@ def test_a_tap_question_through_hidden_answers_show_vote_again_reveal_reload_and
         text = question_text(laptop)
         assert "Round 1: your answer" in text and ", not right." in text and ", right." in text, text
 
-        # -- the lecturer's CSV: every round's count per key
+        # -- the lecturer's CSV: every round's count per key (clicked once the lecturer's page has drawn its last run)
+        wait_idle(lecturer)
         with lecturer.expect_download() as got:
             lecturer.get_by_role("button", name="The questions and answers as CSV").click()
         rows = list(csv.DictReader(io.StringIO(got.value.path().read_text(encoding="utf-8"))))
