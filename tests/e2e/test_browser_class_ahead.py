@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from streamlit_browser import assert_clean, chart, new_context, open_page, wait_idle, wait_until
+from streamlit_browser import assert_clean, chart, new_context, open_page, screenshot, wait_idle, wait_until
 from test_browser_class_nginx import start_class
 from test_browser_phone import phone
 
@@ -87,6 +87,7 @@ def test_a_following_phone_draws_the_lecturers_heatmap_while_its_page_cannot_rer
         edited = warmer(lecturer)
         wait_until(student, lambda: np.allclose(weights(student), edited), "the lecturer's edit on the held phone")
         assert student.locator(SLIDER).input_value() == shown, "the page reran: nothing was held"
+        screenshot(student, "phone_390x844_heatmap_drawn_ahead")
         # drawn ahead, the chart is not faded with the page while the page's run is under way (as Streamlit marks it)
         plot = student.locator(f".st-key-{HEATMAP} .figure-in-place")
         assert plot.get_attribute("data-ahead") is not None
