@@ -4,7 +4,7 @@ When the lecturer edits, every following student's page reruns (its tables, cont
 hall those reruns queue on the server: a phone waited seconds for the heatmap. So each process's class watcher
 builds the main chart of the lecturer's view once (:func:`figure_file`) and writes it beside the room's signal file;
 a following page's signal fetches it and draws it in place (``components/figure.js``) before its own rerun arrives,
-and the rerun then draws the same figure (``tests/views/test_followed.py`` holds the two equal). A page has such a
+and the rerun then draws the same figure (``tests/pages/test_classroom.py`` holds the two equal). A page has such a
 chart when its main chart is drawn in place: :data:`MAIN_FIGURES`.
 """
 

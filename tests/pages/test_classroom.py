@@ -18,6 +18,7 @@ from streamlit.testing.v1 import AppTest
 from attention_rooms import choice_question, open_store, throttle
 from attention_rooms.codes import CODE_ALPHABET, format_code
 from attention_rooms.limits import CODE_TRIES, ROOM_STARTS, ROOM_TTL_S, SESSION
+from attention_rooms.questions import tap_question
 from attention_views.pure.lab import DEFAULT_SCENARIO, new_lab
 from attention_views.ui import class_store, classroom
 from tests.hostile_text import HOSTILE, MARKUP, markup_problems, read_texts
@@ -216,6 +217,26 @@ def test_the_lecturers_edit_writes_the_views_heatmap_beside_the_signal_as_the_fo
     assert drawn["view"] == view_version and json.loads(drawn["spec"]) == made["figure"]
     assert signal_data(pupil)["in_place"] is True and signal_data(pupil)["figure"].endswith(figure.name)
     assert figure_data(lecturer)["view"] is None  # the lecturer's own figure: drawn on every run
+
+
+def test_after_a_tap_questions_reveal_the_heatmap_drawn_ahead_carries_the_class_taps_as_the_followers_page_does():
+    classroom.watcher().stop()
+    lecturer = start_class(scenario="mammal-query")
+    code, key = seat(lecturer).code, seat(lecturer).lecturer_key
+    pupil = student(code)
+    store = class_store.store()
+    keys = list(lab(lecturer).tables["K"].iloc[:, 0])
+    store.ask(code, key, tap_question("Which key does mammal attend to most?", keys, 0, row=0))
+    store.answer(code, 1, "s-1", 1)
+    store.answer(code, 1, "s-2", 1)
+    store.reveal(code, key, 1)
+    lecturer.slider(key="playground_temperature").set_value(2.0).run()
+    made = json.loads((classroom.STATIC / classroom.watcher().name(code).replace(".json", ".view.json")).read_text())
+    (taps,) = [trace for trace in made["figure"]["data"] if trace.get("name") == "taps"]
+    assert taps["text"] == ["2"], taps  # two taps on key 1 of query 0's row
+    run(pupil)
+    assert_clean(pupil)
+    assert json.loads(figure_data(pupil)["spec"]) == made["figure"]
 
 
 def test_a_view_without_a_chart_drawn_ahead_or_whose_tables_do_not_run_names_no_figure():
