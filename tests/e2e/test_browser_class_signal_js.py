@@ -81,8 +81,13 @@ def test_the_signal_follows_the_file_falls_back_when_it_stops_beating_and_keeps_
     context.close()
 
 
-# the polls in the last ``ms`` of the page's clock
-_POLLS_IN = "(ms) => window.fetches.filter((t) => t > performance.now() - ms).length"
+# the median time between the polls in the last ``ms`` of the page's clock (null with fewer than 3 polls): the period
+# the page polls at, whatever a busy machine does to single timers
+_PERIOD_IN = """(ms) => {
+  const at = window.fetches.filter((t) => t > performance.now() - ms);
+  const gaps = at.slice(1).map((t, i) => t - at[i]).sort((a, b) => a - b);
+  return gaps.length >= 2 ? gaps[Math.floor(gaps.length / 2)] : null;
+}"""
 
 
 def test_the_signal_polls_less_once_the_class_is_quiet_and_fast_again_once_it_moves(browser):
@@ -98,16 +103,16 @@ def test_the_signal_polls_less_once_the_class_is_quiet_and_fast_again_once_it_mo
     }
     page.evaluate(HARNESS, {"js": SIGNAL_JS, "data": data})
     page.wait_for_timeout(800)
-    busy = page.evaluate(_POLLS_IN, 500)
-    page.wait_for_timeout(1500)  # nothing moved for more than idle_after_ms
-    quiet = page.evaluate(_POLLS_IN, 1000)
+    busy = page.evaluate(_PERIOD_IN, 700)
+    page.wait_for_timeout(1700)  # nothing moved for more than idle_after_ms
+    quiet = page.evaluate(_PERIOD_IN, 1200)
     page.evaluate("window.file.version = 2")
     page.wait_for_function("window.events.some(e => e[0] === 'moved')", timeout=5000)
     page.evaluate("window.rerun(2)")  # the run that took the move
-    page.wait_for_timeout(600)
-    again = page.evaluate(_POLLS_IN, 500)
-    print(f"\npolls: {busy} in 0.5 s while moving, {quiet} in 1 s when quiet, {again} in 0.5 s after a move")
-    assert busy >= 6, "every 50 ms while the class moves"  # 10 at the period; timers may run late
-    assert 2 <= quiet <= 5, "every 250 ms once quiet"
-    assert again >= 6, "a move brings the fast polls back"
+    page.wait_for_timeout(800)
+    again = page.evaluate(_PERIOD_IN, 600)
+    print(f"\npolls every {busy} ms while moving, {quiet} ms when quiet, {again} ms after a move (medians)")
+    assert busy is not None and busy < 150, "every 50 ms while the class moves"  # a late timer stretches a few
+    assert quiet is not None and 200 <= quiet < 600, "every 250 ms once quiet"
+    assert again is not None and again < 150, "a move brings the fast polls back"
     context.close()
