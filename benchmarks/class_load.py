@@ -199,7 +199,7 @@ def answer_states(tab: lt.Student, question: int, rng: random.Random) -> list[Wi
 class Edit:
     sent: float  # perf_counter at the lecturer's send
     value: float | str
-    sent_at: float = 0.0  # ... and the system clock's time (a browser's clock: _PHONE_JS)
+    sent_at: float  # ... and the system clock's time (a browser's clock: _PHONE_JS)
     heatmap: str = ""  # the lecturer's in-place heatmap after the edit (heatmap_shown), "" on a page without one
 
 
@@ -459,8 +459,8 @@ PHONE_HEATMAP = "{page}_heatmap"
 
 
 async def phone_drawn(page, looks: list[str], within_s: float = math.inf) -> list:
-    """What a phone's ``page`` shows once drawn (:data:`_PHONE_JS` of ``looks``): [the control's value, the
-    heatmap's drawings], asked every 0.2 s; a RuntimeError when not drawn ``within_s``."""
+    """What a phone's ``page`` shows once drawn (:data:`_PHONE_JS` of ``looks``: the control's value, the heatmap's
+    drawings, its numbers, when it was last drawn), asked every 0.2 s; a RuntimeError when not drawn ``within_s``."""
     drawn_by = time.monotonic() + within_s
     while (seen := await page.evaluate(_PHONE_JS, looks)) is None:
         if time.monotonic() > drawn_by:

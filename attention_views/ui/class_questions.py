@@ -151,7 +151,12 @@ def question_banner(s: Session) -> None:
 
 
 def _latest(seat: ClassSeat) -> Question | None:
-    asked = store().questions(seat.code, seat.lecturer_key or None)
+    return _latest_in(store(), seat.code, seat.lecturer_key or None)
+
+
+def _latest_in(source: Store, code: str, key: str | None) -> Question | None:
+    """The room's last question as the lecturer ``key`` (or a student, None) reads it; None before the first."""
+    asked = source.questions(code, key)
     return asked[-1] if asked else None
 
 
@@ -388,8 +393,7 @@ def room_taps(source: Store, code: str, key: str | None = None) -> tuple[int, li
     """:func:`tap_layer` of the room ``code`` in ``source``, read with the lecturer ``key`` or as a student (the
     class watcher's, for the chart it draws ahead of the followers' runs: followed.py)."""
     try:
-        asked = source.questions(code, key)
-        q = asked[-1] if asked else None
+        q = _latest_in(source, code, key)
         if q is None or q.row is None or not q.revealed:
             return None
         return q.row, list(source.tally(code, q.id, key).counts)

@@ -208,7 +208,7 @@ class Watcher:
         except Exception:  # noqa: BLE001 (a chart that fails must not stop the class's signal)
             LOG.exception("the class watcher could not draw the view's chart; the pages' reruns will")
             return
-        figure = name.removesuffix(".json") + VIEW_SUFFIX
+        figure = view_file(name)
         written = text is not None and self.put(figure + ".gz", _gzipped(text)) and self.put(figure, text)
         self.drawn[code] = (view_version, written)
 
@@ -251,7 +251,7 @@ class Watcher:
             for name in gone:
                 del self.ended[name]
         for name in gone:
-            figure = name.removesuffix(".json") + VIEW_SUFFIX
+            figure = view_file(name)
             for path in (self.folder / name, self.folder / figure, self.folder / f"{figure}.gz"):
                 with contextlib.suppress(OSError):
                     path.unlink(missing_ok=True)
@@ -273,6 +273,11 @@ class Watcher:
                 self.tick()
             except Exception:  # noqa: BLE001 (a thread that dies would silently stop every class in the process)
                 LOG.exception("the class watcher failed; trying again")
+
+
+def view_file(signal: str) -> str:
+    """The name (or URL) of the view's chart file beside the signal file ``signal`` (Watcher.draw)."""
+    return signal.removesuffix(".json") + VIEW_SUFFIX
 
 
 def _gzipped(text: str) -> bytes:
@@ -533,7 +538,7 @@ def class_signal(s: Session, replace_lab: ReplaceLab, whole: bool) -> None:
         "version": seat.drawn,
         "view": seat.drawn_view,
         "in_place": seat.following and not projector(),  # draws the view's main chart from its file (followed.py)
-        "figure": url.removesuffix(".json") + VIEW_SUFFIX if url else "",
+        "figure": view_file(url) if url else "",
         "actions": seat.actions,
         "sidebar": SIDEBAR,
         "every_ms": POLL_MS,
